@@ -1,0 +1,52 @@
+// A caching pool by size class (SINGA's CnMem, PyTorch's caching allocator):
+// a freed block goes back to a free list of its class and is handed out again
+// without a system allocation. Counts the bytes in use, their peak, the bytes
+// cached, and enforces an optional limit.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace nn::backend {
+
+struct MemoryStats {
+  size_t current = 0;  // bytes handed out and not yet returned
+  size_t peak = 0;     // highest `current` since start or reset_peak()
+  size_t cached = 0;   // bytes kept in free lists
+  size_t limit = 0;    // 0: no limit
+  size_t allocations = 0;  // system allocations made
+  size_t reuses = 0;       // requests served from the free lists
+};
+
+class CachingPool {
+ public:
+  using RawAlloc = std::function<void*(size_t)>;
+  using RawFree = std::function<void(void*, size_t)>;
+  CachingPool(std::string device_name, RawAlloc alloc, RawFree free);
+  ~CachingPool();
+
+  // Returns memory for at least `bytes`; throws OutOfMemory with the bytes
+  // asked, the device and what is in use when neither the cache nor the
+  // system can give it.
+  void* allocate(size_t bytes);
+  void release(void* p, size_t bytes);
+  void empty_cache();
+  MemoryStats stats() const;
+  void set_limit(size_t bytes);
+  void reset_peak();
+  static size_t size_class(size_t bytes);
+
+ private:
+  std::string device_;
+  RawAlloc alloc_;
+  RawFree free_;
+  mutable std::mutex mu_;
+  std::unordered_map<size_t, std::vector<void*>> free_lists_;
+  MemoryStats st_;
+  void empty_cache_locked();
+};
+
+}  // namespace nn::backend

@@ -1,0 +1,75 @@
+// dispatch: type rule, then hook or kernel.
+#include "backend/dispatch.h"
+
+#include <array>
+
+namespace nn::backend {
+namespace {
+thread_local DispatchHook* t_hook = nullptr;
+
+Kernel kernel_for(const OpDef& op, Device* dev) {
+  Kernel k = dev->type() == DeviceType::cpu ? op.cpu : op.cuda;
+  if (!k) throw Error("op " + op.name + " has no kernel for device " + dev->name());
+  return k;
+}
+}  // namespace
+
+void set_dispatch_hook(DispatchHook* hook) { t_hook = hook; }
+DispatchHook* dispatch_hook() { return t_hook; }
+
+OutTypes infer_types(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs) {
+  if (op.num_inputs >= 0 && size_t(op.num_inputs) != in.size())
+    throw Error("internal: op " + op.name + " takes " + std::to_string(op.num_inputs) + " inputs, got " +
+                std::to_string(in.size()));
+  std::array<TensorType, 4> small;
+  std::vector<TensorType> big;
+  std::span<TensorType> types;
+  if (in.size() <= small.size()) {
+    types = std::span<TensorType>(small.data(), in.size());
+  } else {
+    big.resize(in.size());
+    types = big;
+  }
+  for (size_t i = 0; i < in.size(); ++i) {
+    types[i] = in[i].type();
+    if (i && types[i].device != types[0].device)
+      throw Error(op.name + ": operands are on different devices: " + types[0].device->name() + " and " +
+                  types[i].device->name());
+  }
+  return op.type_rule(types, attrs);
+}
+
+Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs) {
+  OutTypes types = infer_types(op, in, attrs);
+  Tensors out;
+  if (t_hook && t_hook->on_dispatch(op, in, attrs, types, out)) return out;
+  out.reserve(types.size());
+  if (op.view) {
+    out.push_back(in[0].view(types[0].shape));
+    return out;
+  }
+  if (op.effect == Effect::stateful) {
+    out.push_back(in[0]);  // writes into its first input
+  } else {
+    for (auto& t : types) {
+      out.push_back(Tensor::empty(t.shape, t.dtype, t.device ? t.device : cpu_device()));
+    }
+  }
+  Device* dev = in.empty() ? out[0].device() : in[0].device();
+  try {
+    // Take the output memory here, outside any parallel region of the kernel,
+    // so that an allocation failure names the op.
+    for (auto& t : out) t.raw_data();
+    kernel_for(op, dev)(in, out, attrs);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(op.name + ": " + e.what(), e.asked());
+  }
+  return out;
+}
+
+Tensor call(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs) {
+  Tensors out = dispatch(op, in, attrs);
+  return std::move(out.at(0));
+}
+
+}  // namespace nn::backend

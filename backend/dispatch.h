@@ -1,0 +1,36 @@
+// backend::dispatch: the one call every tensor op goes through. It asks the
+// type rule for output types, then either lets an active hook take the call
+// (the graph tracer records a node instead of computing) or allocates the
+// outputs and runs the kernel of the inputs' device now.
+#pragma once
+#include <span>
+
+#include "backend/op_registry.h"
+
+namespace nn::backend {
+
+using Tensors = std::vector<Tensor>;
+
+// A layer above (the tracer, the autodiff tape) that wants to see or take op
+// calls installs a hook; the backend knows nothing of it beyond this.
+class DispatchHook {
+ public:
+  virtual ~DispatchHook() = default;
+  // Returns true when the hook produced the outputs itself.
+  virtual bool on_dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs,
+                           const OutTypes& types, Tensors& out) = 0;
+};
+void set_dispatch_hook(DispatchHook* hook);  // per thread; null removes it
+DispatchHook* dispatch_hook();
+
+Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs = {});
+// Single-output convenience.
+Tensor call(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs = {});
+inline Tensor call(const OpDef& op, std::initializer_list<Tensor> in, const Attrs& attrs = {}) {
+  return call(op, std::span<const Tensor>(in.begin(), in.size()), attrs);
+}
+
+// Runs the type rule only.
+OutTypes infer_types(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs);
+
+}  // namespace nn::backend

@@ -1,0 +1,61 @@
+// The op registry: each op is declared once with its type rule (the single
+// source of shape and dtype errors), its kernels per device, and the traits
+// passes read. Backward rules join the entry with autodiff.
+#pragma once
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/attrs.h"
+#include "backend/device.h"
+#include "backend/tensor.h"
+
+namespace nn::backend {
+
+using OutTypes = std::vector<TensorType>;
+// Computes output types from input types; throws Error with a message naming
+// the op, every operand's full type and the dimension that differs.
+using TypeRule = OutTypes (*)(std::span<const TensorType> in, const Attrs& attrs);
+// Reads inputs, writes outputs already typed by the type rule.
+using Kernel = void (*)(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs);
+
+enum class Effect : uint8_t {
+  pure,      // same inputs, same outputs; may be merged or removed
+  random,    // draws from the generator: never merged, fresh on every replay
+  stateful,  // writes into its first input (in-place assignment)
+};
+
+struct OpDef {
+  std::string name;
+  int num_inputs = 1;  // -1: any number (concat)
+  TypeRule type_rule = nullptr;
+  Kernel cpu = nullptr;
+  Kernel cuda = nullptr;
+  // Traits.
+  bool elementwise = false;   // fusible, output shape is the broadcast of inputs
+  bool view = false;          // output shares input 0's block (reshape)
+  int inplace_input = -1;     // input the output may overwrite when it dies here
+  bool commutative = false;
+  Effect effect = Effect::pure;
+};
+
+class Registry {
+ public:
+  static Registry& get();
+  const OpDef& add(OpDef def);
+  const OpDef* find(std::string_view name) const;
+  const OpDef& op(std::string_view name) const;  // throws Error when unknown
+  std::vector<const OpDef*> all() const;
+
+ private:
+  Registry();
+  std::unordered_map<std::string, std::unique_ptr<OpDef>> ops_;
+};
+
+// Shortcut for Registry::get().op(name).
+inline const OpDef& op(std::string_view name) { return Registry::get().op(name); }
+
+}  // namespace nn::backend

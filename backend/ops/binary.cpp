@@ -1,0 +1,200 @@
+// Elementwise arithmetic: add sub mul div pow mod maximum minimum. Registry
+// entries, CPU kernels and the ops.h functions. Each computes in its result
+// dtype (SPEC §3 promotion of the operands; true division of integers gives
+// f32); operands of another dtype are converted inside the kernel. The
+// comparisons, logical ops, where and clip live in ops/compare.cpp and are
+// registered from here.
+#include <atomic>
+#include <cmath>
+#include <type_traits>
+
+#include "backend/ops.h"
+#include "backend/ops/elementwise.h"
+#include "backend/ops/register.h"
+#include "backend/ops/type_rules.h"
+
+namespace nn::backend {
+namespace detail {
+void register_compare_ops(Registry& r);  // ops/compare.cpp
+}
+
+namespace {
+
+template <class T>
+constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T>
+using Unsigned = std::make_unsigned_t<T>;
+
+// Integer +, -, * wrap around (two's complement) instead of being undefined
+// on overflow, as in NumPy and PyTorch.
+struct Add {
+  static constexpr const char* name = "add";
+  static constexpr bool bool_ok = true;  // bool + bool is logical or (NumPy, PyTorch)
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a || b;
+    else if constexpr (kIsInt<T>) return T(Unsigned<T>(a) + Unsigned<T>(b));
+    else return a + b;
+  }
+};
+struct Sub {
+  static constexpr const char* name = "sub";
+  static constexpr bool bool_ok = false;
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (kIsInt<T>) return T(Unsigned<T>(a) - Unsigned<T>(b));
+    else return a - b;
+  }
+};
+struct Mul {
+  static constexpr const char* name = "mul";
+  static constexpr bool bool_ok = true;  // bool * bool is logical and
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a && b;
+    else if constexpr (kIsInt<T>) return T(Unsigned<T>(a) * Unsigned<T>(b));
+    else return a * b;
+  }
+};
+// Only ever runs on floats: the type rule makes integer division f32.
+struct Div {
+  static constexpr const char* name = "div";
+  static constexpr bool bool_ok = true;
+  template <class T> T operator()(T a, T b) const { return a / b; }
+};
+struct Pow {
+  static constexpr const char* name = "pow";
+  static constexpr bool bool_ok = false;
+  std::atomic<bool>* negative_exponent;
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::pow(a, b);
+    } else {
+      if (b < 0) {
+        negative_exponent->store(true, std::memory_order_relaxed);
+        return 0;
+      }
+      // Squaring in unsigned arithmetic: wraps on overflow like the other ops.
+      Unsigned<T> r = 1, x = Unsigned<T>(a);
+      for (T e = b; e; e >>= 1) {
+        if (e & 1) r *= x;
+        x *= x;
+      }
+      return T(r);
+    }
+  }
+};
+// Python's %: the result has the sign of the divisor.
+struct Mod {
+  static constexpr const char* name = "mod";
+  static constexpr bool bool_ok = false;
+  std::atomic<bool>* by_zero;
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      T r = std::fmod(a, b);  // exact; NaN when b is 0, as NumPy
+      if (r != T(0)) {
+        if ((r < T(0)) != (b < T(0))) r += b;
+      } else {
+        r = std::copysign(T(0), b);
+      }
+      return r;
+    } else {
+      if (b == 0) {
+        by_zero->store(true, std::memory_order_relaxed);
+        return 0;
+      }
+      if (b == -1) return 0;  // INT_MIN % -1 traps on x86
+      T r = a % b;
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    }
+  }
+};
+// NaN in either operand gives NaN, as NumPy's maximum/minimum: `a != a`
+// catches a NaN a; a NaN b fails the comparison and is returned.
+struct Maximum {
+  static constexpr const char* name = "maximum";
+  static constexpr bool bool_ok = true;
+  template <class T> T operator()(T a, T b) const { return (a > b || a != a) ? a : b; }
+};
+struct Minimum {
+  static constexpr const char* name = "minimum";
+  static constexpr bool bool_ok = true;
+  template <class T> T operator()(T a, T b) const { return (a < b || a != a) ? a : b; }
+};
+
+template <class Op>
+OutTypes arith_rule(std::span<const TensorType> in, const Attrs&) {
+  TensorType t = elementwise_type(Op::name, in);
+  if constexpr (std::is_same_v<Op, Div>) {
+    if (!is_floating(t.dtype)) t.dtype = DType::f32;  // true division
+  } else if constexpr (!Op::bool_ok) {
+    if (t.dtype == DType::boolean)
+      throw_dtype_error(Op::name, "not defined for two bool tensors; use logical_and, logical_or or logical_not", in);
+  }
+  return {t};
+}
+
+// The functor for a run, with an error flag where the op has one.
+template <class Op>
+Op make_op(std::atomic<bool>*) { return Op{}; }
+template <>
+Pow make_op<Pow>(std::atomic<bool>* flag) { return Pow{flag}; }
+template <>
+Mod make_op<Mod>(std::atomic<bool>* flag) { return Mod{flag}; }
+
+// Computes in the output dtype. Errors found inside the loops (which may run
+// in an OpenMP region) are flagged and thrown once the loops are done.
+template <class Op>
+void arith_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  ew::check_cpu_dtype(Op::name, out[0].dtype());
+  std::atomic<bool> failed{false};
+  const Op f = make_op<Op>(&failed);
+  constexpr bool costly = std::is_same_v<Op, Pow> || std::is_same_v<Op, Mod>;
+  constexpr int64_t grain = costly ? ew::kCostlyGrain : ew::kCheapGrain;
+  visit_dtype(out[0].dtype(), [&]<class T>() {
+    if constexpr (std::is_same_v<T, bool> && !Op::bool_ok) {
+      throw Error(std::string(Op::name) + ": not defined for bool tensors");  // the type rule stops this first
+    } else if constexpr (std::is_same_v<Op, Div> && !std::is_floating_point_v<T>) {
+      throw Error("internal: div computes in a float dtype");
+    } else {
+      ew::map<T, T, T>(out[0], grain, f, in[0], in[1]);
+    }
+  });
+  if (failed.load()) {
+    if constexpr (std::is_same_v<Op, Mod>) throw Error("integer modulo by zero");
+    if constexpr (std::is_same_v<Op, Pow>) throw Error("pow: integers to negative integer powers are not allowed");
+  }
+}
+
+template <class Op>
+OpDef arith_def(bool commutative) {
+  return {.name = Op::name, .num_inputs = 2, .type_rule = arith_rule<Op>, .cpu = arith_kernel<Op>,
+          .elementwise = true, .inplace_input = 0, .commutative = commutative};
+}
+
+Tensor run2(const OpDef& def, const Tensor& a, const Tensor& b) { return call(def, {a, b}); }
+
+}  // namespace
+
+void register_binary_ops(Registry& r) {
+  // inplace_input = 0: the output may overwrite `a` when a pass finds their
+  // types (dtype and shape) equal; the kernels read a[i] before writing out[i].
+  r.add(arith_def<Add>(true));
+  r.add(arith_def<Sub>(false));
+  r.add(arith_def<Mul>(true));
+  r.add(arith_def<Div>(false));
+  r.add(arith_def<Pow>(false));
+  r.add(arith_def<Mod>(false));
+  r.add(arith_def<Maximum>(true));
+  r.add(arith_def<Minimum>(true));
+  detail::register_compare_ops(r);
+}
+
+Tensor add(const Tensor& a, const Tensor& b) { static const OpDef& d = op("add"); return run2(d, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { static const OpDef& d = op("sub"); return run2(d, a, b); }
+Tensor mul(const Tensor& a, const Tensor& b) { static const OpDef& d = op("mul"); return run2(d, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { static const OpDef& d = op("div"); return run2(d, a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) { static const OpDef& d = op("pow"); return run2(d, a, b); }
+Tensor mod(const Tensor& a, const Tensor& b) { static const OpDef& d = op("mod"); return run2(d, a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) { static const OpDef& d = op("maximum"); return run2(d, a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { static const OpDef& d = op("minimum"); return run2(d, a, b); }
+
+}  // namespace nn::backend

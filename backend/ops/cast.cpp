@@ -1,0 +1,88 @@
+// Casts and device moves: the `cast` op (astype), `to_device`, and the
+// conversion loops the elementwise engine uses for mixed-dtype inputs.
+#include <cstring>
+
+#include "backend/ops.h"
+#include "backend/ops/elementwise.h"
+#include "backend/ops/register.h"
+#include "backend/ops/type_rules.h"
+
+namespace nn::backend {
+
+namespace ew {
+
+void convert_into(const Tensor& src, Tensor& dst) {
+  check_cpu_dtype("cast", src.dtype());
+  check_cpu_dtype("cast", dst.dtype());
+  const int64_t n = src.numel();
+  if (n == 0) return;
+  if (src.dtype() == dst.dtype()) {
+    if (src.raw_data() != dst.raw_data()) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
+    return;
+  }
+  visit_dtype(src.dtype(), [&]<class S>() {
+    visit_dtype(dst.dtype(), [&]<class D>() {
+      const S* s = src.data<S>();
+      D* d = dst.data<D>();
+      parallel_for(n, kCheapGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) d[i] = convert_value<D>(s[i]);
+      });
+    });
+  });
+}
+
+Tensor converted(const Tensor& src, DType to) {
+  if (src.dtype() == to) return src;
+  Tensor t = Tensor::empty(src.shape(), to, src.device());
+  convert_into(src, t);
+  return t;
+}
+
+}  // namespace ew
+
+namespace {
+
+OutTypes cast_type(std::span<const TensorType> in, const Attrs& attrs) {
+  TensorType t = in[0];
+  t.dtype = attrs.get<DType>("dtype");
+  t.weak = false;  // an explicit dtype is a strong one
+  return {t};
+}
+
+void cast_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) { ew::convert_into(in[0], out[0]); }
+
+OutTypes to_device_type(std::span<const TensorType> in, const Attrs& attrs) {
+  const std::string& name = attrs.get<std::string>("device");
+  Device* dev = find_device(name);
+  if (!dev) throw Error("to: no device named \"" + name + "\"");
+  TensorType t = in[0];
+  t.device = dev;
+  return {t};
+}
+
+// Both ends are host memory while the CPU is the only device.
+void to_device_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  if (in[0].nbytes()) std::memcpy(out[0].raw_data(), in[0].raw_data(), in[0].nbytes());
+}
+
+}  // namespace
+
+void register_cast_ops(Registry& r) {
+  r.add({.name = "cast", .num_inputs = 1, .type_rule = cast_type, .cpu = cast_cpu, .elementwise = true});
+  r.add({.name = "to_device", .num_inputs = 1, .type_rule = to_device_type, .cpu = to_device_cpu});
+}
+
+Tensor astype(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype) return x;
+  static const OpDef& def = op("cast");
+  return call(def, {x}, Attrs{{"dtype", dtype}});
+}
+
+Tensor to_device(const Tensor& x, Device* device) {
+  if (!device) throw Error("to: no such device");
+  if (x.device() == device) return x;
+  static const OpDef& def = op("to_device");
+  return call(def, {x}, Attrs{{"device", device->name()}});
+}
+
+}  // namespace nn::backend

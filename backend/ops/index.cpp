@@ -1,0 +1,238 @@
+// Indexing (SPEC §3): the registry ops slice (a strided gather), assign_slice
+// (x[items] = v in place) and take (rows picked by integer ids), and the
+// ops.h functions index, index_assign and take. The functions turn Python
+// style index items into one start, step and size per axis plus the list of
+// axes an integer index drops; the ops only ever see those.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "backend/ops.h"
+#include "backend/ops/elementwise.h"
+#include "backend/ops/register.h"
+#include "backend/ops/strided_copy.h"
+
+namespace nn::backend {
+namespace {
+
+// The region selected by a list of index items.
+struct Region {
+  std::vector<int64_t> start, step, size;  // one per axis of x; sizes >= 0
+  std::vector<int64_t> drop;               // axes taken by an integer (size 1, not in the result)
+};
+
+Attrs region_attrs(const Region& r) {
+  return Attrs{{"start", r.start}, {"step", r.step}, {"size", r.size}, {"drop", r.drop}};
+}
+
+Region region_of(const Attrs& a) {
+  return {a.get<std::vector<int64_t>>("start"), a.get<std::vector<int64_t>>("step"),
+          a.get<std::vector<int64_t>>("size"), a.get<std::vector<int64_t>>("drop")};
+}
+
+// Python's slice.indices(n) followed by the length of the range.
+void resolve_slice(const IndexItem& it, int64_t n, int64_t& start, int64_t& step, int64_t& size) {
+  step = it.step.value_or(1);
+  if (step == 0) throw Error("slice step cannot be zero");
+  auto clamp = [&](int64_t v) {  // a negative bound counts from the end, then clamps into range
+    if (v < 0) {
+      v += n;
+      if (v < 0) v = step < 0 ? -1 : 0;
+    } else if (v >= n) {
+      v = step < 0 ? n - 1 : n;
+    }
+    return v;
+  };
+  start = it.start ? clamp(*it.start) : (step < 0 ? n - 1 : 0);
+  const int64_t stop = it.stop ? clamp(*it.stop) : (step < 0 ? -1 : n);
+  if (step > 0) size = start < stop ? (stop - start - 1) / step + 1 : 0;
+  else size = stop < start ? (start - stop - 1) / (-step) + 1 : 0;
+  if (size == 0) start = 0;  // nothing is read; keep the offset inside the tensor
+}
+
+Region resolve(const Tensor& x, const std::vector<IndexItem>& items) {
+  const int nd = x.ndim();
+  if (int(items.size()) > nd)
+    throw Error("too many indices for " + x.type().str() + ": " + std::to_string(items.size()) + " given, " +
+                std::to_string(nd) + (nd == 1 ? " dimension" : " dimensions"));
+  Region r;
+  for (int d = 0; d < nd; ++d) {
+    const int64_t n = x.shape()[d];
+    int64_t start = 0, step = 1, size = n;
+    if (d < int(items.size())) {
+      const IndexItem& it = items[size_t(d)];
+      if (it.kind == IndexItem::index) {
+        // Out of range is an error, never a wrap (SPEC §3).
+        if (it.i < -n || it.i >= n)
+          throw Error("index " + std::to_string(it.i) + " is out of range for axis " + std::to_string(d) +
+                      " of size " + std::to_string(n) + " in " + x.type().str());
+        start = it.i < 0 ? it.i + n : it.i;
+        size = 1;
+        r.drop.push_back(d);
+      } else {
+        resolve_slice(it, n, start, step, size);
+      }
+    }
+    r.start.push_back(start);
+    r.step.push_back(step);
+    r.size.push_back(size);
+  }
+  return r;
+}
+
+// The shape of the selected region as the result sees it (dropped axes gone).
+Shape region_shape(const Region& r) {
+  Shape s;
+  for (size_t d = 0; d < r.size.size(); ++d)
+    if (std::find(r.drop.begin(), r.drop.end(), int64_t(d)) == r.drop.end()) s.push_back(r.size[d]);
+  return s;
+}
+
+// Checks that the attrs describe a region inside x (they come from resolve(),
+// or from a graph pass that must respect the same contract).
+void check_region(const char* op, const TensorType& x, const Region& r) {
+  const int nd = x.shape.ndim();
+  bool ok = int(r.start.size()) == nd && int(r.step.size()) == nd && int(r.size.size()) == nd;
+  for (int d = 0; ok && d < nd; ++d) {
+    const int64_t n = x.shape[d], size = r.size[size_t(d)];
+    if (size < 0 || r.step[size_t(d)] == 0) ok = false;
+    else if (size > 0) {
+      const int64_t first = r.start[size_t(d)], last = first + (size - 1) * r.step[size_t(d)];
+      ok = first >= 0 && first < n && last >= 0 && last < n;
+    }
+  }
+  for (int64_t d : r.drop) ok = ok && d >= 0 && d < nd && r.size[size_t(d)] == 1;
+  if (!ok) throw Error(std::string("internal: ") + op + " got a region outside " + x.str());
+}
+
+// Where the region's elements live in x: a base offset and per-axis strides.
+StridedCopy region_layout(const Shape& shape, const Region& r, int64_t& base) {
+  auto strides = contiguous_strides(shape);
+  StridedCopy c;
+  base = 0;
+  for (int d = 0; d < shape.ndim(); ++d) {
+    if (r.size[size_t(d)] > 0) base += r.start[size_t(d)] * strides[size_t(d)];
+    c.push(r.size[size_t(d)], r.step[size_t(d)] * strides[size_t(d)], 0);
+  }
+  return c;
+}
+
+// ---- slice ---------------------------------------------------------------------
+OutTypes slice_type(std::span<const TensorType> in, const Attrs& attrs) {
+  Region r = region_of(attrs);
+  check_region("slice", in[0], r);
+  return {TensorType{in[0].dtype, region_shape(r), in[0].device}};
+}
+
+void slice_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const Tensor& x = in[0];
+  Region r = region_of(attrs);
+  int64_t base;
+  StridedCopy c = region_layout(x.shape(), r, base);
+  // The result is the region, contiguous (dropped axes have size 1 there).
+  auto dst = contiguous_strides(Shape::of(r.size));
+  for (int d = 0; d < c.ndim; ++d) c.dst_strides[size_t(d)] = dst[size_t(d)];
+  const size_t esize = dtype_size(x.dtype());
+  strided_copy(static_cast<const char*>(x.raw_data()) + size_t(base) * esize, out[0].raw_data(), esize, c);
+}
+
+// ---- assign_slice: inputs (x, v); writes v into x's region -------------------------
+OutTypes assign_slice_type(std::span<const TensorType> in, const Attrs& attrs) {
+  const TensorType &x = in[0], &v = in[1];
+  Region r = region_of(attrs);
+  check_region("assign_slice", x, r);
+  Shape region = region_shape(r);
+  Shape b;
+  if (!broadcast_shapes(v.shape, region, b) || b != region)
+    throw Error("index assignment: cannot broadcast " + v.str() + " to the selected region " + region.str() +
+                " of " + x.str());
+  return {x};
+}
+
+void assign_slice_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  Tensor& x = out[0];  // the same tensor as in[0]: the op is stateful
+  Region r = region_of(attrs);
+  Tensor v = ew::converted(in[1], x.dtype());
+  // A v that shares x's memory (x[1:] = x[:-1]) is read whole before x changes.
+  if (v.block() == x.block()) {
+    Tensor copy = Tensor::empty(v.shape(), v.dtype(), v.device());
+    std::memcpy(copy.raw_data(), v.raw_data(), v.nbytes());
+    v = copy;
+  }
+  int64_t base;
+  StridedCopy c = region_layout(x.shape(), r, base);
+  // The copy runs from v (broadcast over the region) into x: swap the roles.
+  std::swap(c.src_strides, c.dst_strides);
+  auto vstrides = contiguous_strides(v.shape());
+  const int nv = v.ndim();
+  int region_axis = 0;
+  const int region_ndim = x.ndim() - int(r.drop.size());
+  for (int d = 0; d < x.ndim(); ++d) {
+    if (std::find(r.drop.begin(), r.drop.end(), int64_t(d)) != r.drop.end()) continue;  // stride 0 stays
+    int vd = region_axis++ - (region_ndim - nv);  // v lines up with the region from the right
+    if (vd >= 0 && v.shape()[vd] != 1) c.src_strides[size_t(d)] = vstrides[size_t(vd)];
+  }
+  const size_t esize = dtype_size(x.dtype());
+  strided_copy(v.raw_data(), static_cast<char*>(x.raw_data()) + size_t(base) * esize, esize, c);
+}
+
+// ---- take: inputs (x, ids) --------------------------------------------------------
+OutTypes take_type(std::span<const TensorType> in, const Attrs&) {
+  const TensorType &x = in[0], &ids = in[1];
+  if (!is_integral(ids.dtype)) throw Error("take: ids must be an integer tensor, got " + ids.str());
+  if (x.shape.ndim() == 0) throw Error("take: cannot take rows of a 0-d tensor " + x.str());
+  Shape out = ids.shape;
+  for (int d = 1; d < x.shape.ndim(); ++d) out.push_back(x.shape[d]);
+  return {TensorType{x.dtype, out, x.device}};
+}
+
+void take_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  const Tensor &x = in[0], &ids = in[1];
+  const int64_t rows = x.shape()[0], n = ids.numel();
+  const size_t row_bytes = x.numel() == 0 ? 0 : x.nbytes() / size_t(rows);
+  // Ids are read as i64; check them all before copying (an exception must
+  // not leave a parallel region).
+  std::vector<int64_t> idv(static_cast<size_t>(n));
+  visit_dtype(ids.dtype(), [&]<class T>() {
+    const T* p = ids.data<T>();
+    for (int64_t i = 0; i < n; ++i) idv[size_t(i)] = int64_t(p[i]);
+  });
+  for (int64_t id : idv)
+    if (id < 0 || id >= rows)
+      throw Error("take: id " + std::to_string(id) + " is out of range for axis 0 of size " + std::to_string(rows) +
+                  " in " + x.type().str());
+  const char* src = static_cast<const char*>(x.raw_data());
+  char* dst = static_cast<char*>(out[0].raw_data());
+  parallel_for(n, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, int64_t(row_bytes) / 4)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t i = b; i < e; ++i)
+                   std::memcpy(dst + size_t(i) * row_bytes, src + size_t(idv[size_t(i)]) * row_bytes, row_bytes);
+               });
+}
+
+}  // namespace
+
+// ---- ops.h ---------------------------------------------------------------------
+Tensor index(const Tensor& x, const std::vector<IndexItem>& items) {
+  return call(op("slice"), {x}, region_attrs(resolve(x, items)));
+}
+
+void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& v) {
+  // Eagerly the op returns x itself; under a tracer it returns the new value
+  // of x, which x then names.
+  x = call(op("assign_slice"), {x, v}, region_attrs(resolve(x, items)));
+}
+
+Tensor take(const Tensor& x, const Tensor& ids) { return call(op("take"), {x, ids}); }
+
+void register_index_ops(Registry& r) {
+  r.add(OpDef{.name = "slice", .num_inputs = 1, .type_rule = slice_type, .cpu = slice_kernel});
+  r.add(OpDef{.name = "assign_slice",
+              .num_inputs = 2,
+              .type_rule = assign_slice_type,
+              .cpu = assign_slice_kernel,
+              .effect = Effect::stateful});
+  r.add(OpDef{.name = "take", .num_inputs = 2, .type_rule = take_type, .cpu = take_kernel});
+}
+
+}  // namespace nn::backend

@@ -1,0 +1,499 @@
+// Reductions: the registry ops sum, prod, max, min (over a set of axes) and
+// argmax, argmin (over one axis or the flattened tensor) with their CPU
+// kernels, and the composites mean, var, std, logsumexp and norm, written
+// with ops.h calls so that autodiff gets them from the primitives.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "backend/ops.h"
+#include "backend/ops/elementwise.h"
+#include "backend/ops/register.h"
+#include "backend/parallel.h"
+
+namespace nn::backend {
+namespace {
+
+// ---- accumulation rules -----------------------------------------------------
+// Each rule says how to start, fold in one element, merge two partial results
+// and what type the result has. Floats accumulate in double (f32 sums keep
+// their accuracy); integers and bools accumulate in i64 with wrapping
+// arithmetic (signed overflow would be undefined behaviour).
+template <class T>
+using WideAcc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+template <class T>
+struct SumRule {
+  using Acc = WideAcc<T>;
+  using Out = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+  static Acc init() { return 0; }
+  static Acc merge(Acc a, Acc b) {
+    if constexpr (std::is_floating_point_v<T>) return a + b;
+    else return Acc(uint64_t(a) + uint64_t(b));
+  }
+  static Acc step(Acc a, T v) { return merge(a, Acc(v)); }
+};
+
+template <class T>
+struct ProdRule {
+  using Acc = WideAcc<T>;
+  using Out = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+  static Acc init() { return 1; }
+  static Acc merge(Acc a, Acc b) {
+    if constexpr (std::is_floating_point_v<T>) return a * b;
+    else return Acc(uint64_t(a) * uint64_t(b));
+  }
+  static Acc step(Acc a, T v) { return merge(a, Acc(v)); }
+};
+
+template <class T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return v != v;
+  else return false;
+}
+
+// max/min propagate NaN, as NumPy: once the accumulator is NaN it stays.
+template <class T>
+struct MaxRule {
+  using Acc = T;
+  using Out = T;
+  static Acc init() {
+    if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+    else return std::numeric_limits<T>::lowest();
+  }
+  static Acc step(Acc a, T v) { return (v > a || is_nan(v)) ? v : a; }
+  static Acc merge(Acc a, Acc b) { return step(a, b); }
+};
+
+template <class T>
+struct MinRule {
+  using Acc = T;
+  using Out = T;
+  static Acc init() {
+    if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
+    else return std::numeric_limits<T>::max();
+  }
+  static Acc step(Acc a, T v) { return (v < a || is_nan(v)) ? v : a; }
+  static Acc merge(Acc a, Acc b) { return step(a, b); }
+};
+
+// Folds n contiguous elements. Eight independent lanes let the compiler
+// vectorise without reassociating, and blocks of 1024 bound the rounding
+// error of long float sums (a two-level, pairwise-like sum).
+template <class Rule, class T>
+typename Rule::Acc fold_contiguous(const T* p, int64_t n) {
+  using Acc = typename Rule::Acc;
+  constexpr int kLanes = 8;
+  constexpr int64_t kBlock = 1024;
+  Acc total = Rule::init();
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = std::min(n, b + kBlock);
+    Acc lanes[kLanes];
+    for (auto& l : lanes) l = Rule::init();
+    int64_t i = b;
+    for (; i + kLanes <= e; i += kLanes)
+      for (int j = 0; j < kLanes; ++j) lanes[j] = Rule::step(lanes[j], p[i + j]);
+    Acc block = Rule::init();
+    for (auto l : lanes) block = Rule::merge(block, l);
+    for (; i < e; ++i) block = Rule::step(block, p[i]);
+    total = Rule::merge(total, block);
+  }
+  return total;
+}
+
+// ---- geometry -----------------------------------------------------------------
+// x's dims with extent-1 dims dropped and runs of reduced (or kept) dims
+// merged: a [B, C, H, W] sum over (2, 3) becomes kept [B*C] then reduced [H*W].
+struct DimList {
+  int n = 0;
+  int64_t size[kMaxDims];
+  int64_t stride[kMaxDims];
+  void push(int64_t s, int64_t st) { size[n] = s, stride[n] = st, ++n; }
+  int64_t count() const {
+    int64_t c = 1;
+    for (int i = 0; i < n; ++i) c *= size[i];
+    return c;
+  }
+  // Offset of the i-th point of this index space (row-major).
+  int64_t offset_of(int64_t i) const {
+    int64_t off = 0;
+    for (int k = n - 1; k >= 0; --k) {
+      off += (i % size[k]) * stride[k];
+      i /= size[k];
+    }
+    return off;
+  }
+};
+
+struct ReduceGeometry {
+  DimList kept, reduced;  // in x's order; strides in elements of x
+  bool inner_reduced = false;  // is x's innermost (stride-1) merged dim reduced?
+};
+
+ReduceGeometry reduce_geometry(const Shape& shape, const std::vector<int64_t>& axes) {
+  int nd = shape.ndim();
+  auto strides = contiguous_strides(shape);
+  bool is_reduced[kMaxDims] = {};
+  for (int64_t a : axes) is_reduced[a] = true;
+  // Merge from the innermost dim outwards.
+  int64_t msize[kMaxDims], mstride[kMaxDims];
+  bool mred[kMaxDims];
+  int m = 0;
+  for (int d = nd - 1; d >= 0; --d) {
+    if (shape[d] == 1) continue;
+    if (m > 0 && mred[m - 1] == is_reduced[d]) {
+      msize[m - 1] *= shape[d];
+      continue;
+    }
+    msize[m] = shape[d], mstride[m] = strides[d], mred[m] = is_reduced[d];
+    ++m;
+  }
+  ReduceGeometry g;
+  g.inner_reduced = m > 0 && mred[0];
+  for (int i = m - 1; i >= 0; --i) (mred[i] ? g.reduced : g.kept).push(msize[i], mstride[i]);
+  return g;
+}
+
+// Calls f(offset) for each point of an index space (once for an empty list).
+template <class F>
+void for_each_offset(const DimList& dims, F&& f) {
+  int64_t idx[kMaxDims] = {};
+  int64_t off = 0;
+  while (true) {
+    f(off);
+    int k = dims.n - 1;
+    for (; k >= 0; --k) {
+      off += dims.stride[k];
+      if (++idx[k] < dims.size[k]) break;
+      off -= dims.stride[k] * dims.size[k];
+      idx[k] = 0;
+    }
+    if (k < 0) return;
+  }
+}
+
+template <class Rule, class T>
+void reduce_typed(const T* x, typename Rule::Out* out, const Shape& shape, const std::vector<int64_t>& axes,
+                  int64_t out_count) {
+  using Acc = typename Rule::Acc;
+  using Out = typename Rule::Out;
+  if (shape.numel() == 0) {  // nothing to fold: every result is the identity
+    std::fill(out, out + out_count, Out(Rule::init()));
+    return;
+  }
+  ReduceGeometry g = reduce_geometry(shape, axes);
+  const int64_t work = g.reduced.count();  // elements folded into each result
+
+  if (g.inner_reduced) {
+    // Each result folds contiguous runs of the innermost reduced dim.
+    const int64_t run = g.reduced.size[g.reduced.n - 1];
+    DimList outer_reduced = g.reduced;
+    --outer_reduced.n;
+    if (g.kept.n == 0 && outer_reduced.n == 0 && run >= 2 * kParallelGrain) {
+      // A full reduction of a large tensor: fixed-size chunks in parallel, then
+      // merged in order, so the result does not depend on the thread count.
+      constexpr int64_t kChunk = 65536;
+      const int64_t chunks = (run + kChunk - 1) / kChunk;
+      std::vector<Acc> partial(size_t(chunks), Rule::init());
+      parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c)
+          partial[size_t(c)] = fold_contiguous<Rule>(x + c * kChunk, std::min(kChunk, run - c * kChunk));
+      });
+      Acc acc = Rule::init();
+      for (Acc p : partial) acc = Rule::merge(acc, p);
+      out[0] = Out(acc);
+      return;
+    }
+    parallel_for(out_count, std::max<int64_t>(1, kParallelGrain / work), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        const T* base = x + g.kept.offset_of(o);
+        Acc acc = Rule::init();
+        for_each_offset(outer_reduced, [&](int64_t off) { acc = Rule::merge(acc, fold_contiguous<Rule>(base + off, run)); });
+        out[o] = Out(acc);
+      }
+    });
+    return;
+  }
+
+  // The innermost dim is kept: fold whole rows into a block of accumulators,
+  // which reads memory in order and vectorises.
+  const int64_t inner = g.kept.n ? g.kept.size[g.kept.n - 1] : 1;
+  DimList outer_kept = g.kept;
+  if (outer_kept.n) --outer_kept.n;
+  constexpr int64_t kWidth = 256;
+  const int64_t blocks = (inner + kWidth - 1) / kWidth;
+  const int64_t items = outer_kept.count() * blocks;
+  parallel_for(items, std::max<int64_t>(1, kParallelGrain / (work * std::min(inner, kWidth))),
+               [&](int64_t b, int64_t e) {
+                 Acc acc[kWidth];
+                 for (int64_t item = b; item < e; ++item) {
+                   const int64_t o = item / blocks, j0 = (item % blocks) * kWidth;
+                   const int64_t w = std::min(kWidth, inner - j0);
+                   const T* base = x + outer_kept.offset_of(o) + j0;
+                   for (int64_t j = 0; j < w; ++j) acc[j] = Rule::init();
+                   for_each_offset(g.reduced, [&](int64_t off) {
+                     const T* row = base + off;
+                     for (int64_t j = 0; j < w; ++j) acc[j] = Rule::step(acc[j], row[j]);
+                   });
+                   Out* dst = out + o * inner + j0;
+                   for (int64_t j = 0; j < w; ++j) dst[j] = Out(acc[j]);
+                 }
+               });
+}
+
+template <template <class> class Rule>
+void reduce_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const auto& axes = attrs.get<std::vector<int64_t>>("axes");
+  const Tensor& x = in[0];
+  ew::check_cpu_dtype("reduction", x.dtype());
+  visit_dtype(x.dtype(), [&]<class T>() {
+    using R = Rule<T>;
+    reduce_typed<R>(x.data<T>(), out[0].data<typename R::Out>(), x.shape(), axes, out[0].numel());
+  });
+}
+
+// ---- type rules -----------------------------------------------------------------
+std::string axes_str(const std::vector<int64_t>& axes) { return Shape::of(axes).str(); }
+
+Shape reduced_shape(const Shape& s, const std::vector<int64_t>& axes, bool keepdims) {
+  Shape r;
+  for (int d = 0; d < s.ndim(); ++d) {
+    bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+    if (!reduced) r.push_back(s[d]);
+    else if (keepdims) r.push_back(1);
+  }
+  return r;
+}
+
+void check_axes_attr(const std::string& op, const TensorType& x, const std::vector<int64_t>& axes) {
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] < 0 || axes[i] >= x.shape.ndim() || (i && axes[i] <= axes[i - 1]))
+      throw Error("internal: " + op + " got axes " + axes_str(axes) + " for " + x.str() +
+                  " (expected sorted, distinct, non-negative axes)");
+}
+
+template <bool kNeedsElements>
+OutTypes reduce_type(const std::string& op, std::span<const TensorType> in, const Attrs& attrs, bool widen_ints) {
+  const TensorType& x = in[0];
+  const auto& axes = attrs.get<std::vector<int64_t>>("axes");
+  check_axes_attr(op, x, axes);
+  if constexpr (kNeedsElements) {
+    // max and min have no identity, so an empty slice has no answer.
+    for (int64_t a : axes)
+      if (x.shape[int(a)] == 0)
+        throw Error(op + ": cannot reduce over axis " + std::to_string(a) + " of size 0 in " + x.str() + " (" + op +
+                    " of no elements is undefined)");
+  }
+  TensorType out;
+  out.dtype = widen_ints && !is_floating(x.dtype) ? DType::i64 : x.dtype;
+  out.shape = reduced_shape(x.shape, axes, attrs.get_or<bool>("keepdims", false));
+  out.device = x.device;
+  return {out};
+}
+
+OutTypes sum_type(std::span<const TensorType> in, const Attrs& a) { return reduce_type<false>("sum", in, a, true); }
+OutTypes prod_type(std::span<const TensorType> in, const Attrs& a) { return reduce_type<false>("prod", in, a, true); }
+OutTypes max_type(std::span<const TensorType> in, const Attrs& a) { return reduce_type<true>("max", in, a, false); }
+OutTypes min_type(std::span<const TensorType> in, const Attrs& a) { return reduce_type<true>("min", in, a, false); }
+
+// ---- argmax / argmin ------------------------------------------------------------
+// Attrs: `axis` (absent: the flattened tensor), keepdims. The result is i64.
+template <bool kMax>
+OutTypes arg_type(std::span<const TensorType> in, const Attrs& attrs) {
+  const char* op = kMax ? "argmax" : "argmin";
+  const TensorType& x = in[0];
+  const bool keepdims = attrs.get_or<bool>("keepdims", false);
+  TensorType out{DType::i64, {}, x.device};
+  if (attrs.has("axis")) {
+    int64_t axis = attrs.get<int64_t>("axis");
+    if (axis < 0 || axis >= x.shape.ndim())
+      throw Error(std::string("internal: ") + op + " got axis " + std::to_string(axis) + " for " + x.str());
+    if (x.shape[int(axis)] == 0)
+      throw Error(std::string(op) + ": cannot take the " + op + " over axis " + std::to_string(axis) +
+                  " of size 0 in " + x.str());
+    out.shape = reduced_shape(x.shape, {axis}, keepdims);
+  } else {
+    if (x.shape.numel() == 0) throw Error(std::string(op) + ": cannot take the " + op + " of an empty tensor " + x.str());
+    if (keepdims)
+      for (int d = 0; d < x.shape.ndim(); ++d) out.shape.push_back(1);
+  }
+  return {out};
+}
+
+// Is v a better candidate than best? NaN beats everything and the first NaN
+// stays (NumPy); ties keep the earlier index.
+template <bool kMax, class T>
+bool better(T v, T best) {
+  if (is_nan(best)) return false;
+  if (is_nan(v)) return true;
+  if constexpr (kMax) return v > best;
+  else return v < best;
+}
+
+template <bool kMax>
+void arg_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const Tensor& x = in[0];
+  int64_t outer = 1, n = x.numel(), inner = 1;
+  if (attrs.has("axis")) {
+    int axis = int(attrs.get<int64_t>("axis"));
+    n = x.shape()[axis];
+    for (int d = 0; d < axis; ++d) outer *= x.shape()[d];
+    for (int d = axis + 1; d < x.ndim(); ++d) inner *= x.shape()[d];
+  }
+  int64_t* result = out[0].data<int64_t>();
+  if (outer * inner == 0) return;
+  ew::check_cpu_dtype(kMax ? "argmax" : "argmin", x.dtype());
+  visit_dtype(x.dtype(), [&]<class T>() {
+    const T* px = x.data<T>();
+    if (inner == 1) {
+      parallel_for(outer, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) {
+          const T* row = px + o * n;
+          int64_t best = 0;
+          for (int64_t i = 1; i < n; ++i)
+            if (better<kMax>(row[i], row[best])) best = i;
+          result[o] = best;
+        }
+      });
+      return;
+    }
+    // Walk the reduced axis row by row, keeping a block of candidates.
+    constexpr int64_t kWidth = 256;
+    const int64_t blocks = (inner + kWidth - 1) / kWidth;
+    parallel_for(outer * blocks, std::max<int64_t>(1, kParallelGrain / (n * std::min(inner, kWidth))),
+                 [&](int64_t b, int64_t e) {
+                   T best[kWidth];
+                   for (int64_t item = b; item < e; ++item) {
+                     const int64_t o = item / blocks, j0 = (item % blocks) * kWidth;
+                     const int64_t w = std::min(kWidth, inner - j0);
+                     const T* base = px + o * n * inner + j0;
+                     int64_t* dst = result + o * inner + j0;
+                     for (int64_t j = 0; j < w; ++j) best[j] = base[j], dst[j] = 0;
+                     for (int64_t i = 1; i < n; ++i) {
+                       const T* row = base + i * inner;
+                       for (int64_t j = 0; j < w; ++j)
+                         if (better<kMax>(row[j], best[j])) best[j] = row[j], dst[j] = i;
+                     }
+                   }
+                 });
+  });
+}
+
+// ---- axis normalisation for the ops.h functions ------------------------------------
+std::string axis_range(int ndim) {
+  return ndim == 0 ? " (it has no axes)"
+                   : " (valid axes are " + std::to_string(-ndim) + ".." + std::to_string(ndim - 1) + ")";
+}
+
+std::vector<int64_t> normalize_axes(const char* op, const Tensor& x, const Axes& axes) {
+  std::vector<int64_t> r;
+  if (!axes) {
+    for (int d = 0; d < x.ndim(); ++d) r.push_back(d);
+    return r;
+  }
+  for (int64_t a : *axes) {
+    int norm;
+    if (!normalize_axis(a, x.ndim(), norm))
+      throw Error(std::string(op) + ": axis " + std::to_string(a) + " is out of range for " + x.type().str() +
+                  axis_range(x.ndim()));
+    if (std::find(r.begin(), r.end(), norm) != r.end())
+      throw Error(std::string(op) + ": axis " + std::to_string(a) + " appears twice in axes " + axes_str(*axes) +
+                  " for " + x.type().str());
+    r.push_back(norm);
+  }
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+int64_t reduced_count(const Tensor& x, const std::vector<int64_t>& axes) {
+  int64_t c = 1;
+  for (int64_t a : axes) c *= x.shape()[int(a)];
+  return c;
+}
+
+Tensor reduce_call(const char* op_name, const Tensor& x, const Axes& axes, bool keepdims) {
+  Attrs attrs{{"axes", normalize_axes(op_name, x, axes)}, {"keepdims", keepdims}};
+  return call(op(op_name), {x}, attrs);
+}
+
+Tensor arg_call(const char* op_name, const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
+  if (!axis) return call(op(op_name), {x}, Attrs{{"keepdims", keepdims}});
+  int norm;
+  if (!normalize_axis(*axis, x.ndim(), norm))
+    throw Error(std::string(op_name) + ": axis " + std::to_string(*axis) + " is out of range for " +
+                x.type().str() + axis_range(x.ndim()));
+  return call(op(op_name), {x}, Attrs{{"axis", int64_t(norm)}, {"keepdims", keepdims}});
+}
+
+// Composites that divide or take roots work on floats: integers and bools
+// become f32 first, as mean does (SPEC §7).
+Tensor as_float(const Tensor& x) { return is_floating(x.dtype()) ? x : astype(x, DType::f32); }
+
+// A host number: weak, so it never widens the tensor it meets.
+Tensor host_number(double v) { return scalar(v, DType::f64, /*weak=*/true); }
+
+}  // namespace
+
+// ---- ops.h ---------------------------------------------------------------------
+Tensor sum(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call("sum", x, axes, keepdims); }
+Tensor prod(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call("prod", x, axes, keepdims); }
+Tensor max(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call("max", x, axes, keepdims); }
+Tensor min(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call("min", x, axes, keepdims); }
+
+Tensor argmax(const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
+  return arg_call("argmax", x, axis, keepdims);
+}
+Tensor argmin(const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
+  return arg_call("argmin", x, axis, keepdims);
+}
+
+Tensor mean(const Tensor& x, const Axes& axes, bool keepdims) {
+  auto ax = normalize_axes("mean", x, axes);
+  // sum of an integer tensor is i64; true division by the count gives f32.
+  return div(sum(x, ax, keepdims), host_number(double(reduced_count(x, ax))));
+}
+
+Tensor var(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction) {
+  auto ax = normalize_axes("var", x, axes);
+  Tensor xf = as_float(x);
+  // Two passes (subtract the mean first): no cancellation of large squares.
+  Tensor d = sub(xf, mean(xf, ax, /*keepdims=*/true));
+  double denom = std::max<double>(double(reduced_count(x, ax) - correction), 0.0);
+  return div(sum(mul(d, d), ax, keepdims), host_number(denom));
+}
+
+Tensor std(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction) {
+  return sqrt(var(x, axes, keepdims, correction));
+}
+
+Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
+  auto ax = normalize_axes("logsumexp", x, axes);
+  Tensor xf = as_float(x);
+  // Nothing to sum: log(0) = -inf, as NumPy; there is no max to shift by.
+  if (reduced_count(x, ax) == 0) return log(sum(exp(xf), ax, keepdims));
+  Tensor m = max(xf, ax, /*keepdims=*/true);
+  // Shift by the max so exp never overflows. Where the max is not finite
+  // (all -inf, or an inf) the shift would give inf - inf = NaN: shift by 0
+  // there instead, as SciPy does. m - m is NaN exactly where m is not finite.
+  m = where(isnan(sub(m, m)), scalar(0.0, m.dtype()), m);
+  Tensor r = add(log(sum(exp(sub(xf, m)), ax, /*keepdims=*/true)), m);
+  return keepdims ? r : reshape(r, reduced_shape(x.shape(), ax, false).vec());
+}
+
+Tensor norm(const Tensor& x, const Axes& axes, bool keepdims) {
+  Tensor xf = as_float(x);
+  return sqrt(sum(mul(xf, xf), normalize_axes("norm", x, axes), keepdims));
+}
+
+void register_reduction_ops(Registry& r) {
+  r.add(OpDef{.name = "sum", .num_inputs = 1, .type_rule = sum_type, .cpu = reduce_kernel<SumRule>});
+  r.add(OpDef{.name = "prod", .num_inputs = 1, .type_rule = prod_type, .cpu = reduce_kernel<ProdRule>});
+  r.add(OpDef{.name = "max", .num_inputs = 1, .type_rule = max_type, .cpu = reduce_kernel<MaxRule>});
+  r.add(OpDef{.name = "min", .num_inputs = 1, .type_rule = min_type, .cpu = reduce_kernel<MinRule>});
+  r.add(OpDef{.name = "argmax", .num_inputs = 1, .type_rule = arg_type<true>, .cpu = arg_kernel<true>});
+  r.add(OpDef{.name = "argmin", .num_inputs = 1, .type_rule = arg_type<false>, .cpu = arg_kernel<false>});
+}
+
+}  // namespace nn::backend

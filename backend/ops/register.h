@@ -1,0 +1,27 @@
+// Registration of each op family; called once when the registry is built.
+#pragma once
+
+namespace nn::backend {
+class Registry;
+
+void register_unary_ops(Registry& r);      // ops/unary.cpp
+void register_binary_ops(Registry& r);     // ops/binary.cpp
+void register_creation_ops(Registry& r);   // ops/creation.cpp (incl. random)
+void register_cast_ops(Registry& r);       // ops/cast.cpp (astype, to)
+void register_reduction_ops(Registry& r);  // ops/reduction.cpp
+void register_matmul_ops(Registry& r);     // ops/matmul.cpp
+void register_shape_ops(Registry& r);      // ops/shape.cpp (reshape, permute, broadcast_to, concat)
+void register_index_ops(Registry& r);      // ops/index.cpp (slice, assign_slice, take)
+
+inline void register_all_ops(Registry& r) {
+  register_unary_ops(r);
+  register_binary_ops(r);
+  register_creation_ops(r);
+  register_cast_ops(r);
+  register_reduction_ops(r);
+  register_matmul_ops(r);
+  register_shape_ops(r);
+  register_index_ops(r);
+}
+
+}  // namespace nn::backend

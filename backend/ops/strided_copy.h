@@ -1,0 +1,110 @@
+// strided_copy: the one loop behind the data-movement kernels (permute,
+// broadcast_to, slice, slice assignment). It copies the elements of an n-d
+// index space from one strided layout to another; strides are in elements
+// and may be 0 (broadcast) or negative (a slice walking backwards).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include "backend/parallel.h"
+#include "backend/shape.h"
+
+namespace nn::backend {
+
+struct StridedCopy {
+  int ndim = 0;
+  std::array<int64_t, kMaxDims> shape{};
+  std::array<int64_t, kMaxDims> src_strides{};
+  std::array<int64_t, kMaxDims> dst_strides{};
+
+  void push(int64_t size, int64_t src_stride, int64_t dst_stride) {
+    shape[ndim] = size;
+    src_strides[ndim] = src_stride;
+    dst_strides[ndim] = dst_stride;
+    ++ndim;
+  }
+};
+
+namespace strided_detail {
+
+// Drops extent-1 dims and merges neighbours that are contiguous in both
+// layouts, so that a copy that is really a memcpy (or a batch of rows) runs as
+// one. Returns false when the index space is empty.
+inline bool simplify(StridedCopy& c) {
+  StridedCopy s;
+  for (int k = 0; k < c.ndim; ++k) {
+    if (c.shape[k] == 0) return false;
+    if (c.shape[k] == 1) continue;
+    if (s.ndim > 0) {
+      int p = s.ndim - 1;
+      if (s.src_strides[p] == c.src_strides[k] * c.shape[k] && s.dst_strides[p] == c.dst_strides[k] * c.shape[k]) {
+        s.shape[p] *= c.shape[k];
+        s.src_strides[p] = c.src_strides[k];
+        s.dst_strides[p] = c.dst_strides[k];
+        continue;
+      }
+    }
+    s.push(c.shape[k], c.src_strides[k], c.dst_strides[k]);
+  }
+  if (s.ndim == 0) s.push(1, 1, 1);  // a single element
+  c = s;
+  return true;
+}
+
+template <class E>
+void copy_typed(const E* src, E* dst, const StridedCopy& c) {
+  const int outer_dims = c.ndim - 1;
+  const int64_t n = c.shape[outer_dims];
+  const int64_t ss = c.src_strides[outer_dims], ds = c.dst_strides[outer_dims];
+  int64_t rows = 1;
+  for (int k = 0; k < outer_dims; ++k) rows *= c.shape[k];
+  // Each row is one run along the innermost dim; threads take whole rows.
+  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t begin, int64_t end) {
+    std::array<int64_t, kMaxDims> idx{};
+    int64_t so = 0, dof = 0;
+    int64_t r = begin;
+    for (int k = outer_dims - 1; k >= 0; --k) {
+      idx[k] = r % c.shape[k];
+      r /= c.shape[k];
+      so += idx[k] * c.src_strides[k];
+      dof += idx[k] * c.dst_strides[k];
+    }
+    for (int64_t row = begin; row < end; ++row) {
+      const E* s = src + so;
+      E* d = dst + dof;
+      if (ss == 1 && ds == 1) {
+        std::memcpy(d, s, size_t(n) * sizeof(E));
+      } else if (ds == 1) {
+        for (int64_t j = 0; j < n; ++j) d[j] = s[j * ss];
+      } else {
+        for (int64_t j = 0; j < n; ++j) d[j * ds] = s[j * ss];
+      }
+      for (int k = outer_dims - 1; k >= 0; --k) {  // odometer step to the next row
+        so += c.src_strides[k];
+        dof += c.dst_strides[k];
+        if (++idx[k] < c.shape[k]) break;
+        so -= c.src_strides[k] * c.shape[k];
+        dof -= c.dst_strides[k] * c.shape[k];
+        idx[k] = 0;
+      }
+    }
+  });
+}
+
+}  // namespace strided_detail
+
+// Copies elements of elem_size bytes; the bytes are moved as they are, so the
+// two sides must have the same dtype. src and dst must not overlap.
+inline void strided_copy(const void* src, void* dst, size_t elem_size, StridedCopy c) {
+  if (!strided_detail::simplify(c)) return;
+  using namespace strided_detail;
+  switch (elem_size) {
+    case 1: copy_typed(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), c); break;
+    case 2: copy_typed(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), c); break;
+    case 4: copy_typed(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), c); break;
+    default: copy_typed(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), c); break;
+  }
+}
+
+}  // namespace nn::backend

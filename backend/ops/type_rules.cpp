@@ -1,0 +1,90 @@
+// Shared type-rule helpers: broadcasting, promotion and their messages.
+#include "backend/ops/type_rules.h"
+
+#include <algorithm>
+
+namespace nn::backend {
+
+std::string describe_operands(std::span<const TensorType> in) {
+  std::string s;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (i) s += in.size() == 2 ? " with " : i + 1 == in.size() ? " and " : ", ";
+    s += in[i].str();
+  }
+  return s;
+}
+
+Shape broadcast_shape(std::string_view op, std::span<const TensorType> in) {
+  if (in.empty()) return Shape();
+  // Fast path for the common cases, equal shapes and tensor-with-0-d (a host
+  // number): the widest shape is the answer when every other operand equals
+  // it or has no dims. Eager overhead on tiny tensors is spent here.
+  size_t widest = 0;
+  for (size_t i = 1; i < in.size(); ++i)
+    if (in[i].shape.ndim() > in[widest].shape.ndim()) widest = i;
+  bool simple = true;
+  for (size_t i = 0; i < in.size() && simple; ++i)
+    simple = in[i].shape.ndim() == 0 || in[i].shape == in[widest].shape;
+  if (simple) return in[widest].shape;
+
+  int nd = 0;
+  for (auto& t : in) nd = std::max(nd, t.shape.ndim());
+  Shape out;
+  for (int d = 0; d < nd; ++d) out.push_back(1);
+  for (int back = 1; back <= nd; ++back) {
+    int64_t extent = 1;
+    size_t owner = 0;  // operand that set `extent`, for the message
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Shape& s = in[i].shape;
+      if (back > s.ndim()) continue;
+      int64_t e = s[s.ndim() - back];
+      if (e == 1 || e == extent) continue;
+      if (extent == 1) {
+        extent = e;
+        owner = i;
+        continue;
+      }
+      throw Error(std::string(op) + ": cannot broadcast " + describe_operands(in) + " (dimension " +
+                  std::to_string(-back) + ": " + std::to_string(in[owner].shape[in[owner].shape.ndim() - back]) +
+                  " != " + std::to_string(e) + ")");
+    }
+    out[nd - back] = extent;
+  }
+  return out;
+}
+
+Promoted promote_types(std::span<const TensorType> in) {
+  bool have_strong = false, have_weak = false;
+  DType strong = DType::boolean, weak = DType::boolean;
+  for (auto& t : in) {
+    if (t.weak) {
+      weak = have_weak ? promote(weak, t.dtype) : t.dtype;
+      have_weak = true;
+    } else {
+      strong = have_strong ? promote(strong, t.dtype) : t.dtype;
+      have_strong = true;
+    }
+  }
+  if (!have_strong) return {weak, true};
+  if (!have_weak) return {strong, false};
+  return {promote_weak(strong, false, weak, true), false};
+}
+
+Device* operands_device(std::span<const TensorType> in) {
+  for (auto& t : in)
+    if (t.device) return t.device;
+  return cpu_device();
+}
+
+TensorType elementwise_type(std::string_view op, std::span<const TensorType> in) {
+  Promoted p = promote_types(in);
+  return {p.dtype, broadcast_shape(op, in), operands_device(in), p.weak};
+}
+
+void throw_dtype_error(std::string_view op, std::string_view what, std::span<const TensorType> in) {
+  std::string got;
+  for (size_t i = 0; i < in.size(); ++i) got += (i ? ", " : "") + in[i].str();
+  throw Error(std::string(op) + ": " + std::string(what) + " (got " + got + ")");
+}
+
+}  // namespace nn::backend

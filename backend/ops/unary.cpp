@@ -1,0 +1,242 @@
+// Elementwise unary ops: registry entries, CPU kernels and the ops.h
+// functions. Three kinds, by their result dtype (SPEC §3):
+//  - float functions (exp, tanh, gelu, ...): f32/f64 stay, integer and bool
+//    inputs give f32 and are converted inside the kernel;
+//  - dtype-keeping ops (neg, abs, sign, relu, floor, ceil, round): integer
+//    dtypes stay integer; floor/ceil/round of integers are the identity;
+//  - predicates (logical_not, isnan): bool results.
+#include <cmath>
+#include <type_traits>
+
+#include "backend/ops.h"
+#include "backend/ops/elementwise.h"
+#include "backend/ops/register.h"
+#include "backend/ops/type_rules.h"
+
+namespace nn::backend {
+namespace {
+
+template <class T>
+constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// Integer negation without signed-overflow UB: -INT_MIN wraps to INT_MIN, as
+// in NumPy and PyTorch.
+template <class T>
+T wrap_neg(T x) {
+  using U = std::make_unsigned_t<T>;
+  return T(U(0) - U(x));
+}
+
+// ---- float functions: T is float or double ----
+struct Exp { template <class T> T operator()(T x) const { return std::exp(x); } };
+struct Log { template <class T> T operator()(T x) const { return std::log(x); } };
+struct Sqrt { template <class T> T operator()(T x) const { return std::sqrt(x); } };
+struct Rsqrt { template <class T> T operator()(T x) const { return T(1) / std::sqrt(x); } };
+struct Sin { template <class T> T operator()(T x) const { return std::sin(x); } };
+struct Cos { template <class T> T operator()(T x) const { return std::cos(x); } };
+struct Tanh { template <class T> T operator()(T x) const { return std::tanh(x); } };
+// exp of a non-positive number only, so large |x| neither overflows nor
+// loses the small side to 1 - 1.
+struct Sigmoid {
+  template <class T> T operator()(T x) const {
+    if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
+    T e = std::exp(x);
+    return e / (T(1) + e);
+  }
+};
+struct LeakyRelu {
+  double slope;
+  template <class T> T operator()(T x) const { return x < T(0) ? x * T(slope) : x; }
+};
+struct Gelu {
+  bool approximate;
+  template <class T> T operator()(T x) const {
+    if (approximate) {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      const T k = T(0.7978845608028654);
+      return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
+    }
+    return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));  // exact: x Phi(x)
+  }
+};
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, and keeps
+// precision where e^x is tiny.
+struct Softplus {
+  template <class T> T operator()(T x) const { return (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::abs(x))); }
+};
+
+// ---- dtype-keeping ops: T is any CPU dtype ----
+struct Neg {  // bool is rejected by the type rule
+  template <class T> T operator()(T x) const {
+    if constexpr (kIsInt<T>) return wrap_neg(x);
+    else if constexpr (std::is_same_v<T, bool>) return x;
+    else return -x;
+  }
+};
+struct Abs {
+  template <class T> T operator()(T x) const {
+    if constexpr (kIsInt<T>) return x < 0 ? wrap_neg(x) : x;
+    else if constexpr (std::is_same_v<T, bool>) return x;
+    else return std::abs(x);
+  }
+};
+// -1, 0 or 1; NaN stays NaN as in NumPy.
+struct Sign {
+  template <class T> T operator()(T x) const {
+    if constexpr (std::is_same_v<T, bool>) return x;
+    else if constexpr (kIsInt<T>) return T((x > 0) - (x < 0));
+    else return x > T(0) ? T(1) : x < T(0) ? T(-1) : x;  // 0, -0 and NaN pass through
+  }
+};
+// `x < 0 ? 0 : x` rather than `x > 0 ? x : 0`, so NaN propagates as in PyTorch.
+struct Relu {
+  template <class T> T operator()(T x) const {
+    if constexpr (std::is_same_v<T, bool>) return x;
+    else return x < T(0) ? T(0) : x;
+  }
+};
+struct Floor {
+  template <class T> T operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return std::floor(x);
+    else return x;
+  }
+};
+struct Ceil {
+  template <class T> T operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return std::ceil(x);
+    else return x;
+  }
+};
+// nearbyint rounds in the current mode, which is round-half-to-even by
+// default: round(0.5) = 0, round(1.5) = 2, round(2.5) = 2, as in NumPy.
+struct Round {
+  template <class T> T operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return std::nearbyint(x);
+    else return x;
+  }
+};
+
+// ---- predicates: any input dtype, bool result ----
+struct LogicalNot { template <class T> bool operator()(T x) const { return x == T(0); } };
+struct IsNan {
+  template <class T> bool operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return x != x;
+    else return false;
+  }
+};
+
+// Functors that read attributes are built from them; the rest ignore them.
+template <class Op>
+Op make_op(const Attrs&) { return Op{}; }
+template <>
+LeakyRelu make_op<LeakyRelu>(const Attrs& a) { return {a.get_or<double>("slope", 0.01)}; }
+template <>
+Gelu make_op<Gelu>(const Attrs& a) { return {a.get_or<bool>("approximate", false)}; }
+
+// ---- type rules ----
+OutTypes float_rule(std::span<const TensorType> in, const Attrs&) {
+  TensorType t = in[0];
+  t.dtype = float_result(t.dtype);
+  return {t};
+}
+OutTypes keep_rule(std::span<const TensorType> in, const Attrs&) { return {in[0]}; }
+OutTypes neg_rule(std::span<const TensorType> in, const Attrs&) {
+  if (in[0].dtype == DType::boolean)
+    throw_dtype_error("neg", "negation of a bool tensor is not defined; use logical_not", in);
+  return {in[0]};
+}
+OutTypes bool_rule(std::span<const TensorType> in, const Attrs&) {
+  TensorType t = in[0];
+  t.dtype = DType::boolean;
+  return {t};
+}
+
+// ---- kernels ----
+// Computes in the output's float dtype; the engine converts other inputs.
+template <class Op>
+void float_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  Op f = make_op<Op>(attrs);
+  if (out[0].dtype() == DType::f64) ew::map<double, double>(out[0], ew::kCostlyGrain, f, in[0]);
+  else {
+    ew::check_cpu_dtype("unary op", out[0].dtype());
+    ew::map<float, float>(out[0], ew::kCostlyGrain, f, in[0]);
+  }
+}
+
+template <class Op>
+void keep_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  ew::check_cpu_dtype("unary op", in[0].dtype());
+  Op f = make_op<Op>(attrs);
+  visit_dtype(in[0].dtype(), [&]<class T>() { ew::map<T, T>(out[0], ew::kCheapGrain, f, in[0]); });
+}
+
+template <class Op>
+void predicate_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  ew::check_cpu_dtype("unary op", in[0].dtype());
+  Op f = make_op<Op>(attrs);
+  visit_dtype(in[0].dtype(), [&]<class T>() { ew::map<bool, T>(out[0], ew::kCheapGrain, f, in[0]); });
+}
+
+// Looks the op up once per call site; the registry outlives every caller.
+Tensor run1(const OpDef& def, const Tensor& x) { return call(def, {x}); }
+
+}  // namespace
+
+void register_unary_ops(Registry& r) {
+  // The output may overwrite the input when their types agree (a pass checks
+  // dtype and shape: exp of an i32 tensor gives f32 and cannot reuse it).
+  auto add = [&](const char* name, TypeRule rule, Kernel k) {
+    r.add({.name = name, .num_inputs = 1, .type_rule = rule, .cpu = k, .elementwise = true, .inplace_input = 0});
+  };
+  add("exp", float_rule, float_kernel<Exp>);
+  add("log", float_rule, float_kernel<Log>);
+  add("sqrt", float_rule, float_kernel<Sqrt>);
+  add("rsqrt", float_rule, float_kernel<Rsqrt>);
+  add("sin", float_rule, float_kernel<Sin>);
+  add("cos", float_rule, float_kernel<Cos>);
+  add("tanh", float_rule, float_kernel<Tanh>);
+  add("sigmoid", float_rule, float_kernel<Sigmoid>);
+  add("leaky_relu", float_rule, float_kernel<LeakyRelu>);
+  add("gelu", float_rule, float_kernel<Gelu>);
+  add("softplus", float_rule, float_kernel<Softplus>);
+  add("neg", neg_rule, keep_kernel<Neg>);
+  add("abs", keep_rule, keep_kernel<Abs>);
+  add("sign", keep_rule, keep_kernel<Sign>);
+  add("relu", keep_rule, keep_kernel<Relu>);
+  add("floor", keep_rule, keep_kernel<Floor>);
+  add("ceil", keep_rule, keep_kernel<Ceil>);
+  add("round", keep_rule, keep_kernel<Round>);
+  add("logical_not", bool_rule, predicate_kernel<LogicalNot>);
+  add("isnan", bool_rule, predicate_kernel<IsNan>);
+}
+
+Tensor neg(const Tensor& x) { static const OpDef& d = op("neg"); return run1(d, x); }
+Tensor abs(const Tensor& x) { static const OpDef& d = op("abs"); return run1(d, x); }
+Tensor exp(const Tensor& x) { static const OpDef& d = op("exp"); return run1(d, x); }
+Tensor log(const Tensor& x) { static const OpDef& d = op("log"); return run1(d, x); }
+Tensor sqrt(const Tensor& x) { static const OpDef& d = op("sqrt"); return run1(d, x); }
+Tensor rsqrt(const Tensor& x) { static const OpDef& d = op("rsqrt"); return run1(d, x); }
+Tensor sin(const Tensor& x) { static const OpDef& d = op("sin"); return run1(d, x); }
+Tensor cos(const Tensor& x) { static const OpDef& d = op("cos"); return run1(d, x); }
+Tensor tanh(const Tensor& x) { static const OpDef& d = op("tanh"); return run1(d, x); }
+Tensor sigmoid(const Tensor& x) { static const OpDef& d = op("sigmoid"); return run1(d, x); }
+Tensor relu(const Tensor& x) { static const OpDef& d = op("relu"); return run1(d, x); }
+Tensor softplus(const Tensor& x) { static const OpDef& d = op("softplus"); return run1(d, x); }
+Tensor sign(const Tensor& x) { static const OpDef& d = op("sign"); return run1(d, x); }
+Tensor floor(const Tensor& x) { static const OpDef& d = op("floor"); return run1(d, x); }
+Tensor ceil(const Tensor& x) { static const OpDef& d = op("ceil"); return run1(d, x); }
+Tensor round(const Tensor& x) { static const OpDef& d = op("round"); return run1(d, x); }
+Tensor logical_not(const Tensor& x) { static const OpDef& d = op("logical_not"); return run1(d, x); }
+Tensor isnan(const Tensor& x) { static const OpDef& d = op("isnan"); return run1(d, x); }
+
+Tensor leaky_relu(const Tensor& x, double slope) {
+  static const OpDef& d = op("leaky_relu");
+  return call(d, {x}, Attrs{{"slope", slope}});
+}
+
+Tensor gelu(const Tensor& x, bool approximate) {
+  static const OpDef& d = op("gelu");
+  if (!approximate) return call(d, {x});
+  return call(d, {x}, Attrs{{"approximate", true}});
+}
+
+}  // namespace nn::backend

@@ -1,0 +1,32 @@
+// parallel_for: splits [0, n) over the kernel threads when the work is big
+// enough to pay for waking them (OpenMP), else runs inline.
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace nn::backend {
+
+// Below this many elements a simple elementwise loop runs on one thread.
+constexpr int64_t kParallelGrain = 32768;
+
+template <class F>
+void parallel_for(int64_t n, int64_t grain, F&& f) {
+  if (n <= 0) return;
+  int threads = omp_get_max_threads();
+  if (n < grain * 2 || threads <= 1 || omp_in_parallel()) {
+    f(int64_t(0), n);
+    return;
+  }
+  int chunks = int(std::min<int64_t>(threads, (n + grain - 1) / grain));
+#pragma omp parallel num_threads(chunks)
+  {
+    int t = omp_get_thread_num(), k = omp_get_num_threads();
+    int64_t per = (n + k - 1) / k;
+    int64_t b = std::min(n, int64_t(t) * per), e = std::min(n, b + per);
+    if (b < e) f(b, e);
+  }
+}
+
+}  // namespace nn::backend

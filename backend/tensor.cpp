@@ -1,0 +1,68 @@
+// Tensor handles: creation, views and single-element reads.
+#include "backend/tensor.h"
+
+#include "backend/error.h"
+
+namespace nn::backend {
+
+std::string TensorType::str() const {
+  return std::string(dtype_name(dtype)) + shape.str();
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device* device) {
+  if (!device) device = cpu_device();
+  for (int64_t d : shape)
+    if (d < 0) throw Error("negative dimension " + std::to_string(d) + " in shape " + shape.str());
+  // Guard the byte count against overflow before anything is allocated.
+  size_t bytes = dtype_size(dtype);
+  for (int64_t d : shape) {
+    if (d != 0 && bytes > SIZE_MAX / 4 / size_t(d))
+      throw OutOfMemory("out of memory on " + device->name() + ": a tensor of shape " + shape.str() +
+                            " would not fit in the address space",
+                        SIZE_MAX);
+    bytes *= size_t(d);
+  }
+  Tensor t;
+  t.impl_ = make_ref<TensorImpl>();
+  t.impl_->block = make_ref<Block>(device, bytes);
+  t.impl_->shape = shape;
+  t.impl_->dtype = dtype;
+  return t;
+}
+
+Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, Device* device) {
+  if (!device) device = cpu_device();
+  Tensor t;
+  t.impl_ = make_ref<TensorImpl>();
+  t.impl_->block = make_ref<Block>(device, data, size_t(shape.numel()) * dtype_size(dtype));
+  t.impl_->shape = shape;
+  t.impl_->dtype = dtype;
+  return t;
+}
+
+Tensor Tensor::view(const Shape& shape) const {
+  Tensor t;
+  t.impl_ = make_ref<TensorImpl>();
+  t.impl_->block = impl_->block;
+  t.impl_->offset = impl_->offset;
+  t.impl_->shape = shape;
+  t.impl_->dtype = impl_->dtype;
+  return t;
+}
+
+namespace {
+template <class R>
+R read_one(const Tensor& t) {
+  if (t.numel() != 1)
+    throw Error("only a tensor with one element converts to a number, not " + t.type().str());
+  alignas(8) unsigned char buf[8];
+  t.device()->copy_to_host(buf, t.raw_data(), dtype_size(t.dtype()));
+  return visit_dtype(t.dtype(), [&]<class T>() { return R(*reinterpret_cast<const T*>(buf)); });
+}
+}  // namespace
+
+double Tensor::item_double() const { return read_one<double>(*this); }
+int64_t Tensor::item_int() const { return read_one<int64_t>(*this); }
+bool Tensor::item_bool() const { return read_one<double>(*this) != 0; }
+
+}  // namespace nn::backend

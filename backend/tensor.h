@@ -1,0 +1,72 @@
+// Tensor: a handle to a dtype, a shape and a Block on a device. Tensors are
+// always contiguous (row-major) from a byte offset into their block; reshape
+// shares the block, everything else writes a new one.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "backend/block.h"
+#include "backend/dtype.h"
+#include "backend/shape.h"
+
+namespace nn::backend {
+
+// Type of a tensor without its data: what type rules read and write.
+struct TensorType {
+  DType dtype = DType::f32;
+  Shape shape;
+  Device* device = nullptr;
+  bool weak = false;  // a host number wrapped as a 0-d tensor (promotion, SPEC §3)
+  std::string str() const;  // "f32[2, 3]"
+};
+
+struct TensorImpl : RefCounted {
+  BlockPtr block;
+  size_t offset = 0;  // bytes
+  Shape shape;
+  DType dtype = DType::f32;
+  bool weak = false;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // A new tensor whose block is taken from the device pool on first write.
+  static Tensor empty(const Shape& shape, DType dtype, Device* device = nullptr);
+  static Tensor empty(const TensorType& t) { return empty(t.shape, t.dtype, t.device); }
+  // A tensor over memory the caller owns and keeps alive; nothing is copied.
+  static Tensor from_blob(void* data, const Shape& shape, DType dtype, Device* device = nullptr);
+
+  bool defined() const { return bool(impl_); }
+  const Shape& shape() const { return impl_->shape; }
+  DType dtype() const { return impl_->dtype; }
+  Device* device() const { return impl_->block->device(); }
+  int ndim() const { return impl_->shape.ndim(); }
+  int64_t numel() const { return impl_->shape.numel(); }
+  size_t nbytes() const { return size_t(numel()) * dtype_size(dtype()); }
+  bool weak() const { return impl_->weak; }
+  void set_weak(bool w) { impl_->weak = w; }
+  TensorType type() const { return {dtype(), shape(), device(), weak()}; }
+
+  void* raw_data() { return static_cast<char*>(impl_->block->data()) + impl_->offset; }
+  const void* raw_data() const { return static_cast<char*>(impl_->block->data()) + impl_->offset; }
+  template <class T> T* data() { return static_cast<T*>(raw_data()); }
+  template <class T> const T* data() const { return static_cast<const T*>(raw_data()); }
+
+  // Same block and offset, another shape of the same element count.
+  Tensor view(const Shape& shape) const;
+  // The one element of a 1-element tensor, converted (copies from the device).
+  double item_double() const;
+  int64_t item_int() const;
+  bool item_bool() const;
+
+  const BlockPtr& block() const { return impl_->block; }
+  size_t offset() const { return impl_->offset; }
+  TensorImpl* impl() const { return impl_.get(); }
+  bool same(const Tensor& o) const { return impl_ == o.impl_; }
+
+ private:
+  Ref<TensorImpl> impl_;
+};
+
+}  // namespace nn::backend

@@ -1,0 +1,80 @@
+// Assignment statements: `name = e`, `r.f = e`, `x[i] = e` and the compound
+// forms `+= -= *= /=`.
+#include "backend/error.h"
+#include "backend/ops.h"
+#include "frontend/index_items.h"
+#include "frontend/interpreter.h"
+
+namespace nn::frontend {
+namespace {
+BinOp compound_op(AssignOp op) {
+  switch (op) {
+    case AssignOp::Add: return BinOp::Add;
+    case AssignOp::Sub: return BinOp::Sub;
+    case AssignOp::Mul: return BinOp::Mul;
+    default: return BinOp::Div;
+  }
+}
+}  // namespace
+
+void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
+  auto combine = [&](const Value& old, Value v) {
+    return s.op == AssignOp::Set ? std::move(v) : binary(compound_op(s.op), old, v, s.span);
+  };
+  switch (s.target->kind) {
+    case ExprKind::Name: {
+      auto& n = static_cast<const NameExpr&>(*s.target);
+      if (!n.sym) n.sym = intern(n.name);
+      Value v = eval(*s.value, env);
+      Value* slot = env->find(n.sym);
+      if (!slot || prelude_->find_local(n.sym) == slot) {
+        if (slot) fail(n.span, "cannot assign to the built-in `" + n.name + "`; declare a new name with `let`");
+        fail(n.span, "assignment to undeclared name `" + n.name + "`; declare it first with `let " + n.name + " = ...`");
+      }
+      *slot = combine(*slot, std::move(v));
+      return;
+    }
+    case ExprKind::Field: {
+      auto& f = static_cast<const FieldExpr&>(*s.target);
+      if (!f.sym) f.sym = intern(f.name);
+      Value target = eval(*f.target, env);
+      if (!target.is_record()) fail(f.span, "cannot set field `" + f.name + "` of a " + type_name(target) + "; only records have settable fields");
+      Value v = eval(*s.value, env);
+      RecordPtr r = target.as_record();
+      if (s.op != AssignOp::Set) {
+        Value* old = r->find(f.sym);
+        if (!old) fail(f.name_span, "record has no field `" + f.name + "`");
+        v = combine(*old, std::move(v));
+      }
+      r->set(f.sym, std::move(v));
+      return;
+    }
+    case ExprKind::Index: {
+      auto& ix = static_cast<const IndexExpr&>(*s.target);
+      Value target = eval(*ix.target, env);
+      if (target.is_list()) {
+        if (ix.items.size() != 1 || ix.items[0].is_slice) fail(ix.span, "a list takes one integer index");
+        Value iv = eval(*ix.items[0].index, env);
+        auto& items = target.as_list()->items;
+        int64_t i = list_index(iv, int64_t(items.size()), ix.items[0].span);
+        Value v = eval(*s.value, env);
+        items[size_t(i)] = combine(items[size_t(i)], std::move(v));
+        return;
+      }
+      if (!target.is_tensor()) fail(ix.target->span, "cannot assign into a " + type_name(target) + " by index");
+      std::vector<backend::IndexItem> items = eval_index_items(*this, ix, env);
+      Value v = eval(*s.value, env);
+      try {
+        backend::Tensor t = target.as_tensor();
+        if (s.op != AssignOp::Set) v = binary(compound_op(s.op), Value(backend::index(t, items)), v, s.span);
+        backend::index_assign(t, items, to_tensor(v, s.value->span));
+      } catch (const backend::Error& e) {
+        fail(s.span, e.what());
+      }
+      return;
+    }
+    default: fail(s.target->span, "cannot assign to this expression");
+  }
+}
+
+}  // namespace nn::frontend

@@ -1,0 +1,25 @@
+// The prelude's built-in functions (SPEC §7), grouped by family. Each family
+// registers its functions with `def`, whose parameter list reads like nn:
+// "shape, dtype=f32" or "*values".
+#pragma once
+#include <functional>
+#include <string>
+
+#include "frontend/function.h"
+
+namespace nn::frontend {
+class Interpreter;
+
+namespace builtins {
+// Declares a built-in; defaults are literals: ints, floats, none, true,
+// false, dtype names, "strings". A leading `*name` takes any number of
+// positional arguments (Args::rest()).
+void def(Interpreter& vm, const std::string& name, const std::string& params, std::function<Value(Args&)> fn);
+
+void install_creation(Interpreter& vm);
+void install_shape(Interpreter& vm);
+void install_math(Interpreter& vm);
+void install_host(Interpreter& vm);
+}  // namespace builtins
+
+}  // namespace nn::frontend

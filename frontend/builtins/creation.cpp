@@ -1,0 +1,83 @@
+// Built-ins that make tensors: tensor, zeros, ones, full, *_like, arange,
+// linspace, eye, the random ones and seed.
+#include "backend/ops.h"
+#include "frontend/builtins/builtins.h"
+#include "frontend/interpreter.h"
+
+namespace nn::frontend::builtins {
+namespace {
+using backend::DType;
+
+// A full copy of x with its own memory.
+backend::Tensor copy_of(const backend::Tensor& x) { return backend::index(x, {}); }
+
+DType dtype_or(Args& a, size_t i, DType fallback) { return a[i].is_none() ? fallback : a.dtype(i); }
+
+// The dtype a host value gets as a tensor: float f32, int i64, bool bool.
+DType natural_dtype(const Value& v) {
+  if (v.is_float()) return DType::f32;
+  if (v.is_bool()) return DType::boolean;
+  if (v.is_int()) return DType::i64;
+  if (v.is_tensor()) return v.as_tensor().dtype();
+  return DType::f32;
+}
+}  // namespace
+
+void install_creation(Interpreter& vm) {
+  def(vm, "tensor", "v, dtype=none", [](Args& a) {
+    backend::Tensor t = a.tensor(0);
+    bool was_weak = t.weak();
+    DType d = a[1].is_none() ? (was_weak ? natural_dtype(a[0]) : t.dtype()) : a.dtype(1);
+    backend::Tensor r = backend::astype(t, d);
+    if (r.same(t)) r = copy_of(t);
+    r.set_weak(false);
+    return Value(r);
+  });
+  def(vm, "zeros", "shape, dtype=f32", [](Args& a) { return Value(backend::zeros(a.shape(0), a.dtype(1))); });
+  def(vm, "ones", "shape, dtype=f32", [](Args& a) { return Value(backend::ones(a.shape(0), a.dtype(1))); });
+  def(vm, "full", "shape, v, dtype=none", [](Args& a) {
+    return Value(backend::full(a.shape(0), a.number(1), dtype_or(a, 2, natural_dtype(a[1]))));
+  });
+  def(vm, "zeros_like", "x, dtype=none", [](Args& a) {
+    backend::Tensor x = a.tensor(0);
+    return Value(backend::zeros(x.shape(), dtype_or(a, 1, x.dtype())));
+  });
+  def(vm, "ones_like", "x, dtype=none", [](Args& a) {
+    backend::Tensor x = a.tensor(0);
+    return Value(backend::ones(x.shape(), dtype_or(a, 1, x.dtype())));
+  });
+  def(vm, "arange", "a, b=none, step=1, dtype=none", [](Args& a) {
+    double start = 0, stop = a.number(0);
+    if (!a[1].is_none()) {
+      start = a.number(0);
+      stop = a.number(1);
+    }
+    double step = a.number(2);
+    if (step == 0) a.fail(2, "arange step cannot be zero");
+    bool ints = a[0].is_int() && (a[1].is_none() || a[1].is_int()) && a[2].is_int();
+    return Value(backend::arange(start, stop, step, dtype_or(a, 3, ints ? DType::i64 : DType::f32)));
+  });
+  def(vm, "linspace", "a, b, n, dtype=f32", [](Args& a) {
+    int64_t n = a.integer(2);
+    if (n < 0) a.fail(2, "linspace needs n >= 0, got " + std::to_string(n));
+    return Value(backend::linspace(a.number(0), a.number(1), n, a.dtype(3)));
+  });
+  def(vm, "eye", "n, dtype=f32", [](Args& a) {
+    int64_t n = a.integer(0);
+    if (n < 0) a.fail(0, "eye needs n >= 0, got " + std::to_string(n));
+    return Value(backend::eye(n, a.dtype(1)));
+  });
+  def(vm, "rand", "shape, dtype=f32", [](Args& a) { return Value(backend::rand(a.shape(0), a.dtype(1))); });
+  def(vm, "randn", "shape, dtype=f32", [](Args& a) { return Value(backend::randn(a.shape(0), a.dtype(1))); });
+  def(vm, "randint", "lo, hi, shape, dtype=i64", [](Args& a) {
+    int64_t lo = a.integer(0), hi = a.integer(1);
+    if (hi <= lo) a.fail(1, "randint needs lo < hi, got " + std::to_string(lo) + " and " + std::to_string(hi));
+    return Value(backend::randint(lo, hi, a.shape(2), a.dtype(3)));
+  });
+  def(vm, "seed", "n", [](Args& a) {
+    backend::manual_seed(uint64_t(a.integer(0)));
+    return Value();
+  });
+}
+
+}  // namespace nn::frontend::builtins

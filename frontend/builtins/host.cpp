@@ -1,0 +1,122 @@
+// Host built-ins: print, str, len, range, time, assert, device, exit, mem,
+// and conversions of one-element tensors to host numbers.
+#include <chrono>
+#include <ostream>
+
+#include "backend/ops.h"
+#include "frontend/builtins/builtins.h"
+#include "frontend/format.h"
+#include "frontend/interpreter.h"
+
+namespace nn::frontend::builtins {
+
+void install_host(Interpreter& vm) {
+  def(vm, "print", "*values", [](Args& a) {
+    std::string line;
+    for (size_t i = 0; i < a.rest().size(); ++i) {
+      if (i) line += ' ';
+      line += to_str(a.rest()[i]);
+    }
+    line += '\n';
+    a.vm().out() << line;
+    return Value();
+  });
+  def(vm, "str", "v", [](Args& a) { return Value(to_str(a[0])); });
+  def(vm, "len", "v", [](Args& a) {
+    const Value& v = a[0];
+    switch (v.kind()) {
+      case Value::Kind::Str: return Value(int64_t(v.as_str().size()));
+      case Value::Kind::List: return Value(int64_t(v.as_list()->items.size()));
+      case Value::Kind::Tuple: return Value(int64_t(v.as_tuple()->items.size()));
+      case Value::Kind::Record: return Value(int64_t(v.as_record()->fields.size()));
+      case Value::Kind::Range: return Value(std::max<int64_t>(0, v.as_range().hi - v.as_range().lo));
+      case Value::Kind::Tensor:
+        if (v.as_tensor().ndim() == 0) a.fail(0, "len() of a 0-d tensor");
+        return Value(v.as_tensor().shape()[0]);
+      case Value::Kind::Iterator:
+        if (auto n = v.as_iterator()->length()) return Value(*n);
+        [[fallthrough]];
+      default: a.fail(0, "len() of a " + type_name(v));
+    }
+  });
+  def(vm, "range", "a, b=none", [](Args& a) {
+    if (a[1].is_none()) return Value(RangeValue{0, a.integer(0)});
+    return Value(RangeValue{a.integer(0), a.integer(1)});
+  });
+  def(vm, "time", "", [](Args&) {
+    using namespace std::chrono;
+    return Value(duration<double>(system_clock::now().time_since_epoch()).count());
+  });
+  def(vm, "assert", "c, msg=\"\"", [](Args& a) {
+    Value c = a[0];
+    bool ok = c.is_tensor() ? [&] {
+      const backend::Tensor& t = c.as_tensor();
+      if (t.numel() == 1) return t.item_bool();
+      // A tensor condition holds when every element does.
+      return backend::min(backend::astype(t, backend::DType::boolean)).item_bool();
+    }() : !(c.is_none() || (c.is_bool() && !c.as_bool()) || (c.is_int() && c.as_int() == 0) ||
+            (c.is_float() && c.as_float() == 0));
+    if (!ok) {
+      std::string msg = a[1].is_str() ? a[1].as_str() : to_str(a[1]);
+      frontend::fail(a.call_span(), msg.empty() ? "assertion failed" : "assertion failed: " + msg);
+    }
+    return Value();
+  });
+  def(vm, "device", "name", [](Args& a) {
+    backend::Device* d = backend::find_device(a.str(0));
+    if (!d) a.fail(0, "no device `" + a.str(0) + "` (this build has cpu only)");
+    return Value(DeviceValue{d});
+  });
+  def(vm, "exit", "code=0", [](Args& a) -> Value { throw ExitRequest{int(a.integer(0))}; });
+  def(vm, "mem", "device=none", [](Args& a) {
+    backend::Device* d = backend::cpu_device();
+    if (a[0].is_device()) d = a[0].as_device();
+    else if (a[0].is_str()) {
+      d = backend::find_device(a[0].as_str());
+      if (!d) a.fail(0, "no device `" + a[0].as_str() + "`");
+    }
+    backend::MemoryStats s = d->stats();
+    auto r = make_record();
+    r->set(intern("current"), Value(int64_t(s.current)));
+    r->set(intern("peak"), Value(int64_t(s.peak)));
+    r->set(intern("cached"), Value(int64_t(s.cached)));
+    r->set(intern("device"), Value(d->name()));
+    return Value(r);
+  });
+  def(vm, "item", "x", [](Args& a) {
+    backend::Tensor t = a.tensor(0);
+    if (t.numel() != 1) a.fail(0, "item() needs a tensor with one element, not " + t.type().str());
+    if (t.dtype() == backend::DType::boolean) return Value(t.item_bool());
+    if (is_integral(t.dtype())) return Value(t.item_int());
+    return Value(t.item_double());
+  });
+  def(vm, "int", "x", [](Args& a) {
+    const Value& v = a[0];
+    if (v.is_float()) return Value(int64_t(v.as_float()));
+    if (v.is_str()) {
+      try {
+        size_t used = 0;
+        int64_t i = std::stoll(v.as_str(), &used);
+        if (used == v.as_str().size()) return Value(i);
+      } catch (const std::exception&) {
+      }
+      a.fail(0, "cannot convert \"" + v.as_str() + "\" to an int");
+    }
+    return Value(int64_t(a.number(0)));
+  });
+  def(vm, "float", "x", [](Args& a) {
+    const Value& v = a[0];
+    if (v.is_str()) {
+      try {
+        size_t used = 0;
+        double d = std::stod(v.as_str(), &used);
+        if (used == v.as_str().size()) return Value(d);
+      } catch (const std::exception&) {
+      }
+      a.fail(0, "cannot convert \"" + v.as_str() + "\" to a float");
+    }
+    return Value(a.number(0));
+  });
+}
+
+}  // namespace nn::frontend::builtins

@@ -1,0 +1,51 @@
+// Built-ins that change shapes, dtypes and devices.
+#include "backend/ops.h"
+#include "frontend/builtins/builtins.h"
+#include "frontend/interpreter.h"
+
+namespace nn::frontend::builtins {
+namespace {
+std::vector<backend::Tensor> tensor_list(Args& a, size_t i) {
+  const Value& v = a[i];
+  const std::vector<Value>* items = v.is_list() ? &v.as_list()->items : v.is_tuple() ? &v.as_tuple()->items : nullptr;
+  if (!items) a.fail(i, "expected a list of tensors, got a " + type_name(v));
+  if (items->empty()) a.fail(i, "expected a non-empty list of tensors");
+  std::vector<backend::Tensor> ts;
+  for (auto& it : *items) ts.push_back(a.vm().to_tensor(it, a.span(i)));
+  return ts;
+}
+}  // namespace
+
+void install_shape(Interpreter& vm) {
+  def(vm, "reshape", "x, shape", [](Args& a) { return Value(backend::reshape(a.tensor(0), a.int_list(1))); });
+  def(vm, "permute", "x, dims", [](Args& a) { return Value(backend::permute(a.tensor(0), a.int_list(1))); });
+  def(vm, "transpose", "x, a=-2, b=-1", [](Args& a) {
+    return Value(backend::transpose(a.tensor(0), a.integer(1), a.integer(2)));
+  });
+  def(vm, "flatten", "x, start=1", [](Args& a) { return Value(backend::flatten(a.tensor(0), a.integer(1))); });
+  def(vm, "squeeze", "x, axis=none", [](Args& a) {
+    std::optional<int64_t> axis;
+    if (!a[1].is_none()) axis = a.integer(1);
+    return Value(backend::squeeze(a.tensor(0), axis));
+  });
+  def(vm, "unsqueeze", "x, axis", [](Args& a) { return Value(backend::unsqueeze(a.tensor(0), a.integer(1))); });
+  def(vm, "concat", "xs, axis=0", [](Args& a) { return Value(backend::concat(tensor_list(a, 0), a.integer(1))); });
+  def(vm, "stack", "xs, axis=0", [](Args& a) { return Value(backend::stack(tensor_list(a, 0), a.integer(1))); });
+  def(vm, "broadcast_to", "x, shape", [](Args& a) {
+    return Value(backend::broadcast_to(a.tensor(0), a.shape(1)));
+  });
+  def(vm, "astype", "x, dtype", [](Args& a) {
+    backend::Tensor r = backend::astype(a.tensor(0), a.dtype(1));
+    return Value(r);
+  });
+  def(vm, "to", "x, device", [](Args& a) {
+    backend::Device* d = nullptr;
+    if (a[1].is_device()) d = a[1].as_device();
+    else if (a[1].is_str()) d = backend::find_device(a[1].as_str());
+    else a.fail(1, "expected a device or a device name, got a " + type_name(a[1]));
+    if (!d) a.fail(1, "no device `" + a.str(1) + "` (this build has cpu only)");
+    return Value(backend::to_device(a.tensor(0), d));
+  });
+}
+
+}  // namespace nn::frontend::builtins

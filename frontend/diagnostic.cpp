@@ -1,0 +1,63 @@
+// Rendering of diagnostics and name suggestions.
+#include "frontend/diagnostic.h"
+
+#include <algorithm>
+
+namespace nn::frontend {
+
+std::string render(const Diagnostic& d, const SourceManager& sources) {
+  std::string out = d.severity + ": " + d.message + "\n";
+  if (d.span.valid()) {
+    const SourceFile& f = sources.file(d.span.file);
+    LineCol lc = f.line_col(d.span.begin);
+    std::string num = std::to_string(lc.line);
+    std::string pad(num.size(), ' ');
+    out += pad + "--> " + f.path() + ":" + num + ":" + std::to_string(lc.col) + "\n";
+    std::string line = f.line_text(lc.line);
+    out += pad + " |\n";
+    out += num + " | " + line + "\n";
+    // Carets cover the span on its first line (at least one).
+    size_t start = lc.col - 1;
+    LineCol end = f.line_col(d.span.end > d.span.begin ? d.span.end - 1 : d.span.begin);
+    size_t width = end.line == lc.line ? end.col - lc.col + 1 : (line.size() > start ? line.size() - start : 1);
+    if (d.span.end <= d.span.begin) width = 1;
+    std::string lead;
+    for (size_t i = 0; i < start && i < line.size(); ++i) lead += line[i] == '\t' ? '\t' : ' ';
+    if (start > line.size()) lead.append(start - line.size(), ' ');
+    out += pad + " | " + lead + std::string(std::max<size_t>(width, 1), '^') + "\n";
+  }
+  for (const auto& n : d.notes) out += "  " + n + "\n";
+  return out;
+}
+
+namespace {
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+}  // namespace
+
+std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = std::max<size_t>(1, name.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    if (c == name) continue;
+    size_t d = edit_distance(name, c);
+    if (d < best_d || (d == best_d && !best.empty() && c < best)) {
+      if (d < best_d || best.empty()) {
+        best_d = d;
+        best = c;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace nn::frontend

@@ -1,0 +1,56 @@
+// Scopes: an Env maps symbols to values and points to its enclosing scope.
+// Small scopes are scanned; big ones (module globals, the prelude) keep an index.
+#pragma once
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "frontend/value.h"
+
+namespace nn::frontend {
+
+struct Env;
+using EnvPtr = std::shared_ptr<Env>;
+
+struct Env {
+  explicit Env(EnvPtr parent_env = nullptr) : parent(std::move(parent_env)) {}
+  EnvPtr parent;
+  std::vector<Symbol> names;
+  std::vector<Value> values;
+
+  Value* find_local(Symbol s) {
+    if (!index.empty()) {
+      auto it = index.find(s);
+      return it == index.end() ? nullptr : &values[it->second];
+    }
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == s) return &values[i];
+    return nullptr;
+  }
+  Value* find(Symbol s) {
+    for (Env* e = this; e; e = e->parent.get())
+      if (Value* v = e->find_local(s)) return v;
+    return nullptr;
+  }
+  // Declares (or redeclares, as `let` may) a name in this scope.
+  void define(Symbol s, Value v) {
+    if (Value* old = find_local(s)) {
+      *old = std::move(v);
+      return;
+    }
+    names.push_back(s);
+    values.push_back(std::move(v));
+    if (!index.empty() || names.size() > kIndexAbove) {
+      if (index.empty())
+        for (size_t i = 0; i < names.size(); ++i) index.emplace(names[i], uint32_t(i));
+      else
+        index.emplace(s, uint32_t(names.size() - 1));
+    }
+  }
+
+ private:
+  static constexpr size_t kIndexAbove = 12;
+  std::unordered_map<Symbol, uint32_t> index;
+};
+
+}  // namespace nn::frontend

@@ -1,0 +1,329 @@
+// Evaluation of expressions: literals, names, containers, fields, indexing
+// and lambdas. Operators are in operators.cpp, calls in calls.cpp.
+#include "backend/error.h"
+#include "backend/ops.h"
+#include "frontend/index_items.h"
+#include "frontend/interpreter.h"
+
+namespace nn::frontend {
+
+Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
+  switch (e.kind) {
+    case ExprKind::Int: return Value(static_cast<const IntLit&>(e).value);
+    case ExprKind::Float: return Value(static_cast<const FloatLit&>(e).value);
+    case ExprKind::Bool: return Value(static_cast<const BoolLit&>(e).value);
+    case ExprKind::None: return Value();
+    case ExprKind::Str: return Value(static_cast<const StrLit&>(e).value);
+    case ExprKind::Name: return eval_name(static_cast<const NameExpr&>(e), env);
+    case ExprKind::List: return eval_list(static_cast<const ListExpr&>(e), env);
+    case ExprKind::Tuple: {
+      auto& t = static_cast<const TupleExpr&>(e);
+      std::vector<Value> items;
+      items.reserve(t.items.size());
+      for (auto& it : t.items) items.push_back(eval(*it, env));
+      return Value(make_tuple(std::move(items)));
+    }
+    case ExprKind::Record: return eval_record(static_cast<const RecordExpr&>(e), env);
+    case ExprKind::Unary: {
+      auto& u = static_cast<const UnaryExpr&>(e);
+      return negate(eval(*u.operand, env), e.span);
+    }
+    case ExprKind::Not: {
+      auto& n = static_cast<const NotExpr&>(e);
+      return Value(!truthy(eval(*n.operand, env), n.operand->span));
+    }
+    case ExprKind::Binary: {
+      auto& b = static_cast<const BinaryExpr&>(e);
+      // Number literals next to a tensor become cached weak tensors, not new ones per call.
+      Value lhs = eval(*b.lhs, env);
+      Value rhs = eval(*b.rhs, env);
+      if (lhs.is_tensor() && (b.rhs->kind == ExprKind::Int || b.rhs->kind == ExprKind::Float))
+        rhs = literal_tensor(*b.rhs);
+      else if (rhs.is_tensor() && (b.lhs->kind == ExprKind::Int || b.lhs->kind == ExprKind::Float))
+        lhs = literal_tensor(*b.lhs);
+      return binary(b.op, lhs, rhs, b.span);
+    }
+    case ExprKind::Logical: {
+      auto& l = static_cast<const LogicalExpr&>(e);
+      Value lhs = eval(*l.lhs, env);
+      bool t = truthy(lhs, l.lhs->span);
+      if (l.is_and ? !t : t) return lhs;
+      return eval(*l.rhs, env);
+    }
+    case ExprKind::Range: {
+      auto& r = static_cast<const RangeExpr&>(e);
+      Value lo = eval(*r.lo, env), hi = eval(*r.hi, env);
+      if (!lo.is_int()) fail(r.lo->span, "a range bound must be an int, not a " + type_name(lo));
+      if (!hi.is_int()) fail(r.hi->span, "a range bound must be an int, not a " + type_name(hi));
+      return Value(RangeValue{lo.as_int(), hi.as_int()});
+    }
+    case ExprKind::Call: return eval_call(static_cast<const CallExpr&>(e), env);
+    case ExprKind::Index: return eval_index(static_cast<const IndexExpr&>(e), env);
+    case ExprKind::Field: return eval_field(static_cast<const FieldExpr&>(e), env);
+    case ExprKind::Lambda: {
+      auto f = std::make_shared<Function>();
+      f->kind = Function::Kind::Closure;
+      f->def = static_cast<const LambdaExpr&>(e).def.get();
+      f->env = env;
+      return Value(FunctionPtr(f));
+    }
+  }
+  fail(e.span, "internal: unknown expression");
+}
+
+Value Interpreter::literal_tensor(const Expr& e) {
+  if (e.kind == ExprKind::Int) {
+    auto& l = static_cast<const IntLit&>(e);
+    if (!l.as_tensor.defined()) l.as_tensor = backend::scalar_int(l.value, backend::DType::i64, true);
+    return Value(l.as_tensor);
+  }
+  auto& l = static_cast<const FloatLit&>(e);
+  if (!l.as_tensor.defined()) l.as_tensor = backend::scalar(l.value, backend::DType::f64, true);
+  return Value(l.as_tensor);
+}
+
+Value Interpreter::eval_name(const NameExpr& e, const EnvPtr& env) {
+  if (!e.sym) e.sym = intern(e.name);
+  if (Value* v = env->find(e.sym)) return *v;
+  std::vector<std::string> known;
+  for (Env* s = env.get(); s; s = s->parent.get())
+    for (Symbol n : s->names) known.push_back(symbol_name(n));
+  std::string hint = closest_name(e.name, known);
+  Diagnostic d{"unknown name `" + e.name + "`", e.span, {}};
+  if (!hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
+  throw ScriptError(std::move(d));
+}
+
+namespace {
+// A bracket literal is a tensor when every leaf is a number or bool (nested
+// lists must be rectangular); otherwise it is a list.
+bool numeric_leaf(const Value& v) { return v.is_number(); }
+
+bool all_numeric(const std::vector<Value>& items) {
+  for (auto& v : items) {
+    if (numeric_leaf(v)) continue;
+    if (v.is_tensor() && !v.as_tensor().weak()) continue;  // nested literal rows are tensors already
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
+Value Interpreter::eval_list(const ListExpr& e, const EnvPtr& env) {
+  std::vector<Value> items;
+  items.reserve(e.items.size());
+  bool nested_literals = true;
+  for (auto& it : e.items) {
+    items.push_back(eval(*it, env));
+    if (it->kind != ExprKind::List && !numeric_leaf(items.back())) nested_literals = false;
+  }
+  if (items.empty() || !all_numeric(items)) return Value(make_list(std::move(items)));
+  // Rows made by nested bracket literals stack into one tensor; a tensor
+  // variable inside a literal (not a literal row) makes a list instead.
+  if (!nested_literals) return Value(make_list(std::move(items)));
+  bool any_tensor = false, any_float = false, all_bool = true;
+  for (auto& v : items) {
+    if (v.is_tensor()) any_tensor = true;
+    if (v.is_float()) any_float = true;
+    if (!v.is_bool()) all_bool = false;
+  }
+  if (!any_tensor) {
+    backend::Shape shape{int64_t(items.size())};
+    if (all_bool) {
+      std::vector<int64_t> b;
+      for (auto& v : items) b.push_back(v.as_bool());
+      return Value(backend::from_ints(b, shape, backend::DType::boolean));
+    }
+    if (any_float) {
+      std::vector<double> d;
+      for (auto& v : items) d.push_back(v.as_number());
+      return Value(backend::from_doubles(d, shape, backend::DType::f32));
+    }
+    std::vector<int64_t> d;
+    for (auto& v : items) d.push_back(v.is_bool() ? int64_t(v.as_bool()) : v.as_int());
+    return Value(backend::from_ints(d, shape, backend::DType::i64));
+  }
+  // Nested rows: all must be tensors of one shape (ragged is an error).
+  std::vector<backend::Tensor> rows;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_tensor()) fail(e.items[i]->span, "ragged nested list: a number where a row was expected");
+    rows.push_back(items[i].as_tensor());
+    if (rows.back().shape() != rows[0].shape())
+      fail(e.items[i]->span, "ragged nested list: row of shape " + rows.back().shape().str() +
+                                 " where rows have shape " + rows[0].shape().str());
+  }
+  try {
+    return Value(backend::stack(rows, 0));
+  } catch (const backend::Error& ex) {
+    fail(e.span, ex.what());
+  }
+}
+
+Value Interpreter::eval_record(const RecordExpr& e, const EnvPtr& env) {
+  auto r = make_record();
+  for (auto& f : e.fields) {
+    Symbol s = intern(f.name);
+    if (r->find(s)) fail(f.name_span, "field `" + f.name + "` is given twice");
+    r->fields.emplace_back(s, eval(*f.value, env));
+  }
+  return Value(r);
+}
+
+// ---------------------------------------------------------------- indexing
+
+int64_t list_index(const Value& index, int64_t size, Span span) {
+  int64_t i = 0;
+  if (index.is_int()) i = index.as_int();
+  else if (index.is_tensor() && is_integral(index.as_tensor().dtype()) && index.as_tensor().numel() == 1)
+    i = index.as_tensor().item_int();
+  else fail(span, "an index must be an int, not a " + type_name(index));
+  int64_t j = i < 0 ? i + size : i;
+  if (j < 0 || j >= size)
+    fail(span, "index " + std::to_string(i) + " is out of range for length " + std::to_string(size));
+  return j;
+}
+
+namespace {
+std::optional<int64_t> slice_bound(Interpreter& vm, const ExprPtr& e, const EnvPtr& env) {
+  if (!e) return std::nullopt;
+  Value v = vm.eval(*e, env);
+  if (v.is_none()) return std::nullopt;
+  if (v.is_int()) return v.as_int();
+  if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().numel() == 1) return v.as_tensor().item_int();
+  fail(e->span, "a slice bound must be an int, not a " + type_name(v));
+}
+}  // namespace
+
+std::vector<backend::IndexItem> eval_index_items(Interpreter& vm, const IndexExpr& e, const EnvPtr& env) {
+  std::vector<backend::IndexItem> items;
+  for (auto& it : e.items) {
+    backend::IndexItem item;
+    if (it.is_slice) {
+      item.kind = backend::IndexItem::slice;
+      item.start = slice_bound(vm, it.start, env);
+      item.stop = slice_bound(vm, it.stop, env);
+      item.step = slice_bound(vm, it.step, env);
+    } else {
+      Value v = vm.eval(*it.index, env);
+      item.kind = backend::IndexItem::index;
+      if (v.is_int()) item.i = v.as_int();
+      else if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().ndim() == 0)
+        item.i = v.as_tensor().item_int();
+      else fail(it.span, "an index must be an int or a slice, not a " + type_name(v));
+    }
+    items.push_back(item);
+  }
+  return items;
+}
+
+Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
+  Value target = eval(*e.target, env);
+  if (target.is_tensor()) {
+    // One integer tensor of ids picks rows: x[ids].
+    if (e.items.size() == 1 && !e.items[0].is_slice) {
+      Value iv = eval(*e.items[0].index, env);
+      if (iv.is_tensor() && iv.as_tensor().ndim() > 0) {
+        try {
+          return Value(backend::take(target.as_tensor(), iv.as_tensor()));
+        } catch (const backend::Error& ex) {
+          fail(e.span, ex.what());
+        }
+      }
+    }
+    std::vector<backend::IndexItem> items = eval_index_items(*this, e, env);
+    try {
+      return Value(backend::index(target.as_tensor(), items));
+    } catch (const backend::Error& ex) {
+      fail(e.span, ex.what());
+    }
+  }
+  const std::vector<Value>* seq = nullptr;
+  if (target.is_list()) seq = &target.as_list()->items;
+  else if (target.is_tuple()) seq = &target.as_tuple()->items;
+  if (!seq && !target.is_str() && !target.is_range()) fail(e.target->span, "a " + type_name(target) + " cannot be indexed");
+  if (e.items.size() != 1) fail(e.span, "a " + type_name(target) + " takes one index");
+  int64_t size = seq ? int64_t(seq->size())
+                 : target.is_str() ? int64_t(target.as_str().size())
+                                   : std::max<int64_t>(0, target.as_range().hi - target.as_range().lo);
+  auto& it = e.items[0];
+  if (!it.is_slice) {
+    int64_t i = list_index(eval(*it.index, env), size, it.span);
+    if (seq) return (*seq)[size_t(i)];
+    if (target.is_str()) return Value(std::string(1, target.as_str()[size_t(i)]));
+    return Value(target.as_range().lo + i);
+  }
+  // Python slice semantics on host sequences.
+  auto lo = slice_bound(*this, it.start, env), hi = slice_bound(*this, it.stop, env),
+       st = slice_bound(*this, it.step, env);
+  int64_t step = st.value_or(1);
+  if (step == 0) fail(it.span, "slice step cannot be zero");
+  auto clampb = [&](std::optional<int64_t> b, int64_t dflt) {
+    if (!b) return dflt;
+    int64_t v = *b < 0 ? *b + size : *b;
+    return step > 0 ? std::clamp<int64_t>(v, 0, size) : std::clamp<int64_t>(v, -1, size - 1);
+  };
+  int64_t a = clampb(lo, step > 0 ? 0 : size - 1), b = clampb(hi, step > 0 ? size : -1);
+  std::vector<Value> out;
+  std::string sout;
+  for (int64_t i = a; step > 0 ? i < b : i > b; i += step) {
+    if (seq) out.push_back((*seq)[size_t(i)]);
+    else if (target.is_str()) sout += target.as_str()[size_t(i)];
+    else out.push_back(Value(target.as_range().lo + i));
+  }
+  if (target.is_str()) return Value(sout);
+  if (target.is_tuple()) return Value(make_tuple(std::move(out)));
+  return Value(make_list(std::move(out)));
+}
+
+// ---------------------------------------------------------------- fields
+
+Value Interpreter::eval_field(const FieldExpr& e, const EnvPtr& env) {
+  if (!e.sym) e.sym = intern(e.name);
+  return field_of(eval(*e.target, env), e.sym, e.name_span, env, false);
+}
+
+Value Interpreter::field_of(const Value& target, Symbol name, Span span, const EnvPtr& env, bool for_call) {
+  const std::string& n = symbol_name(name);
+  if (target.is_record()) {
+    if (const Value* v = target.as_record()->find(name)) return *v;
+  }
+  if (target.is_tensor() && !for_call) {
+    const backend::Tensor& t = target.as_tensor();
+    if (n == "shape") {
+      std::vector<Value> dims;
+      for (int64_t d : t.shape()) dims.push_back(Value(d));
+      return Value(make_list(std::move(dims)));
+    }
+    if (n == "ndim") return Value(int64_t(t.ndim()));
+    if (n == "size") return Value(t.numel());
+    if (n == "dtype") return Value(t.dtype());
+    if (n == "device") return Value(DeviceValue{t.device()});
+    if (n == "T") {
+      if (t.ndim() != 2) fail(span, "`.T` needs a 2-d tensor, not " + t.type().str() + "; use transpose() or permute()");
+      try {
+        return Value(backend::transpose(t, 0, 1));
+      } catch (const backend::Error& ex) {
+        fail(span, ex.what());
+      }
+    }
+  }
+  // Method sugar: x.f means f with x as its first argument.
+  if (Value* f = env->find(name); f && f->is_function()) {
+    auto bound = std::make_shared<Function>();
+    bound->kind = Function::Kind::Bound;
+    bound->self = target;
+    bound->target = f->as_function();
+    return Value(FunctionPtr(bound));
+  }
+  if (target.is_record()) {
+    std::vector<std::string> fields;
+    for (auto& [k, v] : target.as_record()->fields) fields.push_back(symbol_name(k));
+    Diagnostic d{"record has no field `" + n + "`", span, {}};
+    std::string hint = closest_name(n, fields);
+    if (!hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
+    throw ScriptError(std::move(d));
+  }
+  fail(span, "a " + type_name(target) + " has no attribute `" + n + "`, and no function `" + n + "` is in scope");
+}
+
+}  // namespace nn::frontend

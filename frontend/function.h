@@ -1,0 +1,84 @@
+// Callable values: closures over nn code, built-in functions written in C++,
+// and bound methods (method sugar `x.f(a)` for a function f in scope).
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "frontend/value.h"
+
+namespace nn::frontend {
+
+class Interpreter;
+struct Env;
+using EnvPtr = std::shared_ptr<Env>;
+
+// Arguments of a built-in, bound to its parameters by position or keyword.
+class Args {
+ public:
+  Args(Interpreter& vm, Span call_span) : vm_(vm), call_span_(call_span) {}
+  size_t size() const { return values_.size(); }
+  Value& operator[](size_t i) { return values_[i]; }
+  const Value& operator[](size_t i) const { return values_[i]; }
+  bool given(size_t i) const { return given_[i]; }
+  // Positional arguments past the last parameter (variadic built-ins).
+  std::vector<Value>& rest() { return rest_; }
+  Span span(size_t i) const { return spans_[i].valid() ? spans_[i] : call_span_; }
+  Span call_span() const { return call_span_; }
+  Interpreter& vm() { return vm_; }
+
+  // Conversions with diagnostics pointing at the argument.
+  backend::Tensor tensor(size_t i) const;            // numbers and lists become tensors
+  int64_t integer(size_t i) const;                   // int, or 1-element integer tensor
+  double number(size_t i) const;                     // int/float/bool or 1-element tensor
+  bool boolean(size_t i) const;
+  const std::string& str(size_t i) const;
+  backend::DType dtype(size_t i) const;
+  backend::Shape shape(size_t i) const;              // list/tuple of ints, int tensor, or an int
+  std::vector<int64_t> int_list(size_t i) const;     // same inputs as shape(), may be negative
+  std::optional<std::vector<int64_t>> axes(size_t i) const;  // none, an int, or a list of ints
+  [[noreturn]] void fail(size_t i, const std::string& message) const;
+
+ private:
+  friend class Interpreter;
+  Interpreter& vm_;
+  Span call_span_;
+  std::vector<Value> values_;
+  std::vector<bool> given_;
+  std::vector<Span> spans_;
+  std::vector<Value> rest_;
+};
+
+struct BuiltinParam {
+  std::string name;
+  Symbol sym = 0;
+  std::optional<Value> default_value;  // empty: required
+};
+
+struct Builtin {
+  std::string name;
+  std::vector<BuiltinParam> params;
+  bool variadic = false;  // extra positional arguments go to Args::rest()
+  std::function<Value(Args&)> fn;
+};
+
+struct Function {
+  enum class Kind : uint8_t { Closure, Builtin, Bound };
+  Kind kind = Kind::Closure;
+  // Closure: the definition (owned by the interpreter's parsed programs) and
+  // the scope it captured by reference.
+  const FunctionDef* def = nullptr;
+  EnvPtr env;
+  // Builtin.
+  std::shared_ptr<const Builtin> builtin;
+  // Bound: `self` becomes the first positional argument of `target`.
+  Value self;
+  FunctionPtr target;
+
+  std::string name() const;
+};
+
+}  // namespace nn::frontend

@@ -1,0 +1,302 @@
+// The interpreter: construction, running programs, statements, guards.
+#include "frontend/interpreter.h"
+
+#include <pthread.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "backend/error.h"
+#include "backend/ops.h"
+#include "frontend/format.h"
+#include "frontend/parser.h"
+
+namespace nn::frontend {
+
+Interpreter::Interpreter(InterpreterOptions opts) : opts_(std::move(opts)) {
+  if (opts_.threads > 0) backend::set_num_threads(opts_.threads);
+  else backend::set_num_threads(backend::num_threads());
+  backend::manual_seed(opts_.seed);
+  if (opts_.max_memory_bytes) backend::cpu_device()->pool().set_limit(opts_.max_memory_bytes);
+  if (const char* p = std::getenv("NN_PATH")) {
+    std::stringstream ss(p);
+    for (std::string part; std::getline(ss, part, ':');)
+      if (!part.empty()) opts_.search_paths.push_back(part);
+  }
+  prelude_ = std::make_shared<Env>();
+  install_builtins();
+  globals_ = std::make_shared<Env>(prelude_);
+  load_stdlib_prelude();
+}
+
+Interpreter::~Interpreter() = default;
+
+std::ostream& Interpreter::out() { return opts_.out ? *opts_.out : std::cout; }
+
+std::string Interpreter::render(const ScriptError& e) const {
+  std::string s;
+  for (const auto& d : e.diagnostics()) s += frontend::render(d, sources_);
+  return s;
+}
+
+void Interpreter::set_global(const std::string& name, Value v) { globals_->define(intern(name), std::move(v)); }
+
+Value* Interpreter::find_global(const std::string& name) { return globals_->find(intern(name)); }
+
+std::vector<std::string> Interpreter::global_names() const {
+  std::vector<std::string> names;
+  for (Env* e = globals_.get(); e; e = e->parent.get())
+    for (Symbol s : e->names) names.push_back(symbol_name(s));
+  return names;
+}
+
+void Interpreter::define_builtin(std::shared_ptr<Builtin> b) {
+  for (auto& p : b->params) p.sym = intern(p.name);
+  auto f = std::make_shared<Function>();
+  f->kind = Function::Kind::Builtin;
+  Symbol name = intern(b->name);
+  f->builtin = std::move(b);
+  prelude_->define(name, Value(FunctionPtr(f)));
+}
+
+// ---------------------------------------------------------------- running
+
+namespace {
+std::string read_file(const std::string& path, bool& ok) {
+  std::ifstream in(path, std::ios::binary);
+  ok = bool(in);
+  if (!ok) return "";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Records the stack's extent the first time a run begins on a thread, so
+// deep recursion becomes a diagnostic before the C++ stack runs out.
+void stack_extent(char*& base, size_t& limit) {
+  pthread_attr_t attr;
+  void* addr = nullptr;
+  size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+  }
+  if (!addr || size == 0) size = size_t(8) << 20;
+  char here;
+  base = addr ? static_cast<char*>(addr) + size : &here;
+  // Keep a margin for the frames that report the error (and sanitizers' redzones).
+  size_t margin = std::min(size / 4, size_t(2) << 20);
+  limit = size - margin;
+}
+}  // namespace
+
+void Interpreter::check_stack(Span span) {
+  char here;
+  if (!stack_base_) stack_extent(stack_base_, stack_limit_);
+  if (size_t(stack_base_ - &here) > stack_limit_) fail(span, "recursion too deep (the stack is nearly full)");
+}
+
+std::unique_ptr<Program> Interpreter::parse(uint32_t file_id) {
+  return parse_program(sources_, file_id);
+}
+
+Value Interpreter::run_program(std::unique_ptr<Program> prog, const EnvPtr& globals) {
+  check_names(*prog, globals);
+  Program* p = prog.get();
+  programs_.push_back(std::move(prog));
+  Value last;
+  Flow flow = exec_stmts(p->stmts, globals, &last);
+  (void)flow;  // break/continue/return at top level are rejected by check_names
+  return last;
+}
+
+Value Interpreter::run_file(const std::string& path) {
+  if (!opts_.allow_files) throw ScriptError(Diagnostic{"file access is not allowed: " + path, {}, {}});
+  bool ok = false;
+  std::string text = read_file(path, ok);
+  if (!ok) throw ScriptError(Diagnostic{"cannot read file `" + path + "`", {}, {}});
+  uint32_t id = sources_.add(path, std::move(text));
+  return run_program(parse(id), globals_);
+}
+
+Value Interpreter::run_code(const std::string& name, const std::string& code) {
+  uint32_t id = sources_.add(name, code);
+  return run_program(parse(id), globals_);
+}
+
+void Interpreter::check_file(const std::string& path) {
+  bool ok = false;
+  std::string text = read_file(path, ok);
+  if (!ok) throw ScriptError(Diagnostic{"cannot read file `" + path + "`", {}, {}});
+  uint32_t id = sources_.add(path, std::move(text));
+  auto prog = parse(id);
+  check_names(*prog, globals_);
+  programs_.push_back(std::move(prog));
+}
+
+// ---------------------------------------------------------------- statements
+
+Interpreter::Flow Interpreter::exec_stmts(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last) {
+  for (const auto& s : stmts) {
+    Flow f = exec(*s, env, last);
+    if (f != Flow::Normal) return f;
+  }
+  return Flow::Normal;
+}
+
+Interpreter::Flow Interpreter::exec_block(const Block& b, const EnvPtr& env, Value* last) {
+  auto scope = std::make_shared<Env>(env);
+  return exec_stmts(b.stmts, scope, last);
+}
+
+Interpreter::Flow Interpreter::exec(const Stmt& s, const EnvPtr& env, Value* last) {
+  if (last) *last = Value();
+  switch (s.kind) {
+    case StmtKind::ExprStmt: {
+      Value v = eval(*static_cast<const ExprStmt&>(s).expr, env);
+      if (last) *last = std::move(v);
+      return Flow::Normal;
+    }
+    case StmtKind::Let: {
+      auto& l = static_cast<const LetStmt&>(s);
+      bind_pattern(l.pattern, eval(*l.value, env), env, l.value->span);
+      return Flow::Normal;
+    }
+    case StmtKind::Assign:
+      exec_assign(static_cast<const AssignStmt&>(s), env);
+      return Flow::Normal;
+    case StmtKind::FnDecl: {
+      auto& d = static_cast<const FnDeclStmt&>(s);
+      auto f = std::make_shared<Function>();
+      f->kind = Function::Kind::Closure;
+      f->def = d.def.get();
+      f->env = env;
+      env->define(intern(d.def->name), Value(FunctionPtr(f)));
+      return Flow::Normal;
+    }
+    case StmtKind::GraphBlock:
+      // Graph mode is not built yet: a graph block runs as eager code (SPEC --eager).
+      return exec_block(*static_cast<const GraphBlockStmt&>(s).body, env, nullptr);
+    case StmtKind::If: {
+      auto& i = static_cast<const IfStmt&>(s);
+      if (truthy(eval(*i.cond, env), i.cond->span)) return exec_block(*i.then_block, env, last);
+      if (i.else_block) return exec_block(*i.else_block, env, last);
+      return Flow::Normal;
+    }
+    case StmtKind::For:
+      return exec_for(static_cast<const ForStmt&>(s), env, last);
+    case StmtKind::While: {
+      auto& w = static_cast<const WhileStmt&>(s);
+      Value result;
+      while (truthy(eval(*w.cond, env), w.cond->span)) {
+        Flow f = exec_block(*w.body, env, &result);
+        if (f == Flow::Break) break;
+        if (f == Flow::Return) {
+          if (last) *last = std::move(result);
+          return f;
+        }
+      }
+      return Flow::Normal;
+    }
+    case StmtKind::Break: return Flow::Break;
+    case StmtKind::Continue: return Flow::Continue;
+    case StmtKind::Return: {
+      auto& r = static_cast<const ReturnStmt&>(s);
+      Value v = r.value ? eval(*r.value, env) : Value();
+      if (last) *last = std::move(v);
+      return Flow::Return;
+    }
+    case StmtKind::Import:
+      exec_import(static_cast<const ImportStmt&>(s), env);
+      return Flow::Normal;
+  }
+  return Flow::Normal;
+}
+
+void Interpreter::bind_pattern(const Pattern& p, Value v, const EnvPtr& env, Span value_span) {
+  if (!p.is_tuple) {
+    env->define(intern(p.name), std::move(v));
+    return;
+  }
+  const std::vector<Value>* items = nullptr;
+  if (v.is_tuple()) items = &v.as_tuple()->items;
+  else if (v.is_list()) items = &v.as_list()->items;
+  if (!items) fail(value_span, "cannot destructure a " + type_name(v) + " into " + std::to_string(p.items.size()) + " names; a tuple or list is needed");
+  if (items->size() != p.items.size())
+    fail(value_span, "cannot destructure " + std::to_string(items->size()) + " values into " +
+                         std::to_string(p.items.size()) + " names");
+  std::vector<Value> copy = *items;
+  for (size_t i = 0; i < p.items.size(); ++i) bind_pattern(p.items[i], std::move(copy[i]), env, value_span);
+}
+
+namespace {
+// One step of a for loop's iteration over any iterable value.
+struct ForCursor {
+  const Value& seq;
+  int64_t i = 0;
+  std::optional<Value> next(Interpreter& vm, Span span) {
+    switch (seq.kind()) {
+      case Value::Kind::Range: {
+        auto r = seq.as_range();
+        if (r.lo + i >= r.hi) return std::nullopt;
+        return Value(r.lo + i++);
+      }
+      case Value::Kind::List: {
+        auto& items = seq.as_list()->items;  // re-read each step: the body may append
+        if (size_t(i) >= items.size()) return std::nullopt;
+        return items[size_t(i++)];
+      }
+      case Value::Kind::Tuple: {
+        auto& items = seq.as_tuple()->items;
+        if (size_t(i) >= items.size()) return std::nullopt;
+        return items[size_t(i++)];
+      }
+      case Value::Kind::Str: {
+        auto& s = seq.as_str();
+        if (size_t(i) >= s.size()) return std::nullopt;
+        return Value(std::string(1, s[size_t(i++)]));
+      }
+      case Value::Kind::Tensor: {
+        auto& t = seq.as_tensor();
+        if (t.ndim() == 0) fail(span, "cannot iterate over a 0-d tensor " + t.type().str());
+        if (i >= t.shape()[0]) return std::nullopt;
+        backend::IndexItem item;
+        item.kind = backend::IndexItem::index;
+        item.i = i++;
+        return Value(backend::index(t, {item}));
+      }
+      case Value::Kind::Iterator: return seq.as_iterator()->next();
+      default: fail(span, "cannot iterate over a " + type_name(seq));
+    }
+    (void)vm;
+  }
+};
+}  // namespace
+
+Interpreter::Flow Interpreter::exec_for(const ForStmt& s, const EnvPtr& env, Value* last) {
+  Value seq = eval(*s.iterable, env);
+  Value result;
+  ForCursor cursor{seq};
+  while (true) {
+    std::optional<Value> item;
+    try {
+      item = cursor.next(*this, s.iterable->span);
+    } catch (const backend::Error& e) {
+      fail(s.iterable->span, e.what());
+    }
+    if (!item) break;
+    auto scope = std::make_shared<Env>(env);
+    bind_pattern(s.var, std::move(*item), scope, s.iterable->span);
+    Flow f = exec_stmts(s.body->stmts, scope, &result);
+    if (f == Flow::Break) break;
+    if (f == Flow::Return) {
+      if (last) *last = std::move(result);
+      return f;
+    }
+  }
+  return Flow::Normal;
+}
+
+}  // namespace nn::frontend

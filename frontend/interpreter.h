@@ -1,0 +1,135 @@
+// The tree-walking interpreter: runs programs statement by statement, holds
+// the prelude, module globals, loaded modules and the call stack. Every tensor
+// op it evaluates goes through backend::dispatch.
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "frontend/diagnostic.h"
+#include "frontend/environment.h"
+#include "frontend/function.h"
+#include "frontend/source.h"
+#include "frontend/value.h"
+
+namespace nn::frontend {
+
+struct InterpreterOptions {
+  int threads = 0;                        // 0: all cores
+  uint64_t seed = 0;
+  std::vector<std::string> search_paths;  // NN_PATH entries are added too
+  bool allow_files = true;
+  size_t max_memory_bytes = 0;            // 0: the machine's memory
+  std::vector<std::string> args;          // `args` in scripts
+  std::ostream* out = nullptr;            // print(); null: std::cout
+};
+
+// Thrown by exit(code): unwinds to the host, which ends the program.
+struct ExitRequest {
+  int code;
+};
+
+class Interpreter {
+ public:
+  explicit Interpreter(InterpreterOptions opts = {});
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
+
+  // Run a file / a piece of code in the main module. Return the value of the
+  // last expression statement (none otherwise). Throw ScriptError.
+  Value run_file(const std::string& path);
+  Value run_code(const std::string& name, const std::string& code);
+  // Parse and check names without running (nn check); throws ScriptError
+  // holding every diagnostic.
+  void check_file(const std::string& path);
+
+  std::string render(const ScriptError& e) const;
+  SourceManager& sources() { return sources_; }
+  std::ostream& out();
+
+  // Globals of the main module.
+  void set_global(const std::string& name, Value v);
+  Value* find_global(const std::string& name);
+  std::vector<std::string> global_names() const;
+  // Registers a built-in in the prelude (visible to every module).
+  void define_builtin(std::shared_ptr<Builtin> b);
+
+  // Calls a function value with positional and keyword arguments.
+  Value call(const Value& callee, std::vector<Value> positional,
+             std::vector<std::pair<Symbol, Value>> keywords = {}, Span call_span = {});
+
+  // Conversions shared by built-ins.
+  backend::Tensor to_tensor(const Value& v, Span span);
+  const InterpreterOptions& options() const { return opts_; }
+
+  // ---- evaluation (used by the statement and expression code) ----
+  enum class Flow : uint8_t { Normal, Break, Continue, Return };
+  Value eval(const Expr& e, const EnvPtr& env);
+  Flow exec_block(const Block& b, const EnvPtr& env, Value* last);
+  Flow exec(const Stmt& s, const EnvPtr& env, Value* last);
+
+ private:
+  friend class ModuleLoader;
+  struct Module;
+
+  // statements
+  Flow exec_stmts(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last);
+  void exec_assign(const AssignStmt& s, const EnvPtr& env);
+  Flow exec_for(const ForStmt& s, const EnvPtr& env, Value* last);
+  void bind_pattern(const Pattern& p, Value v, const EnvPtr& env, Span value_span);
+  void exec_import(const ImportStmt& s, const EnvPtr& env);
+
+  // expressions
+  Value eval_name(const NameExpr& e, const EnvPtr& env);
+  Value eval_list(const ListExpr& e, const EnvPtr& env);
+  Value eval_record(const RecordExpr& e, const EnvPtr& env);
+  Value eval_call(const CallExpr& e, const EnvPtr& env);
+  Value eval_index(const IndexExpr& e, const EnvPtr& env);
+  Value eval_field(const FieldExpr& e, const EnvPtr& env);
+  Value field_of(const Value& target, Symbol name, Span span, const EnvPtr& env, bool for_call);
+  Value binary(BinOp op, const Value& a, const Value& b, Span span);
+  Value negate(const Value& v, Span span);
+  bool truthy(const Value& v, Span span);
+  Value literal_tensor(const Expr& e);
+
+  // calls
+  Value call_closure(const Function& f, std::vector<Value>& positional,
+                     std::vector<std::pair<Symbol, Value>>& keywords, Span call_span);
+  Value call_builtin(const Builtin& b, std::vector<Value>& positional,
+                     std::vector<std::pair<Symbol, Value>>& keywords, Span call_span,
+                     const std::vector<Span>* arg_spans);
+  Value call_value(const Value& callee, std::vector<Value>& positional,
+                   std::vector<std::pair<Symbol, Value>>& keywords, Span call_span,
+                   const std::vector<Span>* arg_spans);
+
+  // modules
+  Value run_program(std::unique_ptr<Program> prog, const EnvPtr& globals);
+  std::unique_ptr<Program> parse(uint32_t file_id);
+  void check_names(const Program& prog, const EnvPtr& globals);
+  RecordPtr load_module(const std::string& path, Span span, uint32_t from_file);
+  void load_stdlib_prelude();
+  void install_builtins();
+
+  // guards
+  void enter_call(Span call_span);
+  void check_stack(Span span);
+
+  InterpreterOptions opts_;
+  SourceManager sources_;
+  EnvPtr prelude_;  // built-ins and the stdlib
+  EnvPtr globals_;  // the main module
+  std::vector<std::unique_ptr<Program>> programs_;  // kept alive for closures
+  std::map<std::string, RecordPtr> modules_;        // by canonical path
+  std::vector<std::string> loading_;                // import cycle detection
+  int call_depth_ = 0;
+  char* stack_base_ = nullptr;
+  size_t stack_limit_ = 0;
+  friend struct CallGuard;
+};
+
+}  // namespace nn::frontend

@@ -1,0 +1,103 @@
+// Modules: `import "path" [as name]` runs a file once and binds a record of
+// its top-level names; the search goes through the importing file's folder,
+// then NN_PATH and the search paths, then the stdlib. The stdlib's
+// prelude.nn, when present, is loaded into the prelude at start.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "frontend/interpreter.h"
+#include "frontend/parser.h"
+
+namespace nn::frontend {
+namespace fs = std::filesystem;
+
+namespace {
+std::string stdlib_dir() {
+  if (const char* p = std::getenv("NN_STDLIB")) return p;
+  return NN_STDLIB_DIR;
+}
+
+bool read_text(const fs::path& p, std::string& out) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+}  // namespace
+
+void Interpreter::exec_import(const ImportStmt& s, const EnvPtr& env) {
+  RecordPtr module = load_module(s.path, s.span, s.span.file);
+  env->define(intern(s.alias), Value(module));
+}
+
+RecordPtr Interpreter::load_module(const std::string& path, Span span, uint32_t from_file) {
+  std::string file = path;
+  if (fs::path(file).extension() != ".nn") file += ".nn";
+  std::vector<fs::path> dirs;
+  if (from_file) {
+    fs::path importer = sources_.file(from_file).path();
+    dirs.push_back(importer.has_parent_path() ? importer.parent_path() : fs::path("."));
+  }
+  for (auto& p : opts_.search_paths) dirs.push_back(p);
+  fs::path stdlib = stdlib_dir();
+  dirs.push_back(stdlib);
+
+  fs::path found;
+  for (auto& d : dirs) {
+    fs::path candidate = d / file;
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec)) {
+      found = candidate;
+      break;
+    }
+  }
+  if (found.empty()) {
+    std::string searched;
+    for (auto& d : dirs) searched += (searched.empty() ? "" : ", ") + d.string();
+    Diagnostic d{"cannot find module `" + path + "`", span, {"searched: " + searched}};
+    throw ScriptError(std::move(d));
+  }
+  std::error_code ec;
+  bool in_stdlib = fs::equivalent(found.parent_path(), stdlib, ec);
+  if (!opts_.allow_files && !in_stdlib) fail(span, "file access is not allowed: cannot import `" + path + "`");
+  std::string key = fs::weakly_canonical(found, ec).string();
+  if (auto it = modules_.find(key); it != modules_.end()) return it->second;
+  for (size_t i = 0; i < loading_.size(); ++i) {
+    if (loading_[i] == key) {
+      std::string chain;
+      for (size_t j = i; j < loading_.size(); ++j) chain += fs::path(loading_[j]).filename().string() + " -> ";
+      fail(span, "import cycle: " + chain + fs::path(key).filename().string());
+    }
+  }
+  std::string text;
+  if (!read_text(found, text)) fail(span, "cannot read module `" + found.string() + "`");
+  uint32_t id = sources_.add(found.string(), std::move(text));
+  auto globals = std::make_shared<Env>(prelude_);
+  loading_.push_back(key);
+  try {
+    run_program(parse(id), globals);
+  } catch (ScriptError& e) {
+    loading_.pop_back();
+    e.first().notes.push_back("in module `" + path + "`, imported at " + sources_.location(span));
+    throw;
+  }
+  loading_.pop_back();
+  auto record = make_record();
+  for (size_t i = 0; i < globals->names.size(); ++i) record->fields.emplace_back(globals->names[i], globals->values[i]);
+  modules_[key] = record;
+  return record;
+}
+
+void Interpreter::load_stdlib_prelude() {
+  fs::path p = fs::path(stdlib_dir()) / "prelude.nn";
+  std::string text;
+  if (!read_text(p, text)) return;  // no stdlib installed: the built-ins alone
+  uint32_t id = sources_.add(p.string(), std::move(text));
+  run_program(parse(id), prelude_);
+}
+
+}  // namespace nn::frontend

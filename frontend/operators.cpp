@@ -1,0 +1,215 @@
+// Operators on values: host arithmetic on numbers (Python rules), tensor ops
+// through the backend when either side is a tensor, concatenation and
+// equality of host containers, and truth values.
+#include <cmath>
+
+#include "backend/error.h"
+#include "backend/ops.h"
+#include "frontend/format.h"
+#include "frontend/interpreter.h"
+
+namespace nn::frontend {
+namespace {
+
+const char* op_name(BinOp op) {
+  switch (op) {
+    case BinOp::Add: return "add";
+    case BinOp::Sub: return "subtract";
+    case BinOp::Mul: return "multiply";
+    case BinOp::Div: return "divide";
+    case BinOp::Mod: return "take the remainder of";
+    case BinOp::MatMul: return "matrix-multiply";
+    case BinOp::Pow: return "raise";
+    default: return "compare";
+  }
+}
+
+backend::Tensor tensor_binary(BinOp op, const backend::Tensor& a, const backend::Tensor& b) {
+  using namespace backend;
+  switch (op) {
+    case BinOp::Add: return add(a, b);
+    case BinOp::Sub: return sub(a, b);
+    case BinOp::Mul: return mul(a, b);
+    case BinOp::Div: return div(a, b);
+    case BinOp::Mod: return mod(a, b);
+    case BinOp::MatMul: return matmul(a, b);
+    case BinOp::Pow: return pow(a, b);
+    case BinOp::Eq: return eq(a, b);
+    case BinOp::Ne: return ne(a, b);
+    case BinOp::Lt: return lt(a, b);
+    case BinOp::Le: return le(a, b);
+    case BinOp::Gt: return gt(a, b);
+    case BinOp::Ge: return ge(a, b);
+  }
+  return a;
+}
+
+bool host_equal(const Value& a, const Value& b);
+
+bool seq_equal(const std::vector<Value>& a, const std::vector<Value>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!host_equal(a[i], b[i])) return false;
+  return true;
+}
+
+// == on host values: by value for scalars, strings and containers; by
+// identity for functions and iterators.
+bool host_equal(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is_float() || b.is_float()) return a.as_number() == b.as_number();
+    return (a.is_bool() ? int64_t(a.as_bool()) : a.as_int()) == (b.is_bool() ? int64_t(b.as_bool()) : b.as_int());
+  }
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case Value::Kind::None: return true;
+    case Value::Kind::Str: return a.as_str() == b.as_str();
+    case Value::Kind::List: return seq_equal(a.as_list()->items, b.as_list()->items);
+    case Value::Kind::Tuple: return seq_equal(a.as_tuple()->items, b.as_tuple()->items);
+    case Value::Kind::Range: return a.as_range().lo == b.as_range().lo && a.as_range().hi == b.as_range().hi;
+    case Value::Kind::DType: return a.as_dtype() == b.as_dtype();
+    case Value::Kind::Device: return a.as_device() == b.as_device();
+    case Value::Kind::Record: {
+      auto& x = *a.as_record();
+      auto& y = *b.as_record();
+      if (&x == &y) return true;
+      if (x.fields.size() != y.fields.size()) return false;
+      for (auto& [k, v] : x.fields) {
+        const Value* w = y.find(k);
+        if (!w || !host_equal(v, *w)) return false;
+      }
+      return true;
+    }
+    case Value::Kind::Function: return a.as_function() == b.as_function();
+    case Value::Kind::Iterator: return a.as_iterator() == b.as_iterator();
+    default: return false;
+  }
+}
+
+int64_t int_of(const Value& v) { return v.is_bool() ? int64_t(v.as_bool()) : v.as_int(); }
+
+// Python's floor modulo.
+double fmod_floor(double a, double b) {
+  double r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+}  // namespace
+
+Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
+  if (a.is_tensor() || b.is_tensor()) {
+    try {
+      backend::Tensor x = a.is_tensor() ? a.as_tensor() : to_tensor(a, span);
+      backend::Tensor y = b.is_tensor() ? b.as_tensor() : to_tensor(b, span);
+      return Value(tensor_binary(op, x, y));
+    } catch (const backend::Error& e) {
+      fail(span, e.what());
+    }
+  }
+  if (a.is_number() && b.is_number()) {
+    bool floating = a.is_float() || b.is_float();
+    switch (op) {
+      case BinOp::Add:
+        return floating ? Value(a.as_number() + b.as_number()) : Value(int_of(a) + int_of(b));
+      case BinOp::Sub:
+        return floating ? Value(a.as_number() - b.as_number()) : Value(int_of(a) - int_of(b));
+      case BinOp::Mul:
+        return floating ? Value(a.as_number() * b.as_number()) : Value(int_of(a) * int_of(b));
+      case BinOp::Div:
+        if (!floating && int_of(b) == 0) fail(span, "division by zero");
+        return Value(a.as_number() / b.as_number());
+      case BinOp::Mod:
+        if (!floating) {
+          int64_t x = int_of(a), y = int_of(b);
+          if (y == 0) fail(span, "modulo by zero");
+          int64_t r = x % y;
+          if (r != 0 && ((r < 0) != (y < 0))) r += y;
+          return Value(r);
+        }
+        return Value(fmod_floor(a.as_number(), b.as_number()));
+      case BinOp::Pow:
+        if (!floating && int_of(b) >= 0) {
+          int64_t base = int_of(a), e = int_of(b), r = 1;
+          while (e > 0) {
+            if (e & 1) r *= base;
+            base *= base;
+            e >>= 1;
+          }
+          return Value(r);
+        }
+        return Value(std::pow(a.as_number(), b.as_number()));
+      case BinOp::Eq: return Value(host_equal(a, b));
+      case BinOp::Ne: return Value(!host_equal(a, b));
+      case BinOp::Lt: return Value(a.as_number() < b.as_number());
+      case BinOp::Le: return Value(a.as_number() <= b.as_number());
+      case BinOp::Gt: return Value(a.as_number() > b.as_number());
+      case BinOp::Ge: return Value(a.as_number() >= b.as_number());
+      case BinOp::MatMul: break;
+    }
+  }
+  if (op == BinOp::Eq) return Value(host_equal(a, b));
+  if (op == BinOp::Ne) return Value(!host_equal(a, b));
+  if (a.is_str() && b.is_str()) {
+    const std::string &x = a.as_str(), &y = b.as_str();
+    switch (op) {
+      case BinOp::Add: return Value(x + y);
+      case BinOp::Lt: return Value(x < y);
+      case BinOp::Le: return Value(x <= y);
+      case BinOp::Gt: return Value(x > y);
+      case BinOp::Ge: return Value(x >= y);
+      default: break;
+    }
+  }
+  if (op == BinOp::Add && a.is_list() && b.is_list()) {
+    std::vector<Value> items = a.as_list()->items;
+    items.insert(items.end(), b.as_list()->items.begin(), b.as_list()->items.end());
+    return Value(make_list(std::move(items)));
+  }
+  if (op == BinOp::Add && a.is_tuple() && b.is_tuple()) {
+    std::vector<Value> items = a.as_tuple()->items;
+    items.insert(items.end(), b.as_tuple()->items.begin(), b.as_tuple()->items.end());
+    return Value(make_tuple(std::move(items)));
+  }
+  if (op == BinOp::MatMul && (a.is_list() || b.is_list()))
+    fail(span, std::string("cannot ") + op_name(op) + " a " + type_name(a) + " and a " + type_name(b) +
+                   "; make tensors with tensor()");
+  fail(span, std::string("cannot ") + op_name(op) + " a " + type_name(a) + " and a " + type_name(b) +
+                 " with `" + binop_symbol(op) + "`");
+}
+
+Value Interpreter::negate(const Value& v, Span span) {
+  if (v.is_int()) return Value(-v.as_int());
+  if (v.is_float()) return Value(-v.as_float());
+  if (v.is_bool()) return Value(-int64_t(v.as_bool()));
+  if (v.is_tensor()) {
+    try {
+      return Value(backend::neg(v.as_tensor()));
+    } catch (const backend::Error& e) {
+      fail(span, e.what());
+    }
+  }
+  fail(span, "cannot negate a " + type_name(v));
+}
+
+bool Interpreter::truthy(const Value& v, Span span) {
+  switch (v.kind()) {
+    case Value::Kind::Bool: return v.as_bool();
+    case Value::Kind::None: return false;
+    case Value::Kind::Int: return v.as_int() != 0;
+    case Value::Kind::Float: return v.as_float() != 0;
+    case Value::Kind::Str: return !v.as_str().empty();
+    case Value::Kind::List: return !v.as_list()->items.empty();
+    case Value::Kind::Tuple: return !v.as_tuple()->items.empty();
+    case Value::Kind::Tensor: {
+      const auto& t = v.as_tensor();
+      if (t.numel() != 1)
+        fail(span, "the truth value of a tensor with " + std::to_string(t.numel()) + " elements (" + t.type().str() +
+                       ") is ambiguous; use any()/all() style reductions such as max() or sum()");
+      return t.item_bool();
+    }
+    default: return true;
+  }
+}
+
+}  // namespace nn::frontend

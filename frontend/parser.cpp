@@ -1,0 +1,189 @@
+// The parser front's pipeline (see parser.h): UTF-8 check, lexing, nesting
+// check, newline filter, ANTLR parse (SLL first, full LL on failure), AST.
+#include "frontend/parser.h"
+
+#include <optional>
+#include <chrono>
+#include <iostream>  // DEBUG-REMOVE
+
+#include "NNLexer.h"
+#include "NNParser.h"
+#include "frontend/ast_builder.h"
+#include "frontend/nesting_check.h"
+#include "frontend/syntax_errors.h"
+#include "frontend/token_filter.h"
+
+namespace nn::frontend {
+
+using grammar::NNLexer;
+using grammar::NNParser;
+
+namespace {
+
+// One run of the front over one text. Holds everything ANTLR's objects point
+// into: tokens read their text from the input stream, the parse tree lives
+// in the parser.
+class Front {
+ public:
+  Front(const std::string& text, uint32_t file_id, const SourceFile& file)
+      : text_(text), file_(file), spans_(file_id, valid_utf8(text) ? text : std::string()) {}
+
+  // Lexes and checks nesting; false when that already failed (then there is
+  // no point in parsing, and deep input must not reach the parser).
+  bool prepare();
+  // Parses the prepared tokens; null when there were syntax errors.
+  NNParser::ProgramContext* parse();
+
+  SyntaxDiagnostics& diagnostics() { return sink_; }
+  const TokenSpans& spans() const { return spans_; }
+  bool open_at_end() const { return open_at_end_; }
+  // Whether the UTF-8 check or the lexer found something wrong.
+  bool lexing_failed() const { return lexing_failed_; }
+  // The type of the last token that is not a NEWLINE (0 when none).
+  size_t last_token_type() const { return last_token_type_; }
+
+ private:
+  static bool valid_utf8(const std::string& text) { return first_invalid_utf8(text) == std::string::npos; }
+  void lex();
+
+  const std::string& text_;
+  const SourceFile& file_;
+  TokenSpans spans_;
+  SyntaxDiagnostics sink_;
+  bool open_at_end_ = false;
+  bool lexing_failed_ = false;
+  size_t last_token_type_ = 0;
+
+  std::optional<antlr4::ANTLRInputStream> input_;
+  std::optional<NNLexer> lexer_;
+  std::vector<std::unique_ptr<antlr4::Token>> tokens_;
+  std::optional<TokenListSource> list_;
+  std::optional<TokenFilter> filter_;
+  std::optional<antlr4::CommonTokenStream> stream_;
+  std::optional<NNParser> parser_;
+};
+
+// Lexes the whole input. A bad character is reported and left out; an
+// unterminated string is reported and passed on as a string, so that the
+// parser does not pile further errors on either.
+void Front::lex() {
+  input_.emplace(text_);
+  lexer_.emplace(&*input_);
+  LexerErrorListener listener(spans_, sink_);
+  lexer_->removeErrorListeners();
+  lexer_->addErrorListener(&listener);
+  for (;;) {
+    std::unique_ptr<antlr4::Token> token = lexer_->nextToken();
+    size_t type = token->getType();
+    if (type == NNLexer::BAD_CHAR) {
+      sink_.add(Diagnostic{"unexpected character " + describe_token(token.get()), spans_.span(token.get()), {}},
+                token->getLine());
+      continue;
+    }
+    if (type == NNLexer::UNTERMINATED_STRING) {
+      sink_.add(Diagnostic{"unterminated string: a string must end with `\"` on the line where it starts",
+                           spans_.span(token.get()), {}},
+                token->getLine());
+      static_cast<antlr4::CommonToken*>(token.get())->setType(NNLexer::STRING);
+    }
+    if (type != NNLexer::NEWLINE && type != antlr4::Token::EOF) last_token_type_ = token->getType();
+    tokens_.push_back(std::move(token));
+    if (type == antlr4::Token::EOF) break;
+  }
+  lexer_->removeErrorListeners();  // `listener` dies here
+}
+
+bool Front::prepare() {
+  if (size_t bad = first_invalid_utf8(text_); bad != std::string::npos) {
+    Span span{spans_.file(), uint32_t(bad), uint32_t(bad + 1)};
+    sink_.add(Diagnostic{"this file is not valid UTF-8 text", span, {}}, file_.line_col(uint32_t(bad)).line);
+    lexing_failed_ = true;
+    return false;
+  }
+  lex();
+  lexing_failed_ = sink_.any();
+  std::vector<const antlr4::Token*> view;
+  view.reserve(tokens_.size());
+  for (const auto& token : tokens_) view.push_back(token.get());
+  NestingResult nesting = check_nesting(view, spans_, file_);
+  for (Diagnostic& d : nesting.diagnostics) {
+    size_t line = file_.line_col(d.span.begin).line;
+    sink_.add(std::move(d), line);
+  }
+  open_at_end_ = nesting.open_at_end;
+  return nesting.diagnostics.empty();
+}
+
+NNParser::ProgramContext* Front::parse() {
+  list_.emplace(std::move(tokens_));
+  filter_.emplace(*list_);
+  stream_.emplace(&*filter_);
+  parser_.emplace(&*stream_);
+  parser_->removeErrorListeners();
+
+  // Nearly every input parses in SLL mode, which is faster; only when it
+  // fails is the input parsed again with full LL and our error reporting
+  // (SLL can fail where LL would succeed, never the other way).
+  auto* simulator = parser_->getInterpreter<antlr4::atn::ParserATNSimulator>();
+  simulator->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+  parser_->setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+  try {
+    return parser_->program();
+  } catch (const antlr4::ParseCancellationException&) {
+  }
+  parser_->reset();
+  simulator->setPredictionMode(antlr4::atn::PredictionMode::LL);
+  parser_->setErrorHandler(std::make_shared<SyntaxErrorStrategy>(spans_, sink_));
+  NNParser::ProgramContext* tree = parser_->program();
+  if (getenv("NN_PARSE_DEBUG")) std::cerr << tree->toStringTree(&*parser_) << "\n";  // DEBUG-REMOVE
+  if (parser_->getNumberOfSyntaxErrors() > 0 || sink_.any()) return nullptr;
+  return tree;
+}
+
+}  // namespace
+
+std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t file_id) {
+  const SourceFile& file = sources.file(file_id);
+  auto T0 = std::chrono::steady_clock::now();  // DEBUG-REMOVE
+  auto lap = [&](const char* what) { if (getenv("NN_T")) { auto t = std::chrono::steady_clock::now(); std::cerr << what << " " << std::chrono::duration<double>(t - T0).count() << "\n"; T0 = t; } };  // DEBUG-REMOVE
+  std::unique_ptr<Program> program;
+  {
+  Front front(file.text(), file_id, file);
+  NNParser::ProgramContext* tree = nullptr;
+  try {
+    if (front.prepare()) { lap("prepare"); tree = front.parse(); lap("parse"); }
+  } catch (const antlr4::RuntimeException&) {
+    // Not expected: our strategy recovers from every syntax error. Should
+    // ANTLR still give up, say so in words rather than let its text out.
+    front.diagnostics().add(Diagnostic{"could not parse this file", Span{file_id, 0, 0}, {}}, 1);
+  }
+  if (front.diagnostics().any()) throw ScriptError(front.diagnostics().take());
+  program = build_ast(tree, front.spans(), front.diagnostics());
+  lap("build");
+  if (front.diagnostics().any()) throw ScriptError(front.diagnostics().take());
+  program->file = file_id;
+  }
+  lap("destroy");
+  return program;
+}
+
+Completeness check_complete(const std::string& text) {
+  SourceFile file("<input>", text);
+  Front front(text, 0, file);
+  try {
+    bool prepared = front.prepare();
+    if (front.lexing_failed()) return Completeness::error;  // bad characters, unterminated strings
+    if (!prepared) return front.open_at_end() ? Completeness::incomplete : Completeness::error;
+    // A line ending in a binary operator or `,` goes on on the next line.
+    size_t last = front.last_token_type();
+    if (last != 0 && last != NNLexer::SEMI && is_continuation_token(last)) return Completeness::incomplete;
+    NNParser::ProgramContext* tree = front.parse();
+    if (!tree) return Completeness::error;
+    build_ast(tree, front.spans(), front.diagnostics());
+    return front.diagnostics().any() ? Completeness::error : Completeness::complete;
+  } catch (const antlr4::RuntimeException&) {
+    return Completeness::error;
+  }
+}
+
+}  // namespace nn::frontend

@@ -1,0 +1,29 @@
+// The parser front's entry points: source text -> AST (frontend/ast.h), and
+// the REPL's question "is this input finished?".
+//
+// The pipeline: check UTF-8; lex (reporting bad characters and unterminated
+// strings); check bracket matching and nesting depth (nesting_check.h); drop
+// the newlines that do not end statements (token_filter.h); parse with the
+// ANTLR parser generated from grammar/NN.g4 (syntax_errors.h words the
+// errors); build the AST (ast_builder.h).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "frontend/ast.h"
+#include "frontend/diagnostic.h"
+#include "frontend/source.h"
+
+namespace nn::frontend {
+
+// Parses one source already added to `sources`; throws ScriptError holding
+// every syntax diagnostic found (at most 10, in source order).
+std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t file_id);
+
+// For the REPL: is this text a complete input, an incomplete one (an open
+// bracket or block, a trailing binary operator or `,`), or a real error?
+enum class Completeness { complete, incomplete, error };
+Completeness check_complete(const std::string& text);
+
+}  // namespace nn::frontend

@@ -1,0 +1,42 @@
+// Source files: line tables and locations.
+#include "frontend/source.h"
+
+#include <algorithm>
+
+namespace nn::frontend {
+
+SourceFile::SourceFile(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {
+  line_starts_.push_back(0);
+  for (uint32_t i = 0; i < text_.size(); ++i)
+    if (text_[i] == '\n') line_starts_.push_back(i + 1);
+}
+
+LineCol SourceFile::line_col(uint32_t offset) const {
+  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+  uint32_t line = uint32_t(it - line_starts_.begin());
+  return {line, offset - line_starts_[line - 1] + 1};
+}
+
+std::string SourceFile::line_text(uint32_t line) const {
+  if (line == 0 || line > line_starts_.size()) return "";
+  uint32_t b = line_starts_[line - 1];
+  uint32_t e = line < line_starts_.size() ? line_starts_[line] : uint32_t(text_.size());
+  while (e > b && (text_[e - 1] == '\n' || text_[e - 1] == '\r')) --e;
+  return text_.substr(b, e - b);
+}
+
+SourceManager::SourceManager() { files_.push_back(std::make_unique<SourceFile>("", "")); }
+
+uint32_t SourceManager::add(std::string path, std::string text) {
+  files_.push_back(std::make_unique<SourceFile>(std::move(path), std::move(text)));
+  return uint32_t(files_.size() - 1);
+}
+
+std::string SourceManager::location(const Span& s) const {
+  if (!s.valid()) return "<unknown>";
+  const SourceFile& f = file(s.file);
+  LineCol lc = f.line_col(s.begin);
+  return f.path() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col);
+}
+
+}  // namespace nn::frontend

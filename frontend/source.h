@@ -1,0 +1,53 @@
+// Source files and spans: every AST node, IR node and diagnostic points into
+// a SourceFile through a Span of byte offsets.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nn::frontend {
+
+struct Span {
+  uint32_t file = 0;   // index in SourceManager; 0 means "no source"
+  uint32_t begin = 0;  // byte offsets, end exclusive
+  uint32_t end = 0;
+  bool valid() const { return file != 0; }
+  static Span cover(const Span& a, const Span& b) {
+    return {a.file, std::min(a.begin, b.begin), std::max(a.end, b.end)};
+  }
+};
+
+struct LineCol {
+  uint32_t line = 1;  // 1-based
+  uint32_t col = 1;   // 1-based, in bytes
+};
+
+class SourceFile {
+ public:
+  SourceFile(std::string path, std::string text);
+  const std::string& path() const { return path_; }
+  const std::string& text() const { return text_; }
+  LineCol line_col(uint32_t offset) const;
+  std::string line_text(uint32_t line) const;  // without the newline
+  uint32_t line_count() const { return uint32_t(line_starts_.size()); }
+
+ private:
+  std::string path_, text_;
+  std::vector<uint32_t> line_starts_;
+};
+
+// Owns every source text seen by one interpreter (files, -e code, REPL lines).
+class SourceManager {
+ public:
+  SourceManager();
+  uint32_t add(std::string path, std::string text);
+  const SourceFile& file(uint32_t id) const { return *files_.at(id); }
+  // "path:line:col" for a span.
+  std::string location(const Span& s) const;
+
+ private:
+  std::vector<std::unique_ptr<SourceFile>> files_;
+};
+
+}  // namespace nn::frontend

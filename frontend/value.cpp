@@ -1,0 +1,57 @@
+// Value kinds' names and record field access.
+#include "frontend/value.h"
+
+namespace nn::frontend {
+
+double Value::as_number() const {
+  switch (kind()) {
+    case Kind::Int: return double(as_int());
+    case Kind::Float: return as_float();
+    case Kind::Bool: return as_bool() ? 1.0 : 0.0;
+    default: return 0.0;
+  }
+}
+
+const char* kind_name(Value::Kind k) {
+  switch (k) {
+    case Value::Kind::None: return "none";
+    case Value::Kind::Bool: return "bool";
+    case Value::Kind::Int: return "int";
+    case Value::Kind::Float: return "float";
+    case Value::Kind::Str: return "string";
+    case Value::Kind::Tensor: return "tensor";
+    case Value::Kind::List: return "list";
+    case Value::Kind::Tuple: return "tuple";
+    case Value::Kind::Record: return "record";
+    case Value::Kind::Range: return "range";
+    case Value::Kind::Function: return "function";
+    case Value::Kind::DType: return "dtype";
+    case Value::Kind::Device: return "device";
+    case Value::Kind::Iterator: return "iterator";
+  }
+  return "?";
+}
+
+std::string type_name(const Value& v) {
+  if (v.is_tensor()) return v.as_tensor().type().str();
+  return kind_name(v.kind());
+}
+
+Value* Record::find(Symbol name) {
+  for (auto& [k, v] : fields)
+    if (k == name) return &v;
+  return nullptr;
+}
+const Value* Record::find(Symbol name) const {
+  for (auto& [k, v] : fields)
+    if (k == name) return &v;
+  return nullptr;
+}
+void Record::set(Symbol name, Value v) {
+  if (Value* old = find(name))
+    *old = std::move(v);
+  else
+    fields.emplace_back(name, std::move(v));
+}
+
+}  // namespace nn::frontend

@@ -1,0 +1,138 @@
+// Values of nn (SPEC §3): host scalars, strings, tensors, lists, tuples,
+// records, ranges, functions, dtypes, devices and iterators. A Value is a
+// small variant; containers and functions are shared by reference.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "backend/device.h"
+#include "backend/tensor.h"
+#include "frontend/symbol.h"
+
+namespace nn::frontend {
+
+class Value;
+struct List;
+struct Tuple;
+struct Record;
+struct Function;
+struct Iterator;
+using ListPtr = std::shared_ptr<List>;
+using TuplePtr = std::shared_ptr<const Tuple>;
+using RecordPtr = std::shared_ptr<Record>;
+using FunctionPtr = std::shared_ptr<const Function>;
+using IteratorPtr = std::shared_ptr<Iterator>;
+using StrPtr = std::shared_ptr<const std::string>;
+
+struct NoneValue {};
+struct RangeValue {
+  int64_t lo = 0, hi = 0;
+};
+struct DeviceValue {
+  backend::Device* device = nullptr;
+};
+
+class Value {
+ public:
+  using Variant = std::variant<NoneValue, bool, int64_t, double, StrPtr, backend::Tensor, ListPtr, TuplePtr,
+                               RecordPtr, RangeValue, FunctionPtr, backend::DType, DeviceValue, IteratorPtr>;
+  enum class Kind : uint8_t {
+    None, Bool, Int, Float, Str, Tensor, List, Tuple, Record, Range, Function, DType, Device, Iterator
+  };
+
+  Value() = default;
+  Value(NoneValue) {}
+  Value(bool b) : v_(b) {}
+  Value(int64_t i) : v_(i) {}
+  Value(int i) : v_(int64_t(i)) {}
+  Value(double f) : v_(f) {}
+  Value(std::string s) : v_(std::make_shared<const std::string>(std::move(s))) {}
+  Value(const char* s) : Value(std::string(s)) {}
+  Value(backend::Tensor t) : v_(std::move(t)) {}
+  Value(ListPtr l) : v_(std::move(l)) {}
+  Value(TuplePtr t) : v_(std::move(t)) {}
+  Value(RecordPtr r) : v_(std::move(r)) {}
+  Value(RangeValue r) : v_(r) {}
+  Value(FunctionPtr f) : v_(std::move(f)) {}
+  Value(backend::DType d) : v_(d) {}
+  Value(DeviceValue d) : v_(d) {}
+  Value(IteratorPtr it) : v_(std::move(it)) {}
+
+  Kind kind() const { return Kind(v_.index()); }
+  bool is_none() const { return kind() == Kind::None; }
+  bool is_bool() const { return kind() == Kind::Bool; }
+  bool is_int() const { return kind() == Kind::Int; }
+  bool is_float() const { return kind() == Kind::Float; }
+  bool is_number() const { return is_int() || is_float() || is_bool(); }
+  bool is_str() const { return kind() == Kind::Str; }
+  bool is_tensor() const { return kind() == Kind::Tensor; }
+  bool is_list() const { return kind() == Kind::List; }
+  bool is_tuple() const { return kind() == Kind::Tuple; }
+  bool is_record() const { return kind() == Kind::Record; }
+  bool is_range() const { return kind() == Kind::Range; }
+  bool is_function() const { return kind() == Kind::Function; }
+  bool is_dtype() const { return kind() == Kind::DType; }
+  bool is_device() const { return kind() == Kind::Device; }
+  bool is_iterator() const { return kind() == Kind::Iterator; }
+
+  bool as_bool() const { return std::get<bool>(v_); }
+  int64_t as_int() const { return std::get<int64_t>(v_); }
+  double as_float() const { return std::get<double>(v_); }
+  // An int, float or bool as a double.
+  double as_number() const;
+  const std::string& as_str() const { return *std::get<StrPtr>(v_); }
+  const backend::Tensor& as_tensor() const { return std::get<backend::Tensor>(v_); }
+  backend::Tensor& as_tensor() { return std::get<backend::Tensor>(v_); }
+  const ListPtr& as_list() const { return std::get<ListPtr>(v_); }
+  const TuplePtr& as_tuple() const { return std::get<TuplePtr>(v_); }
+  const RecordPtr& as_record() const { return std::get<RecordPtr>(v_); }
+  RangeValue as_range() const { return std::get<RangeValue>(v_); }
+  const FunctionPtr& as_function() const { return std::get<FunctionPtr>(v_); }
+  backend::DType as_dtype() const { return std::get<backend::DType>(v_); }
+  backend::Device* as_device() const { return std::get<DeviceValue>(v_).device; }
+  const IteratorPtr& as_iterator() const { return std::get<IteratorPtr>(v_); }
+
+  const Variant& variant() const { return v_; }
+
+ private:
+  Variant v_;
+};
+
+// The name of a value's kind as users read it: "int", "tensor", "record".
+const char* kind_name(Value::Kind k);
+std::string type_name(const Value& v);  // "f32[2, 3]" for tensors, else kind_name
+
+struct List {
+  std::vector<Value> items;
+};
+struct Tuple {
+  std::vector<Value> items;
+};
+struct Record {
+  std::vector<std::pair<Symbol, Value>> fields;  // in definition order
+  Value* find(Symbol name);
+  const Value* find(Symbol name) const;
+  void set(Symbol name, Value v);
+};
+
+// An iterator over values (batches(), progress()): next() gives std::nullopt at the end.
+struct Iterator {
+  virtual ~Iterator() = default;
+  virtual std::optional<Value> next() = 0;
+  virtual std::optional<int64_t> length() const { return std::nullopt; }
+};
+
+inline ListPtr make_list(std::vector<Value> items = {}) {
+  return std::make_shared<List>(List{std::move(items)});
+}
+inline TuplePtr make_tuple(std::vector<Value> items) {
+  return std::make_shared<const Tuple>(Tuple{std::move(items)});
+}
+inline RecordPtr make_record() { return std::make_shared<Record>(); }
+
+}  // namespace nn::frontend

@@ -1,0 +1,257 @@
+// Parsing the nn command line (SPEC §9) with CLI11.
+//
+// The shape of the line: options, then a subcommand or a script path, then
+// the script's own arguments. Everything after the script path belongs to
+// the script, options included (`nn f.nn --threads 2` gives the script
+// args == ["--threads", "2"]), so the top-level app and `run` are CLI11
+// prefix commands: parsing stops at the first positional argument and the
+// rest comes back in remaining(). The options for all modes are declared on
+// every subcommand too, so `nn run --threads 2 f.nn` and
+// `nn check --eager f.nn` work as well as `nn --threads 2 run f.nn`.
+#include "repl/cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <memory>
+
+namespace nn::repl {
+
+std::optional<size_t> parse_byte_size(std::string_view text) {
+  size_t i = 0;
+  std::string number;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) number += text[i++];
+  if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
+
+  std::string suffix;
+  for (; i < text.size(); ++i) suffix += char(std::tolower(static_cast<unsigned char>(text[i])));
+  // "m", "mb" and "mib" all mean 2^20: memory limits are read in binary units.
+  if (suffix.size() == 3 && suffix.substr(1) == "ib") suffix = suffix.substr(0, 1);
+  if (suffix.size() == 2 && suffix[1] == 'b') suffix = suffix.substr(0, 1);
+  double scale = 1;
+  if (suffix.empty() || suffix == "b") scale = 1;
+  else if (suffix == "k") scale = 1024.0;
+  else if (suffix == "m") scale = 1024.0 * 1024;
+  else if (suffix == "g") scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "t") scale = 1024.0 * 1024 * 1024 * 1024;
+  else return std::nullopt;
+
+  double bytes = std::strtod(number.c_str(), nullptr) * scale;
+  if (!std::isfinite(bytes) || bytes >= double(std::numeric_limits<size_t>::max())) return std::nullopt;
+  return size_t(std::llround(bytes));
+}
+
+namespace {
+
+// Options accepted by every mode; each app writes into its own copy so that
+// repeatable options given both before and after a subcommand add up.
+struct CommonOptions {
+  std::string device;
+  std::optional<int> threads;
+  std::optional<uint64_t> seed;
+  bool eager = false, check_graph = false, explain = false, stats = false;
+  std::string profile_path;
+  std::vector<std::string> disabled_passes;
+  std::optional<size_t> max_memory_bytes;
+};
+
+const CLI::Validator kDeviceName(
+    [](std::string& name) -> std::string {
+      if (name == "cpu" || name == "cuda") return "";
+      if (name.rfind("cuda:", 0) == 0 && name.size() > 5 &&
+          std::all_of(name.begin() + 5, name.end(), [](unsigned char c) { return std::isdigit(c); }))
+        return "";
+      return "a device is cpu, cuda or cuda:N, not `" + name + "`";
+    },
+    "");
+
+// CLI11 would wrap "-1" into a huge uint64_t; a seed is written as digits.
+const CLI::Validator kUnsigned(
+    [](std::string& text) -> std::string {
+      bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+      return digits ? "" : "`" + text + "` is not a non-negative integer";
+    },
+    "");
+
+// Rewrites a size such as "64M" into its byte count, or says what is wrong.
+const CLI::Validator kByteSize(
+    [](std::string& text) -> std::string {
+      std::optional<size_t> bytes = parse_byte_size(text);
+      if (!bytes) return "`" + text + "` is not a size in bytes (such as 4096, 64M or 2G)";
+      text = std::to_string(*bytes);
+      return "";
+    },
+    "");
+
+void add_common_options(CLI::App& app, CommonOptions& c) {
+  app.add_option("--device", c.device, "Device to run on: cpu, cuda or cuda:N")
+      ->check(kDeviceName)
+      ->type_name("cpu|cuda[:N]");
+  app.add_option("--threads", c.threads, "CPU threads for kernels (0: all cores)")
+      ->check(CLI::Range(0, 4096).description(""))
+      ->type_name("N");
+  app.add_option("--seed", c.seed, "Seed of the random number generator")->check(kUnsigned)->type_name("N");
+  app.add_flag("--eager", c.eager, "Run graph functions and blocks as eager code");
+  app.add_flag("--check-graph", c.check_graph, "Run graphs both traced and eager and compare the outputs");
+  app.add_flag("--explain", c.explain, "Say why each graph is traced again");
+  // A flag that may take a value after '=', so `nn --profile f.nn` does not
+  // read f.nn as the trace file; given bare, CLI11 stores "true".
+  app.add_flag("--profile", c.profile_path, "Profile ops and write a trace (default FILE: nn-profile.json)")
+      ->type_name("[=FILE.json]");
+  app.add_flag("--stats", c.stats, "Print graph and memory statistics at the end");
+  app.add_option("--no-pass", "Turn one graph optimization off (repeatable)")
+      ->type_name("NAME")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->each([&c](const std::string& name) { c.disabled_passes.push_back(name); });
+  app.add_option("--max-memory", c.max_memory_bytes, "Memory limit per device, such as 512M or 2G")
+      ->transform(kByteSize)
+      ->type_name("BYTES");
+}
+
+// Later (subcommand) values win over earlier (top-level) ones; lists add up.
+void merge_into(CliOptions& out, const CommonOptions& c) {
+  if (!c.device.empty()) out.device = c.device;
+  if (c.threads) out.threads = *c.threads;
+  if (c.seed) out.seed = *c.seed;
+  out.eager |= c.eager;
+  out.check_graph |= c.check_graph;
+  out.explain |= c.explain;
+  out.stats |= c.stats;
+  if (c.profile_path == "true") out.profile_path = "nn-profile.json";
+  else if (c.profile_path == "false") out.profile_path.clear();
+  else if (!c.profile_path.empty()) out.profile_path = c.profile_path;
+  out.disabled_passes.insert(out.disabled_passes.end(), c.disabled_passes.begin(), c.disabled_passes.end());
+  if (c.max_memory_bytes) out.max_memory_bytes = *c.max_memory_bytes;
+}
+
+int usage_error(const std::string& message) {
+  std::cerr << message << "\nRun with --help for more information.\n";
+  return 2;
+}
+
+// Whether `word` comes right after a "--" on the command line: then it is a
+// script path even though it starts with '-'. (CLI11 drops that "--" from
+// remaining() in some positions, so argv is asked.)
+bool follows_dashes(int argc, char** argv, const std::string& word) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string_view(argv[i]) == "--" && argv[i + 1] == word) return true;
+  return false;
+}
+
+// What a prefix command left over, without the "--" that may lead it.
+std::vector<std::string> leftover(const CLI::App& app) {
+  std::vector<std::string> rest = app.remaining(true);
+  if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
+  return rest;
+}
+
+// Splits the leftover arguments into the script path and its arguments.
+std::optional<int> take_script(const std::vector<std::string>& rest, int argc, char** argv, CliOptions& out,
+                               bool file_required) {
+  if (rest.empty()) {
+    if (file_required) return usage_error("a script path is required");
+    return std::nullopt;
+  }
+  const std::string& first = rest.front();
+  if (first.size() > 1 && first[0] == '-' && !follows_dashes(argc, argv, first))
+    return usage_error("unknown option " + first.substr(0, first.find('=')));
+  out.file = first;
+  out.script_args.assign(rest.begin() + 1, rest.end());
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
+  CLI::App app{"nn: a small language for tensor programs.", "nn"};
+  app.footer(
+      "Usage forms:\n"
+      "  nn                          REPL (runs a script from stdin when it is not a terminal)\n"
+      "  nn FILE.nn [ARGS...]        run a script (same as: nn run FILE.nn ARGS...)\n"
+      "  nn -e CODE [ARGS...]        run code given on the command line\n"
+      "  nn check FILE.nn            parse and resolve names; run nothing\n"
+      "  nn ir FILE.nn [--graph G] [--raw] [--dump-passes DIR]\n"
+      "  nn dot FILE.nn [--graph G] [--raw] -o OUT.svg|png|pdf|dot\n"
+      "Arguments after the script path go to the script (`args`).\n"
+      "Exit codes: 0 success, 1 error in the script, 2 bad usage.");
+  app.prefix_command();
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version", std::string("nn ") + NN_VERSION);
+
+  // One copy of the common options per app (see CommonOptions).
+  std::vector<std::unique_ptr<CommonOptions>> commons;
+  auto common_for = [&commons](CLI::App& a) {
+    commons.push_back(std::make_unique<CommonOptions>());
+    add_common_options(a, *commons.back());
+  };
+  common_for(app);
+  std::optional<std::string> code;
+  app.add_option("-e", code, "Run CODE; arguments after it go to the script")->type_name("CODE");
+
+  CLI::App* run = app.add_subcommand("run", "Run a script: nn run FILE.nn [ARGS...]");
+  run->prefix_command();
+  common_for(*run);
+
+  CLI::App* check = app.add_subcommand("check", "Parse a script and resolve its names; run nothing");
+  check->prefix_command(false);
+  check->allow_extras(false);
+  check->add_option("file", out.file, "The script")->required()->type_name("FILE.nn");
+  common_for(*check);
+
+  CLI::App* ir = app.add_subcommand("ir", "Print the IR of a graph of the script");
+  CLI::App* dot = app.add_subcommand("dot", "Draw a graph of the script with Graphviz");
+  for (CLI::App* g : {ir, dot}) {
+    g->prefix_command(false);
+    g->allow_extras(false);
+    g->add_option("file", out.file, "The script")->required()->type_name("FILE.nn");
+    g->add_option("--graph", out.graph_name, "The graph (default: the first one compiled)")->type_name("G");
+    g->add_flag("--raw", out.raw, "The graph before optimization");
+    common_for(*g);
+  }
+  ir->add_option("--dump-passes", out.dump_passes_dir, "Write the IR after each pass to DIR")->type_name("DIR");
+  dot->add_option("-o,--output", out.output_path, "Output file: .svg, .png, .pdf or .dot")
+      ->required()
+      ->type_name("OUT");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code_from_cli = app.exit(e);  // prints help, the version or the error
+    return code_from_cli == 0 ? 0 : 2;
+  }
+
+  for (const auto& c : commons) merge_into(out, *c);
+
+  bool has_subcommand = app.get_subcommands().size() > 0;
+  if (code && has_subcommand) return usage_error("-e cannot be combined with a subcommand");
+  if (code) {
+    out.mode = Mode::Code;
+    out.code = *code;
+    out.script_args = leftover(app);
+    return std::nullopt;
+  }
+  if (*check) {
+    out.mode = Mode::Check;
+    return std::nullopt;
+  }
+  if (*ir || *dot) {
+    out.mode = *ir ? Mode::Ir : Mode::Dot;
+    return std::nullopt;
+  }
+  if (*run) {
+    out.mode = Mode::Script;
+    return take_script(leftover(app), argc, argv, out, true);
+  }
+  out.mode = Mode::Script;
+  if (auto rc = take_script(leftover(app), argc, argv, out, false)) return rc;
+  if (out.file.empty()) out.mode = Mode::Repl;  // main() decides between REPL and stdin
+  return std::nullopt;
+}
+
+}  // namespace nn::repl

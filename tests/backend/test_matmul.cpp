@@ -1,0 +1,207 @@
+// matmul (NumPy rules: 1-d operands, broadcast batches), dot and outer.
+// Small cases are worked by hand; larger ones against a plain triple loop
+// written here, independent of the kernel.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "backend/ops.h"
+
+using namespace nn::backend;
+
+namespace {
+
+template <class T>
+Tensor make(const std::vector<T>& v, const Shape& s) {
+  REQUIRE(size_t(s.numel()) == v.size());
+  Tensor t = Tensor::empty(s, dtype_of<T>());
+  std::copy(v.begin(), v.end(), t.data<T>());
+  return t;
+}
+
+template <class T>
+std::vector<T> vals(const Tensor& t) {
+  REQUIRE(t.dtype() == dtype_of<T>());
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
+}
+
+// Deterministic small integers as floats, so that products are exact.
+template <class T>
+Tensor pattern(const Shape& s, int seed) {
+  std::vector<T> v(size_t(s.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = T(int((i * 7 + size_t(seed) * 13) % 11) - 5);
+  return make(v, s);
+}
+
+// c[m, n] = sum_k a[m, k] b[k, n] for one pair of matrices.
+template <class T>
+std::vector<T> reference(const T* a, const T* b, int64_t m, int64_t k, int64_t n) {
+  std::vector<T> c(size_t(m * n), T(0));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) c[size_t(i * n + j)] += a[i * k + p] * b[p * n + j];
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("2-d matmul by hand") {
+  Tensor a = make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor b = make<float>({7, 8, 9, 10, 11, 12}, {3, 2});
+  Tensor c = matmul(a, b);
+  CHECK(c.shape() == Shape{2, 2});
+  CHECK(c.dtype() == DType::f32);
+  // [1 2 3]·[7 9 11] = 58, ·[8 10 12] = 64; [4 5 6]· = 139, 154.
+  CHECK(vals<float>(c) == std::vector<float>{58, 64, 139, 154});
+  Tensor cd = matmul(make<double>({1, 2, 3, 4, 5, 6}, {2, 3}), make<double>({7, 8, 9, 10, 11, 12}, {3, 2}));
+  CHECK(vals<double>(cd) == std::vector<double>{58, 64, 139, 154});
+}
+
+TEST_CASE("1-d operands follow NumPy") {
+  Tensor v = make<float>({1, 2, 3}, {3});
+  Tensor m = make<float>({1, 0, 0, 1, 2, 2}, {3, 2});
+  Tensor vm = matmul(v, m);  // [3] @ [3, 2] -> [2]
+  CHECK(vm.shape() == Shape{2});
+  CHECK(vals<float>(vm) == std::vector<float>{7, 8});
+  Tensor mt = make<float>({1, 0, 2, 0, 1, 2}, {2, 3});
+  Tensor mv = matmul(mt, v);  // [2, 3] @ [3] -> [2]
+  CHECK(mv.shape() == Shape{2});
+  CHECK(vals<float>(mv) == std::vector<float>{7, 8});
+  Tensor vv = matmul(v, v);  // [3] @ [3] -> 0-d
+  CHECK(vv.shape() == Shape{});
+  CHECK(vals<float>(vv) == std::vector<float>{14});
+  // A batch of matrices times a vector: [2, 2, 3] @ [3] -> [2, 2].
+  Tensor bm = make<float>({1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1}, {2, 2, 3});
+  Tensor bmv = matmul(bm, v);
+  CHECK(bmv.shape() == Shape{2, 2});
+  CHECK(vals<float>(bmv) == std::vector<float>{1, 2, 3, 6});
+  // A vector times a batch: [2] @ [3, 2, 2] -> [3, 2].
+  Tensor w = make<float>({1, 10}, {2});
+  Tensor bb = make<float>({1, 2, 3, 4, 0, 1, 1, 0, 2, 2, 2, 2}, {3, 2, 2});
+  Tensor wb = matmul(w, bb);
+  CHECK(wb.shape() == Shape{3, 2});
+  CHECK(vals<float>(wb) == std::vector<float>{31, 42, 10, 1, 22, 22});
+}
+
+TEST_CASE("batched matmul broadcasts batch dims") {
+  // [2, 1, 2, 3] @ [4, 3, 2] -> [2, 4, 2, 2]; every output matrix checked
+  // against the reference loop on the matrices broadcasting picks.
+  Tensor a = pattern<float>({2, 1, 2, 3}, 1);
+  Tensor b = pattern<float>({4, 3, 2}, 2);
+  Tensor c = matmul(a, b);
+  REQUIRE(c.shape() == Shape{2, 4, 2, 2});
+  auto cv = vals<float>(c);
+  bool ok = true;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j) {
+      auto r = reference(a.data<float>() + i * 6, b.data<float>() + j * 6, 2, 3, 2);
+      for (int e = 0; e < 4; ++e) ok = ok && cv[size_t((i * 4 + j) * 4 + e)] == r[size_t(e)];
+    }
+  CHECK(ok);
+
+  // A batch times one shared matrix: folds into a single gemm.
+  Tensor x = pattern<double>({3, 4, 5}, 3);
+  Tensor w = pattern<double>({5, 2}, 4);
+  Tensor y = matmul(x, w);
+  REQUIRE(y.shape() == Shape{3, 4, 2});
+  CHECK(vals<double>(y) == reference(x.data<double>(), w.data<double>(), 12, 5, 2));
+
+  // One shared matrix times a batch: [5, 3] @ [2, 3, 4] -> [2, 5, 4].
+  Tensor s = pattern<float>({5, 3}, 5);
+  Tensor t = pattern<float>({2, 3, 4}, 6);
+  Tensor st = matmul(s, t);
+  REQUIRE(st.shape() == Shape{2, 5, 4});
+  auto stv = vals<float>(st);
+  auto r0 = reference(s.data<float>(), t.data<float>(), 5, 3, 4);
+  auto r1 = reference(s.data<float>(), t.data<float>() + 12, 5, 3, 4);
+  CHECK(std::vector<float>(stv.begin(), stv.begin() + 20) == r0);
+  CHECK(std::vector<float>(stv.begin() + 20, stv.end()) == r1);
+
+  // Many small products (spread over threads, one gemm each).
+  Tensor p = pattern<float>({300, 4, 4}, 7);
+  Tensor q = pattern<float>({300, 4, 4}, 8);
+  auto pq = vals<float>(matmul(p, q));
+  bool small_ok = true;
+  for (int i = 0; i < 300; ++i) {
+    auto r = reference(p.data<float>() + i * 16, q.data<float>() + i * 16, 4, 4, 4);
+    for (int e = 0; e < 16; ++e) small_ok = small_ok && pq[size_t(i * 16 + e)] == r[size_t(e)];
+  }
+  CHECK(small_ok);
+}
+
+TEST_CASE("a larger product through BLAS") {
+  Tensor a = pattern<float>({70, 130}, 9);
+  Tensor b = pattern<float>({130, 90}, 10);
+  // Small integers: every partial sum is exact in f32, so BLAS matches exactly.
+  CHECK(vals<float>(matmul(a, b)) == reference(a.data<float>(), b.data<float>(), 70, 130, 90));
+}
+
+TEST_CASE("integer, bool and mixed-dtype matmul") {
+  Tensor a = make<int64_t>({1, -2, 3, 4}, {2, 2});
+  Tensor b = make<int64_t>({5, 6, 7, 8}, {2, 2});
+  Tensor c = matmul(a, b);
+  CHECK(c.dtype() == DType::i64);
+  // [1 -2]·[5 7] = -9, ·[6 8] = -10; [3 4]· = 43, 50.
+  CHECK(vals<int64_t>(c) == std::vector<int64_t>{-9, -10, 43, 50});
+  Tensor ci = matmul(make<int32_t>({1, 2, 3}, {1, 3}), make<int32_t>({4, 5, 6}, {3, 1}));
+  CHECK(ci.dtype() == DType::i32);
+  CHECK(vals<int32_t>(ci) == std::vector<int32_t>{32});
+  Tensor ib = matmul(pattern<int32_t>({3, 2, 5}, 1), pattern<int32_t>({5, 3}, 2));
+  auto ibv = vals<int32_t>(ib);
+  Tensor ia = pattern<int32_t>({3, 2, 5}, 1), iw = pattern<int32_t>({5, 3}, 2);
+  CHECK(ibv == reference(ia.data<int32_t>(), iw.data<int32_t>(), 6, 5, 3));
+
+  // Mixed dtypes promote: i64 @ f32 -> f32.
+  Tensor mixed = matmul(a, make<float>({0.5f, 0, 0, 0.5f}, {2, 2}));
+  CHECK(mixed.dtype() == DType::f32);
+  CHECK(vals<float>(mixed) == std::vector<float>{0.5f, -1, 1.5f, 2});
+
+  // bool: "any (a and b)".
+  Tensor bl = matmul(make<bool>({true, false, false, false}, {2, 2}), make<bool>({false, true, true, true}, {2, 2}));
+  CHECK(bl.dtype() == DType::boolean);
+  CHECK(vals<bool>(bl) == std::vector<bool>{false, true, false, false});
+}
+
+TEST_CASE("empty products") {
+  // K = 0: sums of nothing are zeros.
+  Tensor z = matmul(Tensor::empty({2, 0}, DType::f32), Tensor::empty({0, 3}, DType::f32));
+  CHECK(z.shape() == Shape{2, 3});
+  CHECK(vals<float>(z) == std::vector<float>(6, 0.0f));
+  CHECK(matmul(Tensor::empty({0, 4}, DType::f32), pattern<float>({4, 3}, 1)).shape() == Shape{0, 3});
+  CHECK(matmul(Tensor::empty({5, 0, 4}, DType::i64), pattern<int64_t>({4, 3}, 1)).shape() == Shape{5, 0, 3});
+}
+
+TEST_CASE("matmul errors in SPEC §11's form") {
+  Tensor x = Tensor::empty({64, 784}, DType::f32);
+  Tensor w = Tensor::empty({128, 10}, DType::f32);
+  CHECK_THROWS_WITH_AS(matmul(x, w), "matmul shapes do not fit: f32[64, 784] @ f32[128, 10] (784 != 128)", Error);
+  CHECK_THROWS_WITH_AS(matmul(Tensor::empty({3}, DType::f32), Tensor::empty({4}, DType::f32)),
+                       "matmul shapes do not fit: f32[3] @ f32[4] (3 != 4)", Error);
+  CHECK_THROWS_WITH_AS(matmul(Tensor::empty({2, 3, 4}, DType::f32), Tensor::empty({5, 4, 6}, DType::f32)),
+                       "matmul shapes do not fit: f32[2, 3, 4] @ f32[5, 4, 6] (batch dimension 2 != 5)", Error);
+  CHECK_THROWS_WITH_AS(matmul(Tensor::empty({}, DType::f32), Tensor::empty({3}, DType::f32)),
+                       "matmul: operands need at least one dimension, got f32[] @ f32[3]; use * to multiply by a scalar",
+                       Error);
+}
+
+TEST_CASE("dot and outer") {
+  Tensor a = make<float>({1, 2, 3}, {3});
+  Tensor b = make<float>({4, -5, 6}, {3});
+  Tensor d = dot(a, b);
+  CHECK(d.shape() == Shape{});
+  CHECK(vals<float>(d) == std::vector<float>{12});  // 4 - 10 + 18
+  CHECK(vals<int64_t>(dot(make<int64_t>({2, 3}, {2}), make<int64_t>({4, 5}, {2}))) == std::vector<int64_t>{23});
+  CHECK_THROWS_WITH_AS(dot(Tensor::empty({2, 3}, DType::f32), a),
+                       "dot: expects two 1-d tensors, got f32[2, 3] and f32[3]; use matmul (@) for matrices and batches",
+                       Error);
+  CHECK_THROWS_WITH_AS(dot(a, Tensor::empty({4}, DType::f32)), "dot: shapes do not fit: f32[3] and f32[4] (3 != 4)",
+                       Error);
+
+  Tensor o = outer(make<float>({1, 2}, {2}), b);
+  CHECK(o.shape() == Shape{2, 3});
+  CHECK(vals<float>(o) == std::vector<float>{4, -5, 6, 8, -10, 12});
+  Tensor oi = outer(make<int64_t>({3}, {1}), make<int64_t>({1, 2}, {2}));
+  CHECK(vals<int64_t>(oi) == std::vector<int64_t>{3, 6});
+  CHECK_THROWS_WITH_AS(outer(a, Tensor::empty({}, DType::f32)), "outer: expects two 1-d tensors, got f32[3] and f32[]",
+                       Error);
+}

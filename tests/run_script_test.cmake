@@ -1,0 +1,31 @@
+# Runs one script test: NN=path to nn, SCRIPT=path to NAME.nn.
+# NAME.out: expected stdout, exit 0. NAME.err: expected stderr, exit 1.
+# NAME.args (optional): extra command-line arguments, one line.
+get_filename_component(dir ${SCRIPT} DIRECTORY)
+get_filename_component(name ${SCRIPT} NAME_WE)
+set(args "")
+if(EXISTS ${dir}/${name}.args)
+  file(READ ${dir}/${name}.args args)
+  string(STRIP "${args}" args)
+  separate_arguments(args UNIX_COMMAND "${args}")
+endif()
+execute_process(COMMAND ${NN} ${args} ${name}.nn
+                WORKING_DIRECTORY ${dir}
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(EXISTS ${dir}/${name}.err)
+  file(READ ${dir}/${name}.err expected)
+  if(NOT rc EQUAL 1)
+    message(FATAL_ERROR "${name}: expected exit code 1, got ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+  endif()
+  if(NOT err STREQUAL expected)
+    message(FATAL_ERROR "${name}: stderr differs\n--- expected\n${expected}\n--- got\n${err}")
+  endif()
+else()
+  file(READ ${dir}/${name}.out expected)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${name}: exit code ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+  endif()
+  if(NOT out STREQUAL expected)
+    message(FATAL_ERROR "${name}: stdout differs\n--- expected\n${expected}\n--- got\n${out}")
+  endif()
+endif()

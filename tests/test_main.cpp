@@ -1,0 +1,3 @@
+// The doctest main of every unit-test executable.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
