@@ -38,7 +38,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
       auto& f = static_cast<const FieldExpr&>(*s.target);
       if (!f.sym) f.sym = intern(f.name);
       Value target = eval(*f.target, env);
-      if (!target.is_record()) fail(f.span, "cannot set field `" + f.name + "` of a " + type_name(target) + "; only records have settable fields");
+      if (!target.is_record()) fail(f.span, "cannot set field `" + f.name + "` of " + a_type_name(target) + "; only records have settable fields");
       Value v = eval(*s.value, env);
       RecordPtr r = target.as_record();
       if (s.op != AssignOp::Set) {
@@ -61,7 +61,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         items[size_t(i)] = combine(items[size_t(i)], std::move(v));
         return;
       }
-      if (!target.is_tensor()) fail(ix.target->span, "cannot assign into a " + type_name(target) + " by index");
+      if (!target.is_tensor()) fail(ix.target->span, "cannot assign into " + a_type_name(target) + " by index");
       std::vector<backend::IndexItem> items = eval_index_items(*this, ix, env);
       Value v = eval(*s.value, env);
       try {

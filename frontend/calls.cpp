@@ -14,14 +14,22 @@ std::string plural(size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-// Adds "in fn f, called at a.nn:3:5" to an error passing through a call.
+// Adds "in fn f, called at a.nn:3:5" to an error passing through a call;
+// the same frame repeated (recursion) becomes one note with a count.
 void add_frame_note(ScriptError& e, const std::string& what, const std::string& where) {
   Diagnostic& d = e.first();
+  std::string note = "in " + what + ", called at " + where;
   size_t frames = 0;
   for (auto& n : d.notes)
-    if (n.rfind("in ", 0) == 0 || n.rfind("... ", 0) == 0) ++frames;
-  if (frames < kMaxTraceNotes) d.notes.push_back("in " + what + ", called at " + where);
-  else if (frames == kMaxTraceNotes) d.notes.push_back("... (more calls)");
+    if (n.rfind("in ", 0) == 0) ++frames;
+  if (!d.notes.empty() && d.notes.back().rfind(note, 0) == 0) {
+    std::string& last = d.notes.back();
+    size_t times = 1;
+    if (last.size() > note.size()) times = std::stoul(last.substr(note.size() + 2));
+    last = note + " (" + std::to_string(times + 1) + " times)";
+  } else if (frames < kMaxTraceNotes) {
+    d.notes.push_back(note);
+  }
 }
 }  // namespace
 
@@ -92,7 +100,7 @@ Value Interpreter::call_value(const Value& callee, std::vector<Value>& positiona
       return call_value(*f, positional, keywords, call_span, nullptr);
     }
   }
-  if (!callee.is_function()) fail(call_span, "a " + type_name(callee) + " is not a function and cannot be called");
+  if (!callee.is_function()) fail(call_span, a_type_name(callee) + " is not a function and cannot be called");
   const Function& f = *callee.as_function();
   switch (f.kind) {
     case Function::Kind::Closure: return call_closure(f, positional, keywords, call_span);
@@ -225,14 +233,14 @@ int64_t Args::integer(size_t i) const {
   if (v.is_int()) return v.as_int();
   if (v.is_bool()) return v.as_bool();
   if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().numel() == 1) return v.as_tensor().item_int();
-  fail(i, "expected an int, got a " + type_name(v));
+  fail(i, "expected an int, got " + a_type_name(v));
 }
 
 double Args::number(size_t i) const {
   const Value& v = values_[i];
   if (v.is_number()) return v.as_number();
   if (v.is_tensor() && v.as_tensor().numel() == 1) return v.as_tensor().item_double();
-  fail(i, "expected a number, got a " + type_name(v));
+  fail(i, "expected a number, got " + a_type_name(v));
 }
 
 bool Args::boolean(size_t i) const {
@@ -240,11 +248,11 @@ bool Args::boolean(size_t i) const {
   if (v.is_bool()) return v.as_bool();
   if (v.is_tensor() && v.as_tensor().numel() == 1 && v.as_tensor().dtype() == backend::DType::boolean)
     return v.as_tensor().item_bool();
-  fail(i, "expected true or false, got a " + type_name(v));
+  fail(i, "expected true or false, got " + a_type_name(v));
 }
 
 const std::string& Args::str(size_t i) const {
-  if (!values_[i].is_str()) fail(i, "expected a string, got a " + type_name(values_[i]));
+  if (!values_[i].is_str()) fail(i, "expected a string, got " + a_type_name(values_[i]));
   return values_[i].as_str();
 }
 
@@ -255,7 +263,7 @@ backend::DType Args::dtype(size_t i) const {
     backend::DType d;
     if (backend::parse_dtype(v.as_str(), d)) return d;
   }
-  fail(i, "expected a dtype (f32, f64, i32, i64, bool), got a " + type_name(v));
+  fail(i, "expected a dtype (f32, f64, i32, i64, bool), got " + a_type_name(v));
 }
 
 std::vector<int64_t> Args::int_list(size_t i) const {
@@ -266,7 +274,7 @@ std::vector<int64_t> Args::int_list(size_t i) const {
       if (it.is_int()) out.push_back(it.as_int());
       else if (it.is_tensor() && is_integral(it.as_tensor().dtype()) && it.as_tensor().numel() == 1)
         out.push_back(it.as_tensor().item_int());
-      else fail(i, "expected a list of ints, but it holds a " + type_name(it));
+      else fail(i, "expected a list of ints, but it holds " + a_type_name(it));
     }
   };
   if (v.is_int()) out.push_back(v.as_int());
@@ -276,7 +284,7 @@ std::vector<int64_t> Args::int_list(size_t i) const {
     backend::Tensor t = backend::astype(v.as_tensor(), backend::DType::i64);
     const int64_t* p = t.data<int64_t>();
     out.assign(p, p + t.numel());
-  } else fail(i, "expected a list of ints, got a " + type_name(v));
+  } else fail(i, "expected a list of ints, got " + a_type_name(v));
   return out;
 }
 
@@ -312,7 +320,7 @@ backend::Tensor Interpreter::to_tensor(const Value& v, Span span) {
       for (auto& it : items) {
         if (it.is_float()) any_float = true;
         if (!it.is_number() && !it.is_tensor() && !it.is_list() && !it.is_tuple())
-          fail(span, "cannot make a tensor from a list holding a " + type_name(it));
+          fail(span, "cannot make a tensor from a list holding " + a_type_name(it));
       }
       for (auto& it : items) {
         backend::Tensor t = to_tensor(it, span);
@@ -327,7 +335,7 @@ backend::Tensor Interpreter::to_tensor(const Value& v, Span span) {
           fail(span, "ragged list: elements of shapes " + rows[0].shape().str() + " and " + r.shape().str());
       return backend::stack(rows, 0);
     }
-    default: fail(span, "expected a tensor or a number, got a " + type_name(v));
+    default: fail(span, "expected a tensor or a number, got " + a_type_name(v));
   }
 }
 

@@ -31,30 +31,32 @@ std::string render(const Diagnostic& d, const SourceManager& sources) {
 }
 
 namespace {
+// Optimal string alignment distance: insertions, deletions, substitutions
+// and swaps of two neighbours each cost one ("valeu" is one from "value").
 size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
 }
 }  // namespace
 
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
+  // Up to one edit in three characters (at least one) still reads as a typo.
+  size_t allowed = std::max<size_t>(1, (name.size() + 1) / 3);
   std::string best;
-  size_t best_d = std::max<size_t>(1, name.size() / 3) + 1;
+  size_t best_d = allowed + 1;
   for (const auto& c : candidates) {
     if (c == name) continue;
     size_t d = edit_distance(name, c);
-    if (d < best_d || (d == best_d && !best.empty() && c < best)) {
-      if (d < best_d || best.empty()) {
-        best_d = d;
-        best = c;
-      }
+    if (d < best_d || (d == best_d && c < best)) {
+      best_d = d;
+      best = c;
     }
   }
   return best;

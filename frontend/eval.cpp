@@ -53,8 +53,8 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
     case ExprKind::Range: {
       auto& r = static_cast<const RangeExpr&>(e);
       Value lo = eval(*r.lo, env), hi = eval(*r.hi, env);
-      if (!lo.is_int()) fail(r.lo->span, "a range bound must be an int, not a " + type_name(lo));
-      if (!hi.is_int()) fail(r.hi->span, "a range bound must be an int, not a " + type_name(hi));
+      if (!lo.is_int()) fail(r.lo->span, "a range bound must be an int, not " + a_type_name(lo));
+      if (!hi.is_int()) fail(r.hi->span, "a range bound must be an int, not " + a_type_name(hi));
       return Value(RangeValue{lo.as_int(), hi.as_int()});
     }
     case ExprKind::Call: return eval_call(static_cast<const CallExpr&>(e), env);
@@ -176,7 +176,7 @@ int64_t list_index(const Value& index, int64_t size, Span span) {
   if (index.is_int()) i = index.as_int();
   else if (index.is_tensor() && is_integral(index.as_tensor().dtype()) && index.as_tensor().numel() == 1)
     i = index.as_tensor().item_int();
-  else fail(span, "an index must be an int, not a " + type_name(index));
+  else fail(span, "an index must be an int, not " + a_type_name(index));
   int64_t j = i < 0 ? i + size : i;
   if (j < 0 || j >= size)
     fail(span, "index " + std::to_string(i) + " is out of range for length " + std::to_string(size));
@@ -190,7 +190,7 @@ std::optional<int64_t> slice_bound(Interpreter& vm, const ExprPtr& e, const EnvP
   if (v.is_none()) return std::nullopt;
   if (v.is_int()) return v.as_int();
   if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().numel() == 1) return v.as_tensor().item_int();
-  fail(e->span, "a slice bound must be an int, not a " + type_name(v));
+  fail(e->span, "a slice bound must be an int, not " + a_type_name(v));
 }
 }  // namespace
 
@@ -209,7 +209,7 @@ std::vector<backend::IndexItem> eval_index_items(Interpreter& vm, const IndexExp
       if (v.is_int()) item.i = v.as_int();
       else if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().ndim() == 0)
         item.i = v.as_tensor().item_int();
-      else fail(it.span, "an index must be an int or a slice, not a " + type_name(v));
+      else fail(it.span, "an index must be an int or a slice, not " + a_type_name(v));
     }
     items.push_back(item);
   }
@@ -240,8 +240,8 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
   const std::vector<Value>* seq = nullptr;
   if (target.is_list()) seq = &target.as_list()->items;
   else if (target.is_tuple()) seq = &target.as_tuple()->items;
-  if (!seq && !target.is_str() && !target.is_range()) fail(e.target->span, "a " + type_name(target) + " cannot be indexed");
-  if (e.items.size() != 1) fail(e.span, "a " + type_name(target) + " takes one index");
+  if (!seq && !target.is_str() && !target.is_range()) fail(e.target->span, a_type_name(target) + " cannot be indexed");
+  if (e.items.size() != 1) fail(e.span, a_type_name(target) + " takes one index");
   int64_t size = seq ? int64_t(seq->size())
                  : target.is_str() ? int64_t(target.as_str().size())
                                    : std::max<int64_t>(0, target.as_range().hi - target.as_range().lo);
@@ -323,7 +323,7 @@ Value Interpreter::field_of(const Value& target, Symbol name, Span span, const E
     if (!hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
     throw ScriptError(std::move(d));
   }
-  fail(span, "a " + type_name(target) + " has no attribute `" + n + "`, and no function `" + n + "` is in scope");
+  fail(span, a_type_name(target) + " has no attribute `" + n + "`, and no function `" + n + "` is in scope");
 }
 
 }  // namespace nn::frontend

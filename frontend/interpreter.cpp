@@ -223,7 +223,7 @@ void Interpreter::bind_pattern(const Pattern& p, Value v, const EnvPtr& env, Spa
   const std::vector<Value>* items = nullptr;
   if (v.is_tuple()) items = &v.as_tuple()->items;
   else if (v.is_list()) items = &v.as_list()->items;
-  if (!items) fail(value_span, "cannot destructure a " + type_name(v) + " into " + std::to_string(p.items.size()) + " names; a tuple or list is needed");
+  if (!items) fail(value_span, "cannot destructure " + a_type_name(v) + " into " + std::to_string(p.items.size()) + " names; a tuple or list is needed");
   if (items->size() != p.items.size())
     fail(value_span, "cannot destructure " + std::to_string(items->size()) + " values into " +
                          std::to_string(p.items.size()) + " names");
@@ -268,7 +268,7 @@ struct ForCursor {
         return Value(backend::index(t, {item}));
       }
       case Value::Kind::Iterator: return seq.as_iterator()->next();
-      default: fail(span, "cannot iterate over a " + type_name(seq));
+      default: fail(span, "cannot iterate over " + a_type_name(seq));
     }
     (void)vm;
   }

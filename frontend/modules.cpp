@@ -56,8 +56,10 @@ RecordPtr Interpreter::load_module(const std::string& path, Span span, uint32_t 
     }
   }
   if (found.empty()) {
+    // The stdlib is named, not spelled out: its folder differs per install.
     std::string searched;
-    for (auto& d : dirs) searched += (searched.empty() ? "" : ", ") + d.string();
+    for (size_t i = 0; i + 1 < dirs.size(); ++i) searched += (i ? ", " : "") + dirs[i].string();
+    searched += searched.empty() ? "the stdlib" : " and the stdlib";
     Diagnostic d{"cannot find module `" + path + "`", span, {"searched: " + searched}};
     throw ScriptError(std::move(d));
   }

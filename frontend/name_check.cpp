@@ -91,11 +91,15 @@ class NameChecker {
     return false;
   }
 
-  void unknown(const std::string& name, Span span) {
-    std::vector<std::string> cands;
+  std::vector<std::string> visible_names() const {
+    std::vector<std::string> names;
     for (auto& sc : scopes_)
-      for (Symbol s : sc.all) cands.push_back(symbol_name(s));
-    std::string hint = closest_name(name, cands);
+      for (Symbol s : sc.all) names.push_back(symbol_name(s));
+    return names;
+  }
+
+  void unknown(const std::string& name, Span span) {
+    std::string hint = closest_name(name, visible_names());
     error(span, "unknown name `" + name + "`", hint.empty() ? "" : "help: did you mean `" + hint + "`?");
   }
 
@@ -148,8 +152,10 @@ class NameChecker {
           auto& n = static_cast<const NameExpr&>(*a.target);
           Symbol sym = intern(n.name);
           if (!known(sym)) {
+            std::string hint = closest_name(n.name, visible_names());
             error(n.span, "assignment to undeclared name `" + n.name + "`",
-                  "help: declare it first with `let " + n.name + " = ...`");
+                  hint.empty() ? "help: declare it first with `let " + n.name + " = ...`"
+                               : "help: did you mean `" + hint + "`? A new name is declared with `let " + n.name + " = ...`");
           } else if (builtins_.count(sym) && !shadowed(sym)) {
             error(n.span, "cannot assign to the built-in `" + n.name + "`; declare a new name with `let`");
           }

@@ -172,9 +172,9 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
     return Value(make_tuple(std::move(items)));
   }
   if (op == BinOp::MatMul && (a.is_list() || b.is_list()))
-    fail(span, std::string("cannot ") + op_name(op) + " a " + type_name(a) + " and a " + type_name(b) +
+    fail(span, std::string("cannot ") + op_name(op) + " " + a_type_name(a) + " and " + a_type_name(b) +
                    "; make tensors with tensor()");
-  fail(span, std::string("cannot ") + op_name(op) + " a " + type_name(a) + " and a " + type_name(b) +
+  fail(span, std::string("cannot ") + op_name(op) + " " + a_type_name(a) + " and " + a_type_name(b) +
                  " with `" + binop_symbol(op) + "`");
 }
 
@@ -189,7 +189,7 @@ Value Interpreter::negate(const Value& v, Span span) {
       fail(span, e.what());
     }
   }
-  fail(span, "cannot negate a " + type_name(v));
+  fail(span, "cannot negate " + a_type_name(v));
 }
 
 bool Interpreter::truthy(const Value& v, Span span) {

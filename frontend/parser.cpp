@@ -3,7 +3,6 @@
 #include "frontend/parser.h"
 
 #include <optional>
-#include <chrono>
 #include <iostream>  // DEBUG-REMOVE
 
 #include "NNLexer.h"
@@ -144,26 +143,19 @@ NNParser::ProgramContext* Front::parse() {
 
 std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t file_id) {
   const SourceFile& file = sources.file(file_id);
-  auto T0 = std::chrono::steady_clock::now();  // DEBUG-REMOVE
-  auto lap = [&](const char* what) { if (getenv("NN_T")) { auto t = std::chrono::steady_clock::now(); std::cerr << what << " " << std::chrono::duration<double>(t - T0).count() << "\n"; T0 = t; } };  // DEBUG-REMOVE
-  std::unique_ptr<Program> program;
-  {
   Front front(file.text(), file_id, file);
   NNParser::ProgramContext* tree = nullptr;
   try {
-    if (front.prepare()) { lap("prepare"); tree = front.parse(); lap("parse"); }
+    if (front.prepare()) tree = front.parse();
   } catch (const antlr4::RuntimeException&) {
     // Not expected: our strategy recovers from every syntax error. Should
     // ANTLR still give up, say so in words rather than let its text out.
     front.diagnostics().add(Diagnostic{"could not parse this file", Span{file_id, 0, 0}, {}}, 1);
   }
   if (front.diagnostics().any()) throw ScriptError(front.diagnostics().take());
-  program = build_ast(tree, front.spans(), front.diagnostics());
-  lap("build");
+  std::unique_ptr<Program> program = build_ast(tree, front.spans(), front.diagnostics());
   if (front.diagnostics().any()) throw ScriptError(front.diagnostics().take());
   program->file = file_id;
-  }
-  lap("destroy");
   return program;
 }
 

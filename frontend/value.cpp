@@ -37,6 +37,13 @@ std::string type_name(const Value& v) {
   return kind_name(v.kind());
 }
 
+std::string a_type_name(const Value& v) {
+  std::string n = type_name(v);
+  if (v.is_tensor()) return "a tensor " + n;
+  bool vowel = n[0] == 'a' || n[0] == 'e' || n[0] == 'i' || n[0] == 'o' || n[0] == 'u';
+  return (vowel ? "an " : "a ") + n;
+}
+
 Value* Record::find(Symbol name) {
   for (auto& [k, v] : fields)
     if (k == name) return &v;

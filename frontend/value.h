@@ -106,6 +106,8 @@ class Value {
 // The name of a value's kind as users read it: "int", "tensor", "record".
 const char* kind_name(Value::Kind k);
 std::string type_name(const Value& v);  // "f32[2, 3]" for tensors, else kind_name
+// type_name with an article: "an int", "a tensor f32[2]"... for messages.
+std::string a_type_name(const Value& v);
 
 struct List {
   std::vector<Value> items;

@@ -1,31 +1,54 @@
-# Runs one script test: NN=path to nn, SCRIPT=path to NAME.nn.
-# NAME.out: expected stdout, exit 0. NAME.err: expected stderr, exit 1.
-# NAME.args (optional): extra command-line arguments, one line.
-get_filename_component(dir ${SCRIPT} DIRECTORY)
-get_filename_component(name ${SCRIPT} NAME_WE)
+# Runs one script or command-line test through the nn program.
+#   NN=path to nn, TEST=path to NAME.nn (runs `nn [NAME.args] NAME.nn`) or to
+#   NAME.cmd (runs `nn <the arguments in NAME.cmd>`), in the test's folder.
+# Expectations, each optional file beside the test:
+#   NAME.out  stdout must equal it        NAME.err  stderr must equal it
+#   NAME.code the exit code (default: 1 when NAME.err exists, else 0)
+#   NAME.stdin fed to standard input
+get_filename_component(dir ${TEST} DIRECTORY)
+get_filename_component(name ${TEST} NAME_WE)
+get_filename_component(ext ${TEST} EXT)
+
 set(args "")
-if(EXISTS ${dir}/${name}.args)
+if(ext STREQUAL ".cmd")
+  file(READ ${TEST} args)
+elseif(EXISTS ${dir}/${name}.args)
   file(READ ${dir}/${name}.args args)
-  string(STRIP "${args}" args)
-  separate_arguments(args UNIX_COMMAND "${args}")
 endif()
-execute_process(COMMAND ${NN} ${args} ${name}.nn
-                WORKING_DIRECTORY ${dir}
-                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
-if(EXISTS ${dir}/${name}.err)
-  file(READ ${dir}/${name}.err expected)
-  if(NOT rc EQUAL 1)
-    message(FATAL_ERROR "${name}: expected exit code 1, got ${rc}\nstdout:\n${out}\nstderr:\n${err}")
-  endif()
-  if(NOT err STREQUAL expected)
-    message(FATAL_ERROR "${name}: stderr differs\n--- expected\n${expected}\n--- got\n${err}")
-  endif()
+string(STRIP "${args}" args)
+separate_arguments(args UNIX_COMMAND "${args}")
+if(ext STREQUAL ".nn")
+  list(APPEND args ${name}.nn)
+endif()
+
+set(input "")
+if(EXISTS ${dir}/${name}.stdin)
+  set(input INPUT_FILE ${dir}/${name}.stdin)
 else()
-  file(READ ${dir}/${name}.out expected)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${name}: exit code ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+  set(input INPUT_FILE /dev/null)
+endif()
+execute_process(COMMAND ${NN} ${args} WORKING_DIRECTORY ${dir} ${input}
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+
+set(expected_rc 0)
+if(EXISTS ${dir}/${name}.err)
+  set(expected_rc 1)
+endif()
+if(EXISTS ${dir}/${name}.code)
+  file(READ ${dir}/${name}.code expected_rc)
+  string(STRIP "${expected_rc}" expected_rc)
+endif()
+if(NOT rc STREQUAL expected_rc)
+  message(FATAL_ERROR "${name}: expected exit code ${expected_rc}, got ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+foreach(stream out err)
+  if(EXISTS ${dir}/${name}.${stream})
+    file(READ ${dir}/${name}.${stream} expected)
+    if(NOT ${stream} STREQUAL expected)
+      message(FATAL_ERROR "${name}: std${stream} differs\n--- expected\n${expected}\n--- got\n${${stream}}")
+    endif()
   endif()
-  if(NOT out STREQUAL expected)
-    message(FATAL_ERROR "${name}: stdout differs\n--- expected\n${expected}\n--- got\n${out}")
-  endif()
+endforeach()
+if(expected_rc STREQUAL "0" AND NOT err STREQUAL "")
+  message(FATAL_ERROR "${name}: unexpected stderr\n${err}")
 endif()

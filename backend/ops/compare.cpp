@@ -17,17 +17,40 @@ void register_compare_ops(Registry& r);
 namespace {
 
 // NaN compares unequal to everything, itself included: only `ne` is true.
-struct Eq { static constexpr const char* name = "eq"; template <class T> bool operator()(T a, T b) const { return a == b; } };
-struct Ne { static constexpr const char* name = "ne"; template <class T> bool operator()(T a, T b) const { return a != b; } };
-struct Lt { static constexpr const char* name = "lt"; template <class T> bool operator()(T a, T b) const { return a < b; } };
-struct Le { static constexpr const char* name = "le"; template <class T> bool operator()(T a, T b) const { return a <= b; } };
-struct Gt { static constexpr const char* name = "gt"; template <class T> bool operator()(T a, T b) const { return a > b; } };
-struct Ge { static constexpr const char* name = "ge"; template <class T> bool operator()(T a, T b) const { return a >= b; } };
-struct And { static constexpr const char* name = "logical_and"; bool operator()(bool a, bool b) const { return a && b; } };
-struct Or { static constexpr const char* name = "logical_or"; bool operator()(bool a, bool b) const { return a || b; } };
+struct Eq {
+  static constexpr const char* name = "eq";
+  template <class T> bool operator()(T a, T b) const { return a == b; }
+};
+struct Ne {
+  static constexpr const char* name = "ne";
+  template <class T> bool operator()(T a, T b) const { return a != b; }
+};
+struct Lt {
+  static constexpr const char* name = "lt";
+  template <class T> bool operator()(T a, T b) const { return a < b; }
+};
+struct Le {
+  static constexpr const char* name = "le";
+  template <class T> bool operator()(T a, T b) const { return a <= b; }
+};
+struct Gt {
+  static constexpr const char* name = "gt";
+  template <class T> bool operator()(T a, T b) const { return a > b; }
+};
+struct Ge {
+  static constexpr const char* name = "ge";
+  template <class T> bool operator()(T a, T b) const { return a >= b; }
+};
+struct And {
+  static constexpr const char* name = "logical_and";
+  bool operator()(bool a, bool b) const { return a && b; }
+};
+struct Or {
+  static constexpr const char* name = "logical_or";
+  bool operator()(bool a, bool b) const { return a || b; }
+};
 
-// Broadcast shape, bool result. The promoted dtype is not part of the result
-// but is worked out here too, so that an impossible promotion fails early.
+// Broadcast shape, bool result (weak only when every operand is).
 template <class Op>
 OutTypes bool_rule(std::span<const TensorType> in, const Attrs&) {
   return {{DType::boolean, broadcast_shape(Op::name, in), operands_device(in), promote_types(in).weak}};
@@ -95,8 +118,14 @@ Tensor lt(const Tensor& a, const Tensor& b) { static const OpDef& d = op("lt"); 
 Tensor le(const Tensor& a, const Tensor& b) { static const OpDef& d = op("le"); return run2(d, a, b); }
 Tensor gt(const Tensor& a, const Tensor& b) { static const OpDef& d = op("gt"); return run2(d, a, b); }
 Tensor ge(const Tensor& a, const Tensor& b) { static const OpDef& d = op("ge"); return run2(d, a, b); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { static const OpDef& d = op("logical_and"); return run2(d, a, b); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { static const OpDef& d = op("logical_or"); return run2(d, a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  static const OpDef& d = op("logical_and");
+  return run2(d, a, b);
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  static const OpDef& d = op("logical_or");
+  return run2(d, a, b);
+}
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   static const OpDef& d = op("where");

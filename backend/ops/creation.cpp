@@ -77,9 +77,9 @@ void full_cpu(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
 int64_t arange_length(double start, double stop, double step) {
   if (step == 0) throw Error("arange: step must not be zero");
   double len = std::ceil((stop - start) / step);
-  if (!std::isfinite(len))
-    throw Error("arange: the length of a range from " + std::to_string(start) + " to " + std::to_string(stop) +
-                " is not finite");
+  if (!(len < 0x1p62))  // also NaN and inf: no tensor that long could be made anyway
+    throw Error("arange: a range from " + std::to_string(start) + " to " + std::to_string(stop) + " by " +
+                std::to_string(step) + " has too many values");
   return len > 0 ? int64_t(len) : 0;
 }
 
@@ -248,7 +248,9 @@ Tensor from_values(const std::vector<V>& v, const Shape& shape, DType dtype) {
 Tensor from_doubles(const std::vector<double>& v, const Shape& shape, DType dtype) {
   return from_values(v, shape, dtype);
 }
-Tensor from_ints(const std::vector<int64_t>& v, const Shape& shape, DType dtype) { return from_values(v, shape, dtype); }
+Tensor from_ints(const std::vector<int64_t>& v, const Shape& shape, DType dtype) {
+  return from_values(v, shape, dtype);
+}
 
 // ---- registry ops ----
 Tensor full(const Shape& shape, double value, DType dtype) {

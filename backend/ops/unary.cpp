@@ -28,16 +28,38 @@ T wrap_neg(T x) {
 }
 
 // ---- float functions: T is float or double ----
-struct Exp { template <class T> T operator()(T x) const { return std::exp(x); } };
-struct Log { template <class T> T operator()(T x) const { return std::log(x); } };
-struct Sqrt { template <class T> T operator()(T x) const { return std::sqrt(x); } };
-struct Rsqrt { template <class T> T operator()(T x) const { return T(1) / std::sqrt(x); } };
-struct Sin { template <class T> T operator()(T x) const { return std::sin(x); } };
-struct Cos { template <class T> T operator()(T x) const { return std::cos(x); } };
-struct Tanh { template <class T> T operator()(T x) const { return std::tanh(x); } };
+struct Exp {
+  static constexpr const char* name = "exp";
+  template <class T> T operator()(T x) const { return std::exp(x); }
+};
+struct Log {
+  static constexpr const char* name = "log";
+  template <class T> T operator()(T x) const { return std::log(x); }
+};
+struct Sqrt {
+  static constexpr const char* name = "sqrt";
+  template <class T> T operator()(T x) const { return std::sqrt(x); }
+};
+struct Rsqrt {
+  static constexpr const char* name = "rsqrt";
+  template <class T> T operator()(T x) const { return T(1) / std::sqrt(x); }
+};
+struct Sin {
+  static constexpr const char* name = "sin";
+  template <class T> T operator()(T x) const { return std::sin(x); }
+};
+struct Cos {
+  static constexpr const char* name = "cos";
+  template <class T> T operator()(T x) const { return std::cos(x); }
+};
+struct Tanh {
+  static constexpr const char* name = "tanh";
+  template <class T> T operator()(T x) const { return std::tanh(x); }
+};
 // exp of a non-positive number only, so large |x| neither overflows nor
 // loses the small side to 1 - 1.
 struct Sigmoid {
+  static constexpr const char* name = "sigmoid";
   template <class T> T operator()(T x) const {
     if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
     T e = std::exp(x);
@@ -45,10 +67,12 @@ struct Sigmoid {
   }
 };
 struct LeakyRelu {
+  static constexpr const char* name = "leaky_relu";
   double slope;
   template <class T> T operator()(T x) const { return x < T(0) ? x * T(slope) : x; }
 };
 struct Gelu {
+  static constexpr const char* name = "gelu";
   bool approximate;
   template <class T> T operator()(T x) const {
     if (approximate) {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
@@ -61,11 +85,13 @@ struct Gelu {
 // log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, and keeps
 // precision where e^x is tiny.
 struct Softplus {
+  static constexpr const char* name = "softplus";
   template <class T> T operator()(T x) const { return (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::abs(x))); }
 };
 
 // ---- dtype-keeping ops: T is any CPU dtype ----
-struct Neg {  // bool is rejected by the type rule
+struct Neg {
+  static constexpr const char* name = "neg";  // bool is rejected by the type rule
   template <class T> T operator()(T x) const {
     if constexpr (kIsInt<T>) return wrap_neg(x);
     else if constexpr (std::is_same_v<T, bool>) return x;
@@ -73,6 +99,7 @@ struct Neg {  // bool is rejected by the type rule
   }
 };
 struct Abs {
+  static constexpr const char* name = "abs";
   template <class T> T operator()(T x) const {
     if constexpr (kIsInt<T>) return x < 0 ? wrap_neg(x) : x;
     else if constexpr (std::is_same_v<T, bool>) return x;
@@ -81,6 +108,7 @@ struct Abs {
 };
 // -1, 0 or 1; NaN stays NaN as in NumPy.
 struct Sign {
+  static constexpr const char* name = "sign";
   template <class T> T operator()(T x) const {
     if constexpr (std::is_same_v<T, bool>) return x;
     else if constexpr (kIsInt<T>) return T((x > 0) - (x < 0));
@@ -89,18 +117,21 @@ struct Sign {
 };
 // `x < 0 ? 0 : x` rather than `x > 0 ? x : 0`, so NaN propagates as in PyTorch.
 struct Relu {
+  static constexpr const char* name = "relu";
   template <class T> T operator()(T x) const {
     if constexpr (std::is_same_v<T, bool>) return x;
     else return x < T(0) ? T(0) : x;
   }
 };
 struct Floor {
+  static constexpr const char* name = "floor";
   template <class T> T operator()(T x) const {
     if constexpr (std::is_floating_point_v<T>) return std::floor(x);
     else return x;
   }
 };
 struct Ceil {
+  static constexpr const char* name = "ceil";
   template <class T> T operator()(T x) const {
     if constexpr (std::is_floating_point_v<T>) return std::ceil(x);
     else return x;
@@ -109,6 +140,7 @@ struct Ceil {
 // nearbyint rounds in the current mode, which is round-half-to-even by
 // default: round(0.5) = 0, round(1.5) = 2, round(2.5) = 2, as in NumPy.
 struct Round {
+  static constexpr const char* name = "round";
   template <class T> T operator()(T x) const {
     if constexpr (std::is_floating_point_v<T>) return std::nearbyint(x);
     else return x;
@@ -116,8 +148,12 @@ struct Round {
 };
 
 // ---- predicates: any input dtype, bool result ----
-struct LogicalNot { template <class T> bool operator()(T x) const { return x == T(0); } };
+struct LogicalNot {
+  static constexpr const char* name = "logical_not";
+  template <class T> bool operator()(T x) const { return x == T(0); }
+};
 struct IsNan {
+  static constexpr const char* name = "isnan";
   template <class T> bool operator()(T x) const {
     if constexpr (std::is_floating_point_v<T>) return x != x;
     else return false;
@@ -157,21 +193,21 @@ void float_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
   Op f = make_op<Op>(attrs);
   if (out[0].dtype() == DType::f64) ew::map<double, double>(out[0], ew::kCostlyGrain, f, in[0]);
   else {
-    ew::check_cpu_dtype("unary op", out[0].dtype());
+    ew::check_cpu_dtype(Op::name, out[0].dtype());
     ew::map<float, float>(out[0], ew::kCostlyGrain, f, in[0]);
   }
 }
 
 template <class Op>
 void keep_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
-  ew::check_cpu_dtype("unary op", in[0].dtype());
+  ew::check_cpu_dtype(Op::name, in[0].dtype());
   Op f = make_op<Op>(attrs);
   visit_dtype(in[0].dtype(), [&]<class T>() { ew::map<T, T>(out[0], ew::kCheapGrain, f, in[0]); });
 }
 
 template <class Op>
 void predicate_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
-  ew::check_cpu_dtype("unary op", in[0].dtype());
+  ew::check_cpu_dtype(Op::name, in[0].dtype());
   Op f = make_op<Op>(attrs);
   visit_dtype(in[0].dtype(), [&]<class T>() { ew::map<bool, T>(out[0], ew::kCheapGrain, f, in[0]); });
 }

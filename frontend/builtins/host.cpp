@@ -36,7 +36,7 @@ void install_host(Interpreter& vm) {
       case Value::Kind::Iterator:
         if (auto n = v.as_iterator()->length()) return Value(*n);
         [[fallthrough]];
-      default: a.fail(0, "len() of a " + type_name(v));
+      default: a.fail(0, "len() of " + a_type_name(v));
     }
   });
   def(vm, "range", "a, b=none", [](Args& a) {

@@ -7,8 +7,16 @@ namespace nn::frontend::builtins {
 namespace {
 std::vector<backend::Tensor> tensor_list(Args& a, size_t i) {
   const Value& v = a[i];
+  if (v.is_tensor() && v.as_tensor().ndim() > 0) {
+    // A tensor stands for the list of its rows, as in NumPy.
+    std::vector<backend::Tensor> rows;
+    for (int64_t r = 0; r < v.as_tensor().shape()[0]; ++r)
+      rows.push_back(backend::index(v.as_tensor(), {backend::IndexItem{backend::IndexItem::index, r, {}, {}, {}}}));
+    if (rows.empty()) a.fail(i, "expected a non-empty list of tensors");
+    return rows;
+  }
   const std::vector<Value>* items = v.is_list() ? &v.as_list()->items : v.is_tuple() ? &v.as_tuple()->items : nullptr;
-  if (!items) a.fail(i, "expected a list of tensors, got a " + type_name(v));
+  if (!items) a.fail(i, "expected a list of tensors, got " + a_type_name(v));
   if (items->empty()) a.fail(i, "expected a non-empty list of tensors");
   std::vector<backend::Tensor> ts;
   for (auto& it : *items) ts.push_back(a.vm().to_tensor(it, a.span(i)));
@@ -42,7 +50,7 @@ void install_shape(Interpreter& vm) {
     backend::Device* d = nullptr;
     if (a[1].is_device()) d = a[1].as_device();
     else if (a[1].is_str()) d = backend::find_device(a[1].as_str());
-    else a.fail(1, "expected a device or a device name, got a " + type_name(a[1]));
+    else a.fail(1, "expected a device or a device name, got " + a_type_name(a[1]));
     if (!d) a.fail(1, "no device `" + a.str(1) + "` (this build has cpu only)");
     return Value(backend::to_device(a.tensor(0), d));
   });

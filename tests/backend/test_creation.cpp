@@ -107,6 +107,8 @@ TEST_CASE("arange: NumPy lengths") {
   CHECK(arange(0, 0, 1, DType::f32).shape() == Shape{0});
   CHECK(arange(0, -3, 1, DType::f32).shape() == Shape{0});
   CHECK_THROWS_WITH_AS(arange(0, 1, 0, DType::f32), "arange: step must not be zero", Error);
+  CHECK_THROWS_AS(arange(0, 1e300, 1e-300, DType::f32), Error);
+  CHECK_THROWS_AS(arange(0, std::numeric_limits<double>::quiet_NaN(), 1, DType::f32), Error);
   Tensor big = arange(0, 100000, 1, DType::i64);
   CHECK(big.numel() == 100000);
   CHECK(values(big)[99999] == 99999);

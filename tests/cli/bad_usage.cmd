@@ -1,0 +1,1 @@
+--threads abc print_args.nn

@@ -1,0 +1,1 @@
+check bad_names.nn

@@ -1,0 +1,1 @@
+check print_args.nn

@@ -1,0 +1,1 @@
+error_after_output.nn

@@ -1,0 +1,1 @@
+-e "print(1); exit(3); print(2)"

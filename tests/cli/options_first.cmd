@@ -1,0 +1,1 @@
+--threads 1 --seed 3 print_args.nn

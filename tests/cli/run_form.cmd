@@ -1,0 +1,1 @@
+run print_args.nn x

@@ -1,0 +1,1 @@
+print_args.nn one two

@@ -1,0 +1,1 @@
+check bad_syntax2.nn
