@@ -34,8 +34,18 @@ size_t closer_of(size_t open) {
 const char* closer_text(size_t open) {
   return open == NNLexer::LPAREN ? ")" : open == NNLexer::LBRACKET ? "]" : "}";
 }
-const char* bracket_name(size_t open) {
-  return open == NNLexer::LPAREN ? "parenthesis" : open == NNLexer::LBRACKET ? "bracket" : "block";
+// A `{` right after an operand (`if x {`, `fn f() {`) or after `else` or
+// `graph` opens a block; anywhere else (`= {`, `f({`) a record.
+bool opens_block(size_t prev_type) {
+  switch (prev_type) {
+    case NNLexer::NAME: case NNLexer::INT: case NNLexer::FLOAT: case NNLexer::STRING:
+    case NNLexer::TRUE: case NNLexer::FALSE: case NNLexer::NONE:
+    case NNLexer::RPAREN: case NNLexer::RBRACKET: case NNLexer::RBRACE:
+    case NNLexer::ELSE: case NNLexer::GRAPH:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // Tokens that add a level to the tree they are in (see the top of the file).
@@ -69,6 +79,10 @@ struct OpenBracket {
   size_t type;
   const antlr4::Token* token;
   size_t operators_before;  // the enclosing level's count when it opened
+  bool is_block;            // for `{`: a block, not a record
+  const char* name() const {
+    return type == NNLexer::LPAREN ? "parenthesis" : type == NNLexer::LBRACKET ? "bracket" : is_block ? "block" : "record";
+  }
 };
 
 std::string where(const SourceFile& file, const Span& span) {
@@ -98,7 +112,7 @@ NestingResult check_nesting(const std::vector<const antlr4::Token*>& tokens, con
 
     if (is_open(type)) {
       if (type != NNLexer::LBRACE && ends_operand(prev_type)) ++operators;  // a call or index
-      open.push_back({type, token, operators});
+      open.push_back({type, token, operators, type == NNLexer::LBRACE && opens_block(prev_type)});
       enclosing_operators += operators;
       operators = 0;
     } else if (is_close(type)) {
@@ -109,8 +123,7 @@ NestingResult check_nesting(const std::vector<const antlr4::Token*>& tokens, con
       const OpenBracket& innermost = open.back();
       if (closer_of(innermost.type) != type) {
         fail(std::string("expected `") + closer_text(innermost.type) + "` to close the " +
-                 bracket_name(innermost.type) + " opened at " + where(file, spans.span(innermost.token)) +
-                 ", found " + describe_token(token),
+                 innermost.name() + " opened at " + where(file, spans.span(innermost.token)) + ", found " + describe_token(token),
              spans.span(token));
         return result;
       }
@@ -140,7 +153,7 @@ NestingResult check_nesting(const std::vector<const antlr4::Token*>& tokens, con
   if (!open.empty()) {
     // Report the innermost: it is the one the next `}` would have closed.
     const OpenBracket& innermost = open.back();
-    fail(std::string("expected `") + closer_text(innermost.type) + "` to close the " + bracket_name(innermost.type) +
+    fail(std::string("expected `") + closer_text(innermost.type) + "` to close the " + innermost.name() +
              " opened at " + where(file, spans.span(innermost.token)),
          spans.after(last_significant));
     result.open_at_end = true;

@@ -3,7 +3,6 @@
 #include "frontend/parser.h"
 
 #include <optional>
-#include <iostream>  // DEBUG-REMOVE
 
 #include "NNLexer.h"
 #include "NNParser.h"
@@ -62,6 +61,15 @@ class Front {
   std::optional<NNParser> parser_;
 };
 
+// Notes for characters that other languages use where nn has a word.
+std::vector<std::string> hint_for(const std::string& character) {
+  if (character == "!") return {"help: nn writes `not x` for negation (and `!=` for \"not equal\")"};
+  if (character == "&") return {"help: nn writes `and` (on tensors: `logical_and`)"};
+  if (character == "|") return {"help: nn writes `or` (on tensors: `logical_or`)"};
+  if (character == "'") return {"help: strings are written in double quotes: \"...\""};
+  return {};
+}
+
 // Lexes the whole input. A bad character is reported and left out; an
 // unterminated string is reported and passed on as a string, so that the
 // parser does not pile further errors on either.
@@ -75,7 +83,8 @@ void Front::lex() {
     std::unique_ptr<antlr4::Token> token = lexer_->nextToken();
     size_t type = token->getType();
     if (type == NNLexer::BAD_CHAR) {
-      sink_.add(Diagnostic{"unexpected character " + describe_token(token.get()), spans_.span(token.get()), {}},
+      sink_.add(Diagnostic{"unexpected character " + describe_token(token.get()), spans_.span(token.get()),
+                           hint_for(token->getText())},
                 token->getLine());
       continue;
     }
@@ -134,7 +143,6 @@ NNParser::ProgramContext* Front::parse() {
   simulator->setPredictionMode(antlr4::atn::PredictionMode::LL);
   parser_->setErrorHandler(std::make_shared<SyntaxErrorStrategy>(spans_, sink_));
   NNParser::ProgramContext* tree = parser_->program();
-  if (getenv("NN_PARSE_DEBUG")) std::cerr << tree->toStringTree(&*parser_) << "\n";  // DEBUG-REMOVE
   if (parser_->getNumberOfSyntaxErrors() > 0 || sink_.any()) return nullptr;
   return tree;
 }

@@ -256,9 +256,17 @@ void SyntaxErrorStrategy::report(antlr4::Parser* parser, antlr4::Token* found,
   auto expected_after = [&](const std::string& what) { return expected_here(what + after_prev); };
 
   std::string message;
-  bool at_start = prev == nullptr;
+  std::vector<std::string> notes;
+  // Where a statement could start, "expected an expression" says too little.
+  bool statement_start = rule == NNParser::RuleProgram || rule == NNParser::RuleBlock ||
+                         rule == NNParser::RuleStmtLine || rule == NNParser::RuleStmt;
   if (found->getType() == NNParser::ELSE && !expects(NNParser::ELSE)) {
     message = "unexpected `else`: it can only follow the `}` of an `if`";
+  } else if (statement_start && expects(NNParser::INT)) {
+    message = "unexpected " + found_text;
+    if (prev_type == NNParser::NEWLINE && is_binary_operator(found->getType()))
+      notes.push_back("help: a line break ends the statement before it; to go on, end the previous line with the "
+                      "operator, or put the expression in parentheses");
   } else if (rule == NNParser::RuleLetStmt && expects(NNParser::ASSIGN)) {
     bool tuple = prev_type == NNParser::RPAREN;
     message = std::string("expected `=` after the ") + (tuple ? "pattern" : "name") + " in `let`";
@@ -296,7 +304,7 @@ void SyntaxErrorStrategy::report(antlr4::Parser* parser, antlr4::Token* found,
     message = expected_after("a field name");
   } else if (expects(NNParser::INT)) {
     // Every expression can start with a number: an operand is missing.
-    message = at_start ? expected_here("an expression") : expected_after("an expression");
+    message = prev ? expected_after("an expression") : expected_here("an expression");
   } else if (std::string list = expected_list(with_comma(expected, rule, prev_type), parser->getVocabulary());
              !list.empty()) {
     message = expected_after(list);
@@ -309,7 +317,7 @@ void SyntaxErrorStrategy::report(antlr4::Parser* parser, antlr4::Token* found,
   bool point_after = prev && (at_line_end || found->getType() == antlr4::Token::EOF);
   Span span = point_after ? spans_.after(prev) : spans_.span(found);
   size_t line = point_after ? prev->getLine() : found->getLine();
-  sink_.add(Diagnostic{message, span, {}}, line);
+  sink_.add(Diagnostic{message, span, std::move(notes)}, line);
 }
 
 void SyntaxErrorStrategy::reportNoViableAlternative(antlr4::Parser* parser, const antlr4::NoViableAltException& e) {

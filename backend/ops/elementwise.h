@@ -10,7 +10,7 @@
 //  3. otherwise: dims are merged where every operand is contiguous across them,
 //     and the loop runs row by row over the innermost dim, each operand read
 //     with stride 1 or held (stride 0, broadcast) for the row.
-// Loops longer than `grain` elements split over the kernel threads
+// Loops of at least twice `grain` elements split over the kernel threads
 // (parallel_for), each thread taking a contiguous range of the output.
 //
 // Inputs whose dtype is not the one the kernel computes in are converted
