@@ -226,20 +226,82 @@ antlr4::Token* token_before(antlr4::Parser* parser, antlr4::Token* token) {
   return parser->getTokenStream()->get(index - 1);
 }
 
+// Everything the wording of one error depends on.
+struct Situation {
+  const antlr4::misc::IntervalSet& expected;
+  size_t rule;        // the rule being parsed (NNParser::RuleExpr, ...)
+  size_t statement;   // the innermost statement rule around it
+  size_t owner;       // for a missing `{`: the rule the block belongs to
+  size_t prev_type;   // the token before the offending one; 0 when none
+  size_t found_type;  // the offending token
+  std::string found;  // "`x`", "end of line"
+  std::string after;  // " after `+`", or "" at the start of a statement
+
+  bool expects(size_t type) const { return expected.contains(type); }
+  std::string here(const std::string& what) const { return "expected " + what + ", found " + found; }
+  std::string after_prev(const std::string& what) const { return here(what + after); }
+};
+
+// The message for a syntax error; may add notes. A decision table, from the
+// most specific situations to the most general.
+std::string wording(const Situation& s, const antlr4::dfa::Vocabulary& vocabulary, std::vector<std::string>& notes) {
+  using P = NNParser;
+  bool statement_start =
+      s.rule == P::RuleProgram || s.rule == P::RuleBlock || s.rule == P::RuleStmtLine || s.rule == P::RuleStmt;
+  if (s.found_type == P::ELSE && !s.expects(P::ELSE)) return "unexpected `else`: it can only follow the `}` of an `if`";
+  if (statement_start && s.expects(P::INT)) {
+    // Where a statement could start, "expected an expression" says too little.
+    if (s.prev_type == P::NEWLINE && is_binary_operator(s.found_type))
+      notes.push_back("help: a line break ends the statement before it; to go on, end the previous line with the "
+                      "operator, or put the expression in parentheses");
+    return "unexpected " + s.found;
+  }
+  if (s.rule == P::RuleLetStmt && s.expects(P::ASSIGN))
+    return std::string("expected `=` after the ") + (s.prev_type == P::RPAREN ? "pattern" : "name") + " in `let`";
+  if ((s.rule == P::RuleLetStmt || s.rule == P::RuleForStmt) && s.expects(P::NAME) && !s.expects(P::INT))
+    return s.after_prev(s.rule == P::RuleLetStmt ? "a name" : "a loop variable");
+  if (s.rule == P::RulePattern && s.expects(P::NAME)) {
+    if (s.prev_type == P::LET) return s.after_prev("a name");
+    if (s.prev_type == P::FOR) return s.after_prev("a loop variable");
+    return s.here("a name in the pattern");
+  }
+  if (s.rule == P::RuleForStmt && s.expects(P::IN)) return s.here("`in` after the loop variable of `for`");
+  if (s.expects(P::LBRACE) && !s.expects(P::INT) && !s.expects(P::IF) && !block_phrase(s.owner).empty())
+    return s.here(block_phrase(s.owner));
+  if (s.rule == P::RuleIfStmt && s.expects(P::IF)) return s.here("`if` or `{` after `else`");
+  if (s.rule == P::RuleFnDecl && s.expects(P::NAME) && s.prev_type != P::LPAREN && s.prev_type != P::COMMA)
+    return s.after_prev("a name");
+  if (s.rule == P::RuleFnDecl && s.expects(P::LPAREN)) return s.here("`(` after the function name");
+  if ((s.rule == P::RuleField || s.rule == P::RulePrimary) && s.expects(P::NAME) && s.expects(P::RBRACE))
+    return s.after_prev("a field name");
+  bool in_parameters = s.rule == P::RuleFnDecl || s.rule == P::RuleParams || s.rule == P::RuleParam ||
+                       s.rule == P::RulePrimary;  // a lambda's parameters
+  if (in_parameters && s.expects(P::NAME) && !s.expects(P::INT)) return s.after_prev("a parameter name");
+  if (s.rule == P::RuleImportStmt && s.expects(P::STRING))
+    return s.here("a path in quotes after `import`, as in `import \"layers\"`");
+  if (s.rule == P::RuleImportStmt && s.expects(P::NAME)) return s.after_prev("a name");
+  if (s.rule == P::RuleField && s.expects(P::COLON)) return s.here("`:` after the field name");
+  if (s.rule == P::RuleExpr && s.prev_type == P::DOT && s.expects(P::NAME)) return s.after_prev("a field name");
+  // Every expression can start with a number: an operand is missing.
+  if (s.expects(P::INT)) return s.after_prev("an expression");
+  std::string list = expected_list(with_comma(s.expected, s.rule, s.prev_type), vocabulary);
+  if (!list.empty()) return s.after_prev(list);
+  return "unexpected " + s.found;
+}
+
 }  // namespace
 
 void SyntaxErrorStrategy::report(antlr4::Parser* parser, antlr4::Token* found,
                                  const antlr4::misc::IntervalSet& expected) {
   antlr4::Token* prev = token_before(parser, found);
-  size_t rule = parser->getContext() ? parser->getContext()->getRuleIndex() : size_t(-1);
-  size_t statement = statement_rule(parser->getContext());
+  antlr4::ParserRuleContext* ctx = parser->getContext();
+  size_t rule = ctx ? ctx->getRuleIndex() : size_t(-1);
+  size_t prev_type = prev ? prev->getType() : 0;
   // What a missing `{` would have opened: inside rule `block` its parent
   // tells; inside an expression (the condition of an `if`), the statement.
-  antlr4::ParserRuleContext* ctx = parser->getContext();
   auto* parent = ctx ? dynamic_cast<antlr4::ParserRuleContext*>(ctx->parent) : nullptr;
+  size_t statement = statement_rule(ctx);
   size_t owner = rule == NNParser::RuleBlock && parent ? parent->getRuleIndex() : statement;
-  auto expects = [&](size_t type) { return expected.contains(type); };
-  size_t prev_type = prev ? prev->getType() : 0;
 
   // A line break after an operator or `,` does not end the statement (the
   // token filter dropped it), so "x = 1 +" followed by a new line finds the
@@ -251,70 +313,16 @@ void SyntaxErrorStrategy::report(antlr4::Parser* parser, antlr4::Token* found,
   std::string found_text = found->getType() == antlr4::Token::EOF ? "end of file"
                            : at_line_end                           ? "end of line"
                                                                    : describe_token(found);
-  std::string after_prev = prev ? " after `" + prev->getText() + "`" : "";
-  auto expected_here = [&](const std::string& what) { return "expected " + what + ", found " + found_text; };
-  auto expected_after = [&](const std::string& what) { return expected_here(what + after_prev); };
+  bool prev_ends_statement = prev_type == NNParser::NEWLINE || prev_type == NNParser::SEMI;
+  std::string after = prev && !prev_ends_statement ? " after `" + prev->getText() + "`" : "";
 
-  std::string message;
+  Situation situation{expected, rule, statement, owner, prev_type, found->getType(), found_text, after};
   std::vector<std::string> notes;
-  // Where a statement could start, "expected an expression" says too little.
-  bool statement_start = rule == NNParser::RuleProgram || rule == NNParser::RuleBlock ||
-                         rule == NNParser::RuleStmtLine || rule == NNParser::RuleStmt;
-  if (found->getType() == NNParser::ELSE && !expects(NNParser::ELSE)) {
-    message = "unexpected `else`: it can only follow the `}` of an `if`";
-  } else if (statement_start && expects(NNParser::INT)) {
-    message = "unexpected " + found_text;
-    if (prev_type == NNParser::NEWLINE && is_binary_operator(found->getType()))
-      notes.push_back("help: a line break ends the statement before it; to go on, end the previous line with the "
-                      "operator, or put the expression in parentheses");
-  } else if (rule == NNParser::RuleLetStmt && expects(NNParser::ASSIGN)) {
-    bool tuple = prev_type == NNParser::RPAREN;
-    message = std::string("expected `=` after the ") + (tuple ? "pattern" : "name") + " in `let`";
-  } else if ((rule == NNParser::RuleLetStmt || rule == NNParser::RuleForStmt) && expects(NNParser::NAME) &&
-             !expects(NNParser::INT)) {
-    message = expected_after(rule == NNParser::RuleLetStmt ? "a name" : "a loop variable");
-  } else if (rule == NNParser::RulePattern && expects(NNParser::NAME)) {
-    message = prev_type == NNParser::LET ? expected_after("a name")
-              : prev_type == NNParser::FOR ? expected_after("a loop variable")
-                                           : expected_here("a name in the pattern");
-  } else if (rule == NNParser::RuleForStmt && expects(NNParser::IN)) {
-    message = expected_here("`in` after the loop variable of `for`");
-  } else if (expects(NNParser::LBRACE) && !expects(NNParser::INT) && !expects(NNParser::IF) &&
-             !block_phrase(owner).empty()) {
-    message = expected_here(block_phrase(owner));
-  } else if (rule == NNParser::RuleFnDecl && expects(NNParser::NAME) && prev_type != NNParser::LPAREN &&
-             prev_type != NNParser::COMMA) {
-    message = expected_after("a name");
-  } else if (rule == NNParser::RuleFnDecl && expects(NNParser::LPAREN)) {
-    message = expected_here("`(` after the function name");
-  } else if ((rule == NNParser::RuleField || rule == NNParser::RulePrimary) && expects(NNParser::NAME) &&
-             expects(NNParser::RBRACE)) {
-    message = expected_after("a field name");
-  } else if ((rule == NNParser::RuleFnDecl || rule == NNParser::RuleParams || rule == NNParser::RuleParam ||
-              rule == NNParser::RulePrimary) &&
-             expects(NNParser::NAME) && !expects(NNParser::INT)) {
-    message = expected_after("a parameter name");
-  } else if (rule == NNParser::RuleImportStmt && expects(NNParser::STRING)) {
-    message = expected_here("a path in quotes after `import`, as in `import \"layers\"`");
-  } else if (rule == NNParser::RuleImportStmt && expects(NNParser::NAME)) {
-    message = expected_after("a name");
-  } else if (rule == NNParser::RuleField && expects(NNParser::COLON)) {
-    message = expected_here("`:` after the field name");
-  } else if (rule == NNParser::RuleExpr && prev_type == NNParser::DOT && expects(NNParser::NAME)) {
-    message = expected_after("a field name");
-  } else if (expects(NNParser::INT)) {
-    // Every expression can start with a number: an operand is missing.
-    message = prev ? expected_after("an expression") : expected_here("an expression");
-  } else if (std::string list = expected_list(with_comma(expected, rule, prev_type), parser->getVocabulary());
-             !list.empty()) {
-    message = expected_after(list);
-  } else {
-    message = "unexpected " + found_text;
-  }
+  std::string message = wording(situation, parser->getVocabulary(), notes);
 
   // Point after the last good token when the problem is an end (of line or
   // file): the caret then sits where something is missing.
-  bool point_after = prev && (at_line_end || found->getType() == antlr4::Token::EOF);
+  bool point_after = prev && !prev_ends_statement && (at_line_end || found->getType() == antlr4::Token::EOF);
   Span span = point_after ? spans_.after(prev) : spans_.span(found);
   size_t line = point_after ? prev->getLine() : found->getLine();
   sink_.add(Diagnostic{message, span, std::move(notes)}, line);
@@ -389,6 +397,16 @@ antlr4::Token* SyntaxErrorStrategy::singleTokenDeletion(antlr4::Parser* parser) 
   antlr4::Token* prev = token_before(parser, current);
   if (prev && current->getLine() > prev->getLine()) return nullptr;
   return DefaultErrorStrategy::singleTokenDeletion(parser);
+}
+
+bool SyntaxErrorStrategy::singleTokenInsertion(antlr4::Parser* parser) {
+  // Never make up an opening bracket: the brackets in the input are known
+  // to match, so a made-up `{` would swallow the rest of the file as a block.
+  antlr4::misc::IntervalSet expected = getExpectedTokens(parser);
+  if (expected.contains(size_t(NNParser::LBRACE)) || expected.contains(size_t(NNParser::LPAREN)) ||
+      expected.contains(size_t(NNParser::LBRACKET)))
+    return false;
+  return DefaultErrorStrategy::singleTokenInsertion(parser);
 }
 
 antlr4::misc::IntervalSet SyntaxErrorStrategy::getErrorRecoverySet(antlr4::Parser* /*parser*/) {

@@ -91,6 +91,7 @@ class SyntaxErrorStrategy : public antlr4::DefaultErrorStrategy {
   void reportMissingToken(antlr4::Parser* parser) override;
   void sync(antlr4::Parser* parser) override;
   antlr4::Token* singleTokenDeletion(antlr4::Parser* parser) override;
+  bool singleTokenInsertion(antlr4::Parser* parser) override;
   antlr4::misc::IntervalSet getErrorRecoverySet(antlr4::Parser* parser) override;
 
  private:

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -174,6 +175,18 @@ void for_each_offset(const DimList& dims, F&& f) {
   }
 }
 
+// Width of the column blocks that the kept-innermost loops fold row by row:
+// wide, so that each row segment is a long sequential read (a narrow block
+// over many rows touches a new page per row), yet split enough to give every
+// thread a share when there are few outer rows.
+int64_t column_block(int64_t outer, int64_t inner) {
+  const int64_t wanted = 2 * int64_t(std::max(1, omp_get_max_threads()));
+  const int64_t splits = outer >= wanted ? 1 : (wanted + outer - 1) / outer;
+  int64_t w = std::clamp<int64_t>((inner + splits - 1) / splits, 64, 4096);
+  w = (w + 15) / 16 * 16;
+  return std::min(w, inner);
+}
+
 template <class Rule, class T>
 void reduce_typed(const T* x, typename Rule::Out* out, const Shape& shape, const std::vector<int64_t>& axes,
                   int64_t out_count) {
@@ -222,15 +235,16 @@ void reduce_typed(const T* x, typename Rule::Out* out, const Shape& shape, const
   const int64_t inner = g.kept.n ? g.kept.size[g.kept.n - 1] : 1;
   DimList outer_kept = g.kept;
   if (outer_kept.n) --outer_kept.n;
-  constexpr int64_t kWidth = 256;
-  const int64_t blocks = (inner + kWidth - 1) / kWidth;
+  const int64_t width = column_block(outer_kept.count(), inner);
+  const int64_t blocks = (inner + width - 1) / width;
   const int64_t items = outer_kept.count() * blocks;
-  parallel_for(items, std::max<int64_t>(1, kParallelGrain / (work * std::min(inner, kWidth))),
+  parallel_for(items, std::max<int64_t>(1, kParallelGrain / (work * width)),
                [&](int64_t b, int64_t e) {
-                 Acc acc[kWidth];
+                 // (not std::vector: vector<bool> would pack bits)
+                 std::unique_ptr<Acc[]> acc(new Acc[size_t(width)]);
                  for (int64_t item = b; item < e; ++item) {
-                   const int64_t o = item / blocks, j0 = (item % blocks) * kWidth;
-                   const int64_t w = std::min(kWidth, inner - j0);
+                   const int64_t o = item / blocks, j0 = (item % blocks) * width;
+                   const int64_t w = std::min(width, inner - j0);
                    const T* base = x + outer_kept.offset_of(o) + j0;
                    for (int64_t j = 0; j < w; ++j) acc[j] = Rule::init();
                    for_each_offset(g.reduced, [&](int64_t off) {
@@ -360,14 +374,14 @@ void arg_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& 
       return;
     }
     // Walk the reduced axis row by row, keeping a block of candidates.
-    constexpr int64_t kWidth = 256;
-    const int64_t blocks = (inner + kWidth - 1) / kWidth;
-    parallel_for(outer * blocks, std::max<int64_t>(1, kParallelGrain / (n * std::min(inner, kWidth))),
+    const int64_t width = column_block(outer, inner);
+    const int64_t blocks = (inner + width - 1) / width;
+    parallel_for(outer * blocks, std::max<int64_t>(1, kParallelGrain / (n * width)),
                  [&](int64_t b, int64_t e) {
-                   T best[kWidth];
+                   std::unique_ptr<T[]> best(new T[size_t(width)]);
                    for (int64_t item = b; item < e; ++item) {
-                     const int64_t o = item / blocks, j0 = (item % blocks) * kWidth;
-                     const int64_t w = std::min(kWidth, inner - j0);
+                     const int64_t o = item / blocks, j0 = (item % blocks) * width;
+                     const int64_t w = std::min(width, inner - j0);
                      const T* base = px + o * n * inner + j0;
                      int64_t* dst = result + o * inner + j0;
                      for (int64_t j = 0; j < w; ++j) best[j] = base[j], dst[j] = 0;

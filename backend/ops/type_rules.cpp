@@ -65,7 +65,8 @@ Promoted promote_types(std::span<const TensorType> in) {
       have_strong = true;
     }
   }
-  if (!have_strong) return {weak, true};
+  // Only host numbers: the category's default dtype (2.5 * 2 computes in f32, as in JAX).
+  if (!have_strong) return {default_dtype(category(weak)), true};
   if (!have_weak) return {strong, false};
   return {promote_weak(strong, false, weak, true), false};
 }

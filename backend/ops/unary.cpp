@@ -169,16 +169,23 @@ template <>
 Gelu make_op<Gelu>(const Attrs& a) { return {a.get_or<bool>("approximate", false)}; }
 
 // ---- type rules ----
+// A host number given to a function computes in its category's default
+// dtype: exp(0.5) is f32, like exp(tensor(0.5)).
+TensorType strong_input(TensorType t) {
+  if (t.weak) t.dtype = default_dtype(category(t.dtype));
+  t.weak = false;
+  return t;
+}
 OutTypes float_rule(std::span<const TensorType> in, const Attrs&) {
-  TensorType t = in[0];
+  TensorType t = strong_input(in[0]);
   t.dtype = float_result(t.dtype);
   return {t};
 }
-OutTypes keep_rule(std::span<const TensorType> in, const Attrs&) { return {in[0]}; }
+OutTypes keep_rule(std::span<const TensorType> in, const Attrs&) { return {strong_input(in[0])}; }
 OutTypes neg_rule(std::span<const TensorType> in, const Attrs&) {
   if (in[0].dtype == DType::boolean)
     throw_dtype_error("neg", "negation of a bool tensor is not defined; use logical_not", in);
-  return {in[0]};
+  return {strong_input(in[0])};
 }
 OutTypes bool_rule(std::span<const TensorType> in, const Attrs&) {
   TensorType t = in[0];

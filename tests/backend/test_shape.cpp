@@ -120,6 +120,13 @@ TEST_CASE("permute and transpose copy in the new order") {
   for (int j = 0; j < 200; ++j)
     for (int i = 0; i < 300; ++i) ok = ok && bt[size_t(j * 300 + i)] == float(i * 200 + j);
   CHECK(ok);
+  // A batch of transposes (tiled copy with an outer dim): b[n, k, j] = 800n + 40j + k.
+  auto bb = vals<float>(permute(iota({3, 20, 40}), {0, 2, 1}));
+  bool batch_ok = true;
+  for (int bi = 0; bi < 3; ++bi)
+    for (int k = 0; k < 40; ++k)
+      for (int j = 0; j < 20; ++j) batch_ok = batch_ok && bb[size_t(bi * 800 + k * 20 + j)] == float(800 * bi + 40 * j + k);
+  CHECK(batch_ok);
 
   CHECK_THROWS_WITH_AS(permute(x, {0, 0, 1}), "permute: dims [0, 0, 1] are not a permutation of the 3 axes of f32[2, 3, 4]",
                        Error);

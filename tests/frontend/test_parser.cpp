@@ -345,6 +345,40 @@ TEST_CASE("parser: more statement shapes") {
         "(graph train_step (xb yb) {(call minimize loss opt) (return loss)})");
 }
 
+TEST_CASE("parser: the first script of SPEC §1") {
+  const char* script = R"(# digits.nn: train a small classifier on the digits shipped with nn
+let (x, y) = load_digits()              # x: f32[1797, 64] in 0..1, y: i64[1797]
+let (xtr, ytr, xte, yte) = split(x, y, 0.8, seed=0)
+
+let model = Sequential(Linear(64, 128), relu, Linear(128, 10))
+let opt = sgd(params(model), lr=0.1, momentum=0.9)
+
+graph train_step(xb, yb) {             # traced on the first call, replayed after
+  let loss = softmax_cross_entropy(model(xb), yb)
+  minimize(loss, opt)                  # backward part + optimizer part, in the IR
+  return loss
+}
+
+let loss = none
+for epoch in 0..20 {
+  for (xb, yb) in batches(xtr, ytr, 64, shuffle=true) {
+    loss = train_step(xb, yb)
+  }
+  print("epoch", epoch, "loss", loss)
+}
+print("test accuracy", accuracy(model(xte), yte))
+dot(train_step, "train_step.svg")      # the optimized graph, drawn by Graphviz
+)";
+  auto p = parse(script);
+  REQUIRE(p->program->stmts.size() == 9);
+  CHECK(sx(p->program->stmts[4].get()) ==
+        "(graph train_step (xb yb) {(let loss (call softmax_cross_entropy (call model xb) yb)) "
+        "(call minimize loss opt) (return loss)})");
+  CHECK(sx(p->program->stmts[6].get()) ==
+        "(for epoch (.. 0 20) {(for (xb yb) (call batches xtr ytr 64 shuffle=true) {(= loss (call train_step xb yb))}) "
+        "(call print \"epoch\" epoch \"loss\" loss)})");
+}
+
 TEST_CASE("parser: spans") {
   auto p = parse("let y = a + f(b, k=2)\nfn g(x) { x }");
   REQUIRE(p->program->stmts.size() == 2);
