@@ -413,6 +413,21 @@ antlr4::misc::IntervalSet SyntaxErrorStrategy::getErrorRecoverySet(antlr4::Parse
   return statement_ends();
 }
 
+void SyntaxErrorStrategy::consumeUntil(antlr4::Parser* parser, const antlr4::misc::IntervalSet& set) {
+  // Skip whole bracketed groups: a `}` or NEWLINE inside a `{...}` that is
+  // skipped (a lambda body) is not the end of the statement being skipped.
+  size_t depth = 0;
+  for (size_t type = parser->getTokenStream()->LA(1); type != antlr4::Token::EOF;
+       type = parser->getTokenStream()->LA(1)) {
+    bool opens = type == NNParser::LPAREN || type == NNParser::LBRACKET || type == NNParser::LBRACE;
+    bool closes = type == NNParser::RPAREN || type == NNParser::RBRACKET || type == NNParser::RBRACE;
+    if (depth == 0 && set.contains(type)) return;
+    if (opens) ++depth;
+    if (closes && depth > 0) --depth;
+    parser->consume();
+  }
+}
+
 void LexerErrorListener::syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* /*offending*/, size_t line,
                                      size_t /*column*/, const std::string& /*message*/, std::exception_ptr /*error*/) {
   // A lexer reports before it makes a token; its input stream is where the

@@ -93,6 +93,7 @@ class SyntaxErrorStrategy : public antlr4::DefaultErrorStrategy {
   antlr4::Token* singleTokenDeletion(antlr4::Parser* parser) override;
   bool singleTokenInsertion(antlr4::Parser* parser) override;
   antlr4::misc::IntervalSet getErrorRecoverySet(antlr4::Parser* parser) override;
+  void consumeUntil(antlr4::Parser* parser, const antlr4::misc::IntervalSet& set) override;
 
  private:
   // Reports that `found` is not what the parser could take at this point;

@@ -127,7 +127,7 @@ void matmul_blas(const T* a, const T* b, T* c, const MatmulGeometry& g) {
   std::vector<int64_t> a_off, b_off;
   batch_offsets(g, a_off, b_off);
   auto one = [&](int64_t i) { gemm(a + a_off[size_t(i)], b + b_off[size_t(i)], c + i * m * n, m, n, k); };
-  if (m * n * k <= kSmallGemm) {
+  if (m * n * k < kSmallGemm) {
     parallel_for(count, std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(1, m * n * k)), [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) one(i);
     });

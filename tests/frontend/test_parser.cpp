@@ -478,6 +478,22 @@ TEST_CASE("parser errors: several in one file, capped") {
   CHECK(all[1] == "3:9 expected an expression after `=`, found `*`");
   CHECK(all[2] == "4:7 expected `=` after the name in `let`");
 
+  // Recovery skips to the end of the bad statement, lambda bodies included,
+  // and goes on inside and after blocks.
+  auto nested = errors("fn f() {\n  let = 1\n  g(fn(x) { x 3 })\n  let z = 2 +\n}\nlet w = * 1\nif { print(1) }\n");
+  REQUIRE(nested.size() == 5);
+  CHECK(nested[0] == "2:7 expected a name after `let`, found `=`");
+  CHECK(nested[1] == "3:15 unexpected `3`");
+  CHECK(nested[2] == "4:14 expected an expression after `+`, found end of line");
+  CHECK(nested[3] == "6:9 expected an expression after `=`, found `*`");
+  CHECK(nested[4] == "7:11 expected `:` after the field name, found `(`");
+  CHECK(errors("let f = fn x { x }\nlet y = 2 +") ==
+        std::vector<std::string>{"1:12 expected `(` after `fn`, found `x`",
+                                 "2:12 expected an expression after `+`, found end of file"});
+  // A bad character and a grammar error on other lines are both reported.
+  CHECK(errors("let a = 1 $\nlet b 2") ==
+        std::vector<std::string>{"1:11 unexpected character `$`", "2:7 expected `=` after the name in `let`"});
+
   std::string many;
   for (int i = 0; i < 30; ++i) many += "let = 1\n";
   CHECK(errors(many).size() == 10);
