@@ -7,7 +7,8 @@
 
 namespace nn::frontend {
 namespace {
-constexpr int kMaxCallDepth = 10000;
+// Python allows 1000; nn code recursing deeper than this is almost surely runaway.
+constexpr int kMaxCallDepth = 4000;
 constexpr size_t kMaxTraceNotes = 8;
 
 std::string plural(size_t n, const char* word) {

@@ -32,6 +32,15 @@ struct Env {
       if (Value* v = e->find_local(s)) return v;
     return nullptr;
   }
+  // Empties the scope, returning its values so that the caller destroys them
+  // while the scope itself is still alive.
+  std::vector<Value> take_values() {
+    std::vector<Value> out = std::move(values);
+    values.clear();
+    names.clear();
+    index.clear();
+    return out;
+  }
   // Declares (or redeclares, as `let` may) a name in this scope.
   void define(Symbol s, Value v) {
     if (Value* old = find_local(s)) {

@@ -61,11 +61,7 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
     case ExprKind::Index: return eval_index(static_cast<const IndexExpr&>(e), env);
     case ExprKind::Field: return eval_field(static_cast<const FieldExpr&>(e), env);
     case ExprKind::Lambda: {
-      auto f = std::make_shared<Function>();
-      f->kind = Function::Kind::Closure;
-      f->def = static_cast<const LambdaExpr&>(e).def.get();
-      f->env = env;
-      return Value(FunctionPtr(f));
+      return Value(make_closure(static_cast<const LambdaExpr&>(e).def.get(), env));
     }
   }
   fail(e.span, "internal: unknown expression");

@@ -84,7 +84,10 @@ std::string python_float(F v) {
   if (exp < -4 || exp >= 16) {
     // Exponent form: 1e-05, 1.5e+300.
     out += digits[0];
-    if (digits.size() > 1) out += "." + digits.substr(1);
+    if (digits.size() > 1) {
+      out += '.';
+      out += digits.substr(1);
+    }
     out += exp < 0 ? "e-" : "e+";
     int mag = exp < 0 ? -exp : exp;
     if (mag < 10) out += '0';

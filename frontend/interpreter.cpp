@@ -31,7 +31,35 @@ Interpreter::Interpreter(InterpreterOptions opts) : opts_(std::move(opts)) {
   load_stdlib_prelude();
 }
 
-Interpreter::~Interpreter() = default;
+Interpreter::~Interpreter() {
+  // Break the cycles of closures stored in the scopes they capture; the
+  // values are destroyed while their scope is still held, outside its vectors.
+  std::vector<EnvPtr> live;
+  for (auto& w : closure_scopes_)
+    if (auto e = w.lock()) live.push_back(std::move(e));
+  live.push_back(globals_);
+  live.push_back(prelude_);
+  for (auto& e : live) e->take_values();
+  modules_.clear();
+}
+
+void Interpreter::track_closure_scope(const EnvPtr& env) {
+  if (!closure_scopes_.empty() && closure_scopes_.back().lock() == env) return;
+  closure_scopes_.push_back(env);
+  if (closure_scopes_.size() >= closure_scopes_pruned_at_) {
+    std::erase_if(closure_scopes_, [](const std::weak_ptr<Env>& w) { return w.expired(); });
+    closure_scopes_pruned_at_ = std::max<size_t>(64, closure_scopes_.size() * 2);
+  }
+}
+
+FunctionPtr Interpreter::make_closure(const FunctionDef* def, const EnvPtr& env) {
+  auto f = std::make_shared<Function>();
+  f->kind = Function::Kind::Closure;
+  f->def = def;
+  f->env = env;
+  track_closure_scope(env);
+  return f;
+}
 
 std::ostream& Interpreter::out() { return opts_.out ? *opts_.out : std::cout; }
 
@@ -169,11 +197,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, const EnvPtr& env, Value* las
       return Flow::Normal;
     case StmtKind::FnDecl: {
       auto& d = static_cast<const FnDeclStmt&>(s);
-      auto f = std::make_shared<Function>();
-      f->kind = Function::Kind::Closure;
-      f->def = d.def.get();
-      f->env = env;
-      env->define(intern(d.def->name), Value(FunctionPtr(f)));
+      env->define(intern(d.def->name), Value(make_closure(d.def.get(), env)));
       return Flow::Normal;
     }
     case StmtKind::GraphBlock:

@@ -67,6 +67,9 @@ class Interpreter {
   backend::Tensor to_tensor(const Value& v, Span span);
   const InterpreterOptions& options() const { return opts_; }
 
+  // A closure over `env`, kept track of for cycle breaking.
+  FunctionPtr make_closure(const FunctionDef* def, const EnvPtr& env);
+
   // ---- evaluation (used by the statement and expression code) ----
   enum class Flow : uint8_t { Normal, Break, Continue, Return };
   Value eval(const Expr& e, const EnvPtr& env);
@@ -126,6 +129,11 @@ class Interpreter {
   std::vector<std::unique_ptr<Program>> programs_;  // kept alive for closures
   std::map<std::string, RecordPtr> modules_;        // by canonical path
   std::vector<std::string> loading_;                // import cycle detection
+  // Scopes that closures captured. A closure stored in the scope it captures
+  // (any `fn` declaration) is a reference cycle; the destructor breaks them.
+  void track_closure_scope(const EnvPtr& env);
+  std::vector<std::weak_ptr<Env>> closure_scopes_;
+  size_t closure_scopes_pruned_at_ = 64;
   int call_depth_ = 0;
   char* stack_base_ = nullptr;
   size_t stack_limit_ = 0;

@@ -131,8 +131,11 @@ std::string describe_expected(size_t type, const antlr4::dfa::Vocabulary& vocabu
     default: break;
   }
   std::string literal = vocabulary.getLiteralName(type);  // "'+'"
-  if (literal.size() >= 2) return "`" + literal.substr(1, literal.size() - 2) + "`";
-  return "`" + vocabulary.getDisplayName(type) + "`";
+  // Appends rather than `"`" + ...`: GCC 12 warns falsely (-Wrestrict) on the latter.
+  std::string out = "`";
+  out += literal.size() >= 2 ? literal.substr(1, literal.size() - 2) : vocabulary.getDisplayName(type);
+  out += '`';
+  return out;
 }
 
 bool is_binary_operator(size_t type) {
