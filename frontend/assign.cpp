@@ -62,6 +62,9 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         return;
       }
       if (!target.is_tensor()) fail(ix.target->span, "cannot assign into " + a_type_name(target) + " by index");
+      // Indexing a tensor copies, so `x[i][j] = v` would write into a temporary.
+      if (ix.target->kind == ExprKind::Index)
+        fail(ix.span, "chained indexing assigns into a copy; write `x[i, j] = v` to change x itself");
       std::vector<backend::IndexItem> items = eval_index_items(*this, ix, env);
       Value v = eval(*s.value, env);
       try {

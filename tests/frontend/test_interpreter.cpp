@@ -1,0 +1,176 @@
+// The interpreter through its C++ interface: values of programs, globals,
+// diagnostics and their notes, name checking, recursion guards, closures.
+#include <doctest/doctest.h>
+
+#include <pthread.h>
+
+#include <sstream>
+
+#include "frontend/format.h"
+#include "frontend/interpreter.h"
+
+using namespace nn::frontend;
+
+namespace {
+std::string error_of(Interpreter& vm, const std::string& code) {
+  try {
+    vm.run_code("t.nn", code);
+  } catch (const ScriptError& e) {
+    return e.diagnostics().front().message;
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a program's value is its last expression statement") {
+  Interpreter vm;
+  CHECK(vm.run_code("t.nn", "1 + 2").as_int() == 3);
+  CHECK(vm.run_code("t.nn", "let a = 1").is_none());
+  CHECK(to_str(vm.run_code("t.nn", "[1, 2] * 3")) == "i64[2] [3, 6]");
+}
+
+TEST_CASE("globals persist across runs and can be set from C++") {
+  Interpreter vm;
+  vm.run_code("a.nn", "let x = 40");
+  CHECK(vm.run_code("b.nn", "x + 2").as_int() == 42);
+  vm.set_global("y", Value(int64_t(5)));
+  CHECK(vm.run_code("c.nn", "x + y").as_int() == 45);
+  REQUIRE(vm.find_global("x") != nullptr);
+  CHECK(vm.find_global("x")->as_int() == 40);
+}
+
+TEST_CASE("print writes to the configured stream") {
+  std::ostringstream out;
+  InterpreterOptions opts;
+  opts.out = &out;
+  Interpreter vm(opts);
+  vm.run_code("t.nn", "print(\"a\", 1, 2.5, [true])");
+  CHECK(out.str() == "a 1 2.5 bool[1] [true]\n");
+}
+
+TEST_CASE("functions: defaults, keywords, closures by reference, returns") {
+  Interpreter vm;
+  vm.run_code("t.nn",
+              "fn f(a, b=10, c=100) { a + b + c }\n"
+              "let n = 0\n"
+              "fn bump() { n += 1 }\n"
+              "fn early(x) { if x > 0 { return 1 } \n -1 }\n");
+  CHECK(vm.run_code("t.nn", "f(1)").as_int() == 111);
+  CHECK(vm.run_code("t.nn", "f(1, c=0)").as_int() == 11);
+  CHECK(vm.run_code("t.nn", "f(b=2, a=1)").as_int() == 103);
+  vm.run_code("t.nn", "bump(); bump()");
+  CHECK(vm.run_code("t.nn", "n").as_int() == 2);
+  CHECK(vm.run_code("t.nn", "early(5)").as_int() == 1);
+  CHECK(vm.run_code("t.nn", "early(-5)").as_int() == -1);
+  // Each call of a closure factory gets its own scope.
+  vm.run_code("t.nn", "fn counter() { let c = 0 \n fn() { c += 1; c } }\nlet p = counter()\nlet q = counter()\n");
+  CHECK(vm.run_code("t.nn", "p(); p(); q(); p()").as_int() == 3);
+}
+
+TEST_CASE("functions may call functions defined after them") {
+  Interpreter vm;
+  CHECK(vm.run_code("t.nn",
+                    "fn is_even(n) { if n == 0 { true } else { is_odd(n - 1) } }\n"
+                    "fn is_odd(n) { if n == 0 { false } else { is_even(n - 1) } }\n"
+                    "is_even(10)")
+            .as_bool());
+}
+
+TEST_CASE("names are checked before anything runs") {
+  std::ostringstream out;
+  InterpreterOptions opts;
+  opts.out = &out;
+  Interpreter vm(opts);
+  CHECK(error_of(vm, "print(\"side effect\")\nprint(undefined_name)") == "unknown name `undefined_name`");
+  CHECK(out.str().empty());
+}
+
+TEST_CASE("diagnostics carry spans and call-stack notes") {
+  Interpreter vm;
+  try {
+    vm.run_code("m.nn", "fn g(x) {\n  x @ x\n}\ng(zeros([2, 3]))");
+    FAIL("expected an error");
+  } catch (const ScriptError& e) {
+    const Diagnostic& d = e.diagnostics().front();
+    CHECK(d.message == "matmul shapes do not fit: f32[2, 3] @ f32[2, 3] (3 != 2)");
+    CHECK(vm.sources().location(d.span) == "m.nn:2:3");
+    REQUIRE(d.notes.size() == 1);
+    CHECK(d.notes[0] == "in fn g, called at m.nn:4:1");
+  }
+}
+
+TEST_CASE("an error leaves the interpreter usable with its state") {
+  Interpreter vm;
+  vm.run_code("a.nn", "let kept = 7");
+  CHECK(error_of(vm, "kept + [1, 2] @ [1, 2, 3]").find("matmul") == 0);
+  CHECK(vm.run_code("b.nn", "kept").as_int() == 7);
+}
+
+TEST_CASE("host errors: types, conversions, containers") {
+  Interpreter vm;
+  CHECK(error_of(vm, "1 + \"a\"") == "cannot add an int and a string with `+`");
+  CHECK(error_of(vm, "let r = {a: 1}\nr.b") == "record has no field `b`");
+  CHECK(error_of(vm, "[1, \"a\"][5]") == "index 5 is out of range for length 2");
+  CHECK(error_of(vm, "let (a, b) = (1, 2, 3)") == "cannot destructure 3 values into 2 names");
+  CHECK(error_of(vm, "if zeros([2]) { }").find("is ambiguous") != std::string::npos);
+  CHECK(error_of(vm, "for i in 3 { }") == "cannot iterate over an int");
+  CHECK(error_of(vm, "print = 3") == "cannot assign to the built-in `print`; declare a new name with `let`");
+  CHECK(error_of(vm, "assert(1 == 2, \"math\")") == "assertion failed: math");
+  CHECK(error_of(vm, "let x = zeros([2, 2])\nx[0][1] = 1") ==
+        "chained indexing assigns into a copy; write `x[i, j] = v` to change x itself");
+}
+
+namespace {
+struct ThreadResult {
+  std::string message;
+};
+void* deep_recursion(void* arg) {
+  auto* r = static_cast<ThreadResult*>(arg);
+  Interpreter vm;
+  r->message = error_of(vm, "fn f(n) { f(n + 1) + 1 }\nf(0)");
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("runaway recursion on a small stack is a diagnostic, not a crash") {
+  // 1 MiB of stack: the guard must stop the recursion before the stack ends.
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t(1) << 20);
+  ThreadResult result;
+  pthread_t t;
+  REQUIRE(pthread_create(&t, &attr, deep_recursion, &result) == 0);
+  pthread_join(t, nullptr);
+  pthread_attr_destroy(&attr);
+  CHECK(result.message.rfind("recursion too deep", 0) == 0);
+}
+
+TEST_CASE("exit() unwinds to the host with its code") {
+  Interpreter vm;
+  try {
+    vm.run_code("t.nn", "exit(4)");
+    FAIL("expected exit");
+  } catch (const ExitRequest& e) {
+    CHECK(e.code == 4);
+  }
+}
+
+TEST_CASE("check_file reports every name error without running") {
+  Interpreter vm;
+  char path[] = "/tmp/nn_check_XXXXXX.nn";
+  int fd = mkstemps(path, 3);
+  REQUIRE(fd >= 0);
+  std::string code = "print(\"never\")\nlet a = b\nc = 1\nbreak\n";
+  REQUIRE(write(fd, code.data(), code.size()) == ssize_t(code.size()));
+  close(fd);
+  try {
+    vm.check_file(path);
+    FAIL("expected errors");
+  } catch (const ScriptError& e) {
+    REQUIRE(e.diagnostics().size() == 3);
+    CHECK(e.diagnostics()[0].message == "unknown name `b`");
+    CHECK(e.diagnostics()[1].message == "assignment to undeclared name `c`");
+    CHECK(e.diagnostics()[2].message == "`break` outside a loop");
+  }
+  unlink(path);
+}
