@@ -17,9 +17,33 @@ BinOp compound_op(AssignOp op) {
 }
 }  // namespace
 
+// `x += v` on a tensor writes into x's memory, as NumPy and PyTorch do: every
+// holder of that tensor (a model's record, an optimizer's list) sees the
+// update. It keeps x's shape and dtype; a result of a wider category (a float
+// into an integer tensor) or another shape is an error.
+Value Interpreter::update_in_place(const Value& old, BinOp op, const Value& v, Span span) {
+  Value result = binary(op, old, v, span);
+  if (!old.is_tensor()) return result;
+  backend::Tensor target = old.as_tensor();
+  const backend::Tensor& r = result.as_tensor();
+  if (r.shape() != target.shape())
+    fail(span, std::string("`") + binop_symbol(op) + "=` writes into " + target.type().str() +
+                   " in place and cannot make it " + r.type().str() + "; write `x = x " + binop_symbol(op) + " v`");
+  if (backend::category(r.dtype()) > backend::category(target.dtype()))
+    fail(span, std::string("`") + binop_symbol(op) + "=` writes into " + target.type().str() +
+                   " in place and cannot store a result of dtype " + std::string(backend::dtype_name(r.dtype())) +
+                   " in it; write `x = x " + binop_symbol(op) + " v`");
+  try {
+    backend::index_assign(target, {}, r);
+  } catch (const backend::Error& e) {
+    fail(span, e.what());
+  }
+  return old;
+}
+
 void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
   auto combine = [&](const Value& old, Value v) {
-    return s.op == AssignOp::Set ? std::move(v) : binary(compound_op(s.op), old, v, s.span);
+    return s.op == AssignOp::Set ? std::move(v) : update_in_place(old, compound_op(s.op), v, s.span);
   };
   switch (s.target->kind) {
     case ExprKind::Name: {

@@ -150,6 +150,7 @@ struct Param {
   std::string name;
   Span span;
   ExprPtr default_value;  // null when required
+  bool is_rest = false;   // `*name`: the extra positional arguments, as a list
 };
 struct FunctionDef {
   std::string name;  // empty for a lambda

@@ -170,12 +170,18 @@ class Builder {
     if (params) {
       std::set<std::string> seen;
       bool seen_default = false;
-      for (P::ParamContext* p : params->param()) {
+      auto all = params->param();
+      for (P::ParamContext* p : all) {
         Param param;
         param.name = p->NAME()->getText();
         param.span = span(p->NAME());
+        param.is_rest = p->star != nullptr;
         if (!seen.insert(param.name).second) error("duplicate parameter `" + param.name + "`", param.span, p->getStart());
-        if (p->expr()) {
+        if (param.is_rest) {
+          if (p->expr()) error("the rest parameter `*" + param.name + "` takes no default", param.span, p->getStart());
+          if (p != all.back())
+            error("the rest parameter `*" + param.name + "` must be the last parameter", param.span, p->getStart());
+        } else if (p->expr()) {
           param.default_value = expr(p->expr());
           seen_default = true;
         } else if (seen_default) {

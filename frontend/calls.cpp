@@ -126,14 +126,22 @@ Value Interpreter::call_closure(const Function& f, std::vector<Value>& positiona
   CallGuard guard(*this, call_span);
   auto env = std::make_shared<Env>(f.env);
   const auto& params = def.params;
-  if (positional.size() > params.size())
+  bool has_rest = !params.empty() && params.back().is_rest;
+  size_t fixed = params.size() - (has_rest ? 1 : 0);
+  if (positional.size() > fixed && !has_rest)
     fail(call_span, fname + " takes " + plural(params.size(), "argument") + " but " +
                         std::to_string(positional.size()) + " were given");
   std::vector<bool> given(params.size(), false);
   std::vector<Value> values(params.size());
-  for (size_t i = 0; i < positional.size(); ++i) {
+  for (size_t i = 0; i < positional.size() && i < fixed; ++i) {
     values[i] = std::move(positional[i]);
     given[i] = true;
+  }
+  if (has_rest) {
+    std::vector<Value> rest;
+    for (size_t i = fixed; i < positional.size(); ++i) rest.push_back(std::move(positional[i]));
+    values[fixed] = Value(make_list(std::move(rest)));
+    given[fixed] = true;
   }
   for (auto& [k, v] : keywords) {
     size_t i = 0;
@@ -146,6 +154,7 @@ Value Interpreter::call_closure(const Function& f, std::vector<Value>& positiona
       if (!hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
       throw ScriptError(std::move(d));
     }
+    if (params[i].is_rest) fail(call_span, "the rest parameter `*" + params[i].name + "` of " + fname + " cannot be given by keyword");
     if (given[i]) fail(call_span, "argument `" + params[i].name + "` of " + fname + " is given twice");
     values[i] = std::move(v);
     given[i] = true;

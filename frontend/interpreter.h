@@ -83,6 +83,7 @@ class Interpreter {
   // statements
   Flow exec_stmts(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last);
   void exec_assign(const AssignStmt& s, const EnvPtr& env);
+  Value update_in_place(const Value& old, BinOp op, const Value& v, Span span);
   Flow exec_for(const ForStmt& s, const EnvPtr& env, Value* last);
   void bind_pattern(const Pattern& p, Value v, const EnvPtr& env, Span value_span);
   void exec_import(const ImportStmt& s, const EnvPtr& env);

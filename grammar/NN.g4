@@ -49,7 +49,8 @@ assignOp     : '=' | '+=' | '-=' | '*=' | '/=' ;
 pattern : NAME | '(' (pattern (',' pattern)* trailing=','?)? ')' ;
 
 params : param (',' param)* ','? ;
-param  : NAME ('=' expr)? ;
+// `*rest` collects the extra positional arguments into a list (it comes last).
+param  : star='*'? NAME ('=' expr)? ;
 
 // ---------------------------------------------------------------- expressions
 // One left-recursive rule; alternatives are listed from the highest

@@ -615,3 +615,26 @@ TEST_CASE("parser: check_complete for the REPL") {
   CHECK(check_complete("f(1]") == Completeness::error);
   CHECK(check_complete("f(a=1, b)") == Completeness::error);
 }
+
+TEST_CASE("rest parameters") {
+  nn::frontend::SourceManager sources;
+  uint32_t id = sources.add("r.nn", "fn f(a, *rest) { rest }\nfn g(*xs) { xs }\n");
+  auto prog = nn::frontend::parse_program(sources, id);
+  REQUIRE(prog->stmts.size() == 2);
+  auto& f = static_cast<nn::frontend::FnDeclStmt&>(*prog->stmts[0]).def;
+  REQUIRE(f->params.size() == 2);
+  CHECK_FALSE(f->params[0].is_rest);
+  CHECK(f->params[1].is_rest);
+  CHECK(f->params[1].name == "rest");
+  auto bad = [&](const std::string& code) {
+    uint32_t b = sources.add("b.nn", code);
+    try {
+      nn::frontend::parse_program(sources, b);
+    } catch (const nn::frontend::ScriptError& e) {
+      return e.diagnostics().front().message;
+    }
+    return std::string();
+  };
+  CHECK(bad("fn f(*a, b) { }") == "the rest parameter `*a` must be the last parameter");
+  CHECK(bad("fn f(*a=1) { }") == "the rest parameter `*a` takes no default");
+}
