@@ -22,6 +22,19 @@ using TypeRule = OutTypes (*)(std::span<const TensorType> in, const Attrs& attrs
 // Reads inputs, writes outputs already typed by the type rule.
 using Kernel = void (*)(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs);
 
+// What a backward rule sees of one op call.
+struct BackwardArgs {
+  std::span<const Tensor> inputs;   // as the op received them
+  std::span<const Tensor> outputs;  // as the op produced them (no autodiff history)
+  const Attrs& attrs;
+  std::span<const Tensor> grads;    // gradient of the loss w.r.t. each output, same types
+};
+// Returns the gradient of each input (same shape and dtype as that input),
+// or an undefined Tensor where an input gets none (integer ids, masks).
+// Written with the ops.h functions, so it computes now in eager mode and
+// records IR nodes when graph mode traces it.
+using BackwardRule = std::vector<Tensor> (*)(const BackwardArgs& args);
+
 enum class Effect : uint8_t {
   pure,      // same inputs, same outputs; may be merged or removed
   random,    // draws from the generator: never merged, fresh on every replay
@@ -34,6 +47,7 @@ struct OpDef {
   TypeRule type_rule = nullptr;
   Kernel cpu = nullptr;
   Kernel cuda = nullptr;
+  BackwardRule backward = nullptr;  // null: not differentiable
   // Traits.
   bool elementwise = false;   // fusible, output shape is the broadcast of inputs
   bool view = false;          // output shares input 0's block (reshape)

@@ -3,6 +3,7 @@
 // shares the block, everything else writes a new one.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "backend/block.h"
@@ -20,12 +21,19 @@ struct TensorType {
   std::string str() const;  // "f32[2, 3]"
 };
 
+struct GradNode;
+
 struct TensorImpl : RefCounted {
   BlockPtr block;
   size_t offset = 0;  // bytes
   Shape shape;
   DType dtype = DType::f32;
   bool weak = false;
+  // Autodiff (backend/autograd.h): a param is a leaf that requires grad; a
+  // tensor computed from one points to the op call that made it.
+  bool requires_grad = false;
+  uint32_t output_index = 0;  // which output of grad_fn this tensor is
+  std::shared_ptr<GradNode> grad_fn;
 };
 
 class Tensor {

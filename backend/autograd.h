@@ -1,0 +1,53 @@
+// Autodiff in eager mode. When grad mode is on and an op with a backward
+// rule gets an input that requires grad, dispatch records a GradNode (the op,
+// its inputs, its outputs without history, its attrs) and hangs it on the
+// outputs. grad() walks those nodes from the loss back to the wanted tensors,
+// calling each op's backward rule from the registry: the same rules build IR
+// nodes when graph mode traces a backward pass.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "backend/op_registry.h"
+
+namespace nn::backend {
+
+struct GradNode {
+  const OpDef* op = nullptr;
+  std::vector<Tensor> inputs;   // keep their own grad_fn: the path further back
+  std::vector<Tensor> outputs;  // detached views: no cycle back to this node
+  Attrs attrs;
+};
+
+// A leaf that requires grad, sharing t's memory.
+Tensor param(const Tensor& t);
+bool requires_grad(const Tensor& t);  // a param, or computed from one with grad mode on
+// Same memory, no autodiff history.
+Tensor detach(const Tensor& t);
+
+// Grad mode is per thread and on by default; backward rules run with it off.
+bool grad_enabled();
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool saved_;
+};
+
+// Called by dispatch after an eager op ran.
+void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, std::span<Tensor> out);
+
+// Gradients of a one-element tensor y with respect to each tensor of wrt.
+// A tensor y does not depend on gets zeros of its own shape and dtype.
+// Throws Error when y has more than one element (naming its type).
+std::vector<Tensor> grad(const Tensor& y, const std::vector<Tensor>& wrt);
+
+// For backward rules: sums a gradient of a broadcast result back to the
+// shape of the operand that was broadcast.
+Tensor sum_to(const Tensor& g, const Shape& shape);
+
+}  // namespace nn::backend
