@@ -1,7 +1,10 @@
-// dispatch: type rule, then hook or kernel.
+// dispatch: type rule, then hook or kernel; an eager call that a param takes
+// part in is recorded on the autodiff tape (backend/autograd.h).
 #include "backend/dispatch.h"
 
 #include <array>
+
+#include "backend/autograd.h"
 
 namespace nn::backend {
 namespace {
@@ -46,6 +49,7 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs
   out.reserve(types.size());
   if (op.view) {
     out.push_back(in[0].view(types[0].shape));
+    if (op.backward) record_op(op, in, attrs, out);
     return out;
   }
   if (op.effect == Effect::stateful) {
@@ -64,6 +68,9 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs
   } catch (const OutOfMemory& e) {
     throw OutOfMemory(op.name + ": " + e.what(), e.asked());
   }
+  // Only ops with a backward rule are ever recorded; testing for one here
+  // spares the other ops a call.
+  if (op.backward) record_op(op, in, attrs, out);
   return out;
 }
 

@@ -124,4 +124,12 @@ void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& 
 // Rows of x (along axis 0) picked by an integer tensor of ids.
 Tensor take(const Tensor& x, const Tensor& ids);
 
+// ---- ops that backward rules use (backend/autograd.h) ----
+// g * d gelu(x) / dx, for the exact or the tanh form (ops/unary.cpp).
+Tensor gelu_backward(const Tensor& g, const Tensor& x, bool approximate = false);
+// The gradient of take: a [rows, ...] tensor of zeros into which row i of g
+// (g has ids' shape followed by the row shape) is added at row ids[i];
+// repeated ids add up (ops/index.cpp).
+Tensor take_backward(const Tensor& g, const Tensor& ids, int64_t rows);
+
 }  // namespace nn::backend

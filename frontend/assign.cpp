@@ -1,5 +1,6 @@
 // Assignment statements: `name = e`, `r.f = e`, `x[i] = e` and the compound
 // forms `+= -= *= /=`.
+#include "backend/autograd.h"
 #include "backend/error.h"
 #include "backend/ops.h"
 #include "frontend/index_items.h"
@@ -22,9 +23,16 @@ BinOp compound_op(AssignOp op) {
 // update. It keeps x's shape and dtype; a result of a wider category (a float
 // into an integer tensor) or another shape is an error.
 Value Interpreter::update_in_place(const Value& old, BinOp op, const Value& v, Span span) {
-  Value result = binary(op, old, v, span);
-  if (!old.is_tensor()) return result;
+  if (!old.is_tensor()) return binary(op, old, v, span);
   backend::Tensor target = old.as_tensor();
+  // A tensor computed from params keeps the op call that made it for grad();
+  // overwriting it would make that history lie.
+  if (target.impl()->grad_fn && backend::grad_enabled())
+    fail(span, std::string("`") + binop_symbol(op) + "=` would overwrite " + target.type().str() +
+                   ", which autodiff is tracking; write `x = x " + binop_symbol(op) + " v`");
+  // The update itself is never part of a gradient (an optimizer step on a param).
+  backend::NoGradGuard no_grad;
+  Value result = binary(op, old, v, span);
   const backend::Tensor& r = result.as_tensor();
   if (r.shape() != target.shape())
     fail(span, std::string("`") + binop_symbol(op) + "=` writes into " + target.type().str() +
@@ -91,6 +99,9 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         fail(ix.span, "chained indexing assigns into a copy; write `x[i, j] = v` to change x itself");
       std::vector<backend::IndexItem> items = eval_index_items(*this, ix, env);
       Value v = eval(*s.value, env);
+      if (target.as_tensor().impl()->grad_fn && backend::grad_enabled())
+        fail(ix.span, "assigning into " + target.as_tensor().type().str() +
+                          ", which autodiff is tracking, would make its gradient wrong; build a new tensor with where() or concat()");
       try {
         backend::Tensor t = target.as_tensor();
         if (s.op != AssignOp::Set) v = binary(compound_op(s.op), Value(backend::index(t, items)), v, s.span);

@@ -98,6 +98,9 @@ double fmod_floor(double a, double b) {
 }  // namespace
 
 Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
+  // `x == none` asks whether x is none, even for a tensor x.
+  if ((op == BinOp::Eq || op == BinOp::Ne) && (a.is_none() || b.is_none()))
+    return Value((a.is_none() && b.is_none()) == (op == BinOp::Eq));
   if (a.is_tensor() || b.is_tensor()) {
     try {
       backend::Tensor x = a.is_tensor() ? a.as_tensor() : to_tensor(a, span);

@@ -3,12 +3,14 @@
 // dtype (SPEC §3 promotion of the operands; true division of integers gives
 // f32); operands of another dtype are converted inside the kernel. The
 // comparisons, logical ops, where and clip live in ops/compare.cpp and are
-// registered from here.
+// registered from here. Each op's backward rule sits beside it: the gradient
+// of a broadcast operand is summed back to its shape (bw::fit).
 #include <atomic>
 #include <cmath>
 #include <type_traits>
 
 #include "backend/ops.h"
+#include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/register.h"
 #include "backend/ops/type_rules.h"
@@ -165,9 +167,76 @@ void arith_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
 }
 
 template <class Op>
-OpDef arith_def(bool commutative) {
+OpDef arith_def(bool commutative, BackwardRule backward) {
   return {.name = Op::name, .num_inputs = 2, .type_rule = arith_rule<Op>, .cpu = arith_kernel<Op>,
-          .elementwise = true, .inplace_input = 0, .commutative = commutative};
+          .backward = backward, .elementwise = true, .inplace_input = 0, .commutative = commutative};
+}
+
+// ---- backward rules -------------------------------------------------------------
+// Inputs a, b; output y; its gradient g. Each operand's gradient is computed
+// only when it gets one (a float tensor, not a host number), then summed
+// over the dims it was broadcast along and cast to its dtype (bw::fit).
+using bw::fit;
+using bw::num;
+using bw::wants;
+
+std::vector<Tensor> add_backward(const BackwardArgs& a) {
+  const Tensor& g = a.grads[0];
+  return {fit(g, a.inputs[0]), fit(g, a.inputs[1])};
+}
+
+std::vector<Tensor> sub_backward(const BackwardArgs& a) {
+  const Tensor& g = a.grads[0];
+  return {fit(g, a.inputs[0]), wants(a.inputs[1]) ? fit(neg(g), a.inputs[1]) : Tensor()};
+}
+
+std::vector<Tensor> mul_backward(const BackwardArgs& a) {
+  const Tensor &x = a.inputs[0], &y = a.inputs[1], &g = a.grads[0];
+  return {wants(x) ? fit(mul(g, y), x) : Tensor(), wants(y) ? fit(mul(g, x), y) : Tensor()};
+}
+
+// d(a/b)/db = -a/b^2 = -(a/b)/b: written with the output y.
+std::vector<Tensor> div_backward(const BackwardArgs& a) {
+  const Tensor &x = a.inputs[0], &y = a.inputs[1], &out = a.outputs[0], &g = a.grads[0];
+  return {wants(x) ? fit(div(g, y), x) : Tensor(), wants(y) ? fit(neg(div(mul(g, out), y)), y) : Tensor()};
+}
+
+// As PyTorch: d/da = b a^(b-1), taken as 0 where b == 0 (so 0^0 has
+// gradient 0, not 0 * 0^-1 = NaN); d/db = a^b log(a), taken as 0 where
+// a == 0 and b >= 0 (the limit of a^b log a as a -> 0+), and NaN for a < 0,
+// where a^b is not differentiable in b (log of a negative number).
+std::vector<Tensor> pow_backward(const BackwardArgs& a) {
+  const Tensor &x = a.inputs[0], &e = a.inputs[1], &out = a.outputs[0], &g = a.grads[0];
+  Tensor gx, gexp;
+  if (wants(x)) gx = fit(where(eq(e, num(0)), num(0), mul(mul(g, e), pow(x, sub(e, num(1))))), x);
+  if (wants(e))
+    gexp = fit(where(logical_and(eq(x, num(0)), ge(e, num(0))), num(0), mul(mul(g, out), log(x))), e);
+  return {gx, gexp};
+}
+
+// Python's a % b = a - floor(a / b) * b: d/da = 1, d/db = -floor(a / b).
+std::vector<Tensor> mod_backward(const BackwardArgs& a) {
+  const Tensor &x = a.inputs[0], &y = a.inputs[1], &g = a.grads[0];
+  return {fit(g, x), wants(y) ? fit(neg(mul(g, floor(div(x, y)))), y) : Tensor()};
+}
+
+// As PyTorch: where a == b the operands share the gradient half and half;
+// otherwise it goes to the operand the result came from. (A NaN operand
+// compares false everywhere, so both get the full gradient there, as in
+// PyTorch.)
+template <bool kMax>
+std::vector<Tensor> extreme_backward(const BackwardArgs& a) {
+  const Tensor &x = a.inputs[0], &y = a.inputs[1], &g = a.grads[0];
+  Tensor tie, half;
+  if (wants(x) || wants(y)) {
+    tie = eq(x, y);
+    half = mul(g, num(0.5));
+  }
+  Tensor gx, gy;
+  // x loses where it is smaller (max) or larger (min) than y.
+  if (wants(x)) gx = fit(where(kMax ? lt(x, y) : gt(x, y), num(0), where(tie, half, g)), x);
+  if (wants(y)) gy = fit(where(kMax ? gt(x, y) : lt(x, y), num(0), where(tie, half, g)), y);
+  return {gx, gy};
 }
 
 Tensor run2(const OpDef& def, const Tensor& a, const Tensor& b) { return call(def, {a, b}); }
@@ -177,14 +246,14 @@ Tensor run2(const OpDef& def, const Tensor& a, const Tensor& b) { return call(de
 void register_binary_ops(Registry& r) {
   // inplace_input = 0: the output may overwrite `a` when a pass finds their
   // types (dtype and shape) equal; the kernels read a[i] before writing out[i].
-  r.add(arith_def<Add>(true));
-  r.add(arith_def<Sub>(false));
-  r.add(arith_def<Mul>(true));
-  r.add(arith_def<Div>(false));
-  r.add(arith_def<Pow>(false));
-  r.add(arith_def<Mod>(false));
-  r.add(arith_def<Maximum>(true));
-  r.add(arith_def<Minimum>(true));
+  r.add(arith_def<Add>(true, add_backward));
+  r.add(arith_def<Sub>(false, sub_backward));
+  r.add(arith_def<Mul>(true, mul_backward));
+  r.add(arith_def<Div>(false, div_backward));
+  r.add(arith_def<Pow>(false, pow_backward));
+  r.add(arith_def<Mod>(false, mod_backward));
+  r.add(arith_def<Maximum>(true, extreme_backward<true>));
+  r.add(arith_def<Minimum>(true, extreme_backward<false>));
   detail::register_compare_ops(r);
 }
 

@@ -1,8 +1,10 @@
 // Casts and device moves: the `cast` op (astype), `to_device`, and the
-// conversion loops the elementwise engine uses for mixed-dtype inputs.
+// conversion loops the elementwise engine uses for mixed-dtype inputs, and
+// the backward rules of the two ops.
 #include <cstring>
 
 #include "backend/ops.h"
+#include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/register.h"
 #include "backend/ops/type_rules.h"
@@ -65,11 +67,29 @@ void to_device_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attr
   if (in[0].nbytes()) std::memcpy(out[0].raw_data(), in[0].raw_data(), in[0].nbytes());
 }
 
+// The gradient is cast back to the input's dtype (an f32 -> f64 cast gives
+// an f32 gradient). Integer and bool inputs get none; a cast to an integer
+// dtype is never recorded (autodiff follows float results only).
+std::vector<Tensor> cast_backward(const BackwardArgs& a) {
+  const Tensor& x = a.inputs[0];
+  if (!bw::wants(x)) return {Tensor()};
+  return {astype(a.grads[0], x.dtype())};
+}
+
+// The gradient goes back to the input's device.
+std::vector<Tensor> to_device_backward(const BackwardArgs& a) {
+  const Tensor& x = a.inputs[0];
+  if (!bw::wants(x)) return {Tensor()};
+  return {to_device(a.grads[0], x.device())};
+}
+
 }  // namespace
 
 void register_cast_ops(Registry& r) {
-  r.add({.name = "cast", .num_inputs = 1, .type_rule = cast_type, .cpu = cast_cpu, .elementwise = true});
-  r.add({.name = "to_device", .num_inputs = 1, .type_rule = to_device_type, .cpu = to_device_cpu});
+  r.add({.name = "cast", .num_inputs = 1, .type_rule = cast_type, .cpu = cast_cpu, .backward = cast_backward,
+         .elementwise = true});
+  r.add({.name = "to_device", .num_inputs = 1, .type_rule = to_device_type, .cpu = to_device_cpu,
+         .backward = to_device_backward});
 }
 
 Tensor astype(const Tensor& x, DType dtype) {

@@ -2,10 +2,12 @@
 // eq ne lt le gt ge (computed in the operands' promoted dtype), logical_and
 // and logical_or (any dtype, read as `!= 0`), where(cond, a, b) (3-way
 // broadcast, a and b promoted), and clip as a composite of maximum/minimum.
-// Registered through register_binary_ops (ops/binary.cpp).
+// Registered through register_binary_ops (ops/binary.cpp). Only `where`
+// is differentiable (in a and b); comparisons and logical ops give bools.
 #include <array>
 
 #include "backend/ops.h"
+#include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/type_rules.h"
 
@@ -88,6 +90,14 @@ void where_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
   });
 }
 
+// The gradient goes to a where cond holds and to b elsewhere; cond gets none.
+std::vector<Tensor> where_backward(const BackwardArgs& args) {
+  const Tensor &c = args.inputs[0], &a = args.inputs[1], &b = args.inputs[2], &g = args.grads[0];
+  const Tensor zero = bw::num(0);
+  return {Tensor(), bw::wants(a) ? bw::fit(where(c, g, zero), a) : Tensor(),
+          bw::wants(b) ? bw::fit(where(c, zero, g), b) : Tensor()};
+}
+
 template <class Op>
 OpDef compare_def(bool commutative) {
   return {.name = Op::name, .num_inputs = 2, .type_rule = bool_rule<Op>, .cpu = compare_kernel<Op>,
@@ -109,7 +119,8 @@ void detail::register_compare_ops(Registry& r) {
          .elementwise = true, .commutative = true});
   r.add({.name = Or::name, .num_inputs = 2, .type_rule = bool_rule<Or>, .cpu = logical_kernel<Or>,
          .elementwise = true, .commutative = true});
-  r.add({.name = "where", .num_inputs = 3, .type_rule = where_rule, .cpu = where_kernel, .elementwise = true});
+  r.add({.name = "where", .num_inputs = 3, .type_rule = where_rule, .cpu = where_kernel, .backward = where_backward,
+         .elementwise = true});
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) { static const OpDef& d = op("eq"); return run2(d, a, b); }

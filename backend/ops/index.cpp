@@ -3,11 +3,18 @@
 // ops.h functions index, index_assign and take. The functions turn Python
 // style index items into one start, step and size per axis plus the list of
 // axes an integer index drops; the ops only ever see those.
+//
+// Autodiff: slice's gradient is the op slice_backward (zeros with g written
+// into the region), take's is take_backward (g's rows added into zeros at
+// their ids). assign_slice writes in place and is never differentiated.
 #include <algorithm>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backend/ops.h"
+#include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/register.h"
 #include "backend/ops/strided_copy.h"
@@ -136,6 +143,56 @@ void slice_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
   strided_copy(static_cast<const char*>(x.raw_data()) + size_t(base) * esize, out[0].raw_data(), esize, c);
 }
 
+// ---- slice_backward: input g (the region's gradient); attrs the region and
+// the `shape` of the sliced tensor. The result is zeros of that shape with g
+// in the region.
+OutTypes slice_backward_type(std::span<const TensorType> in, const Attrs& attrs) {
+  const TensorType& g = in[0];
+  TensorType x{g.dtype, attrs.get<Shape>("shape"), g.device};
+  Region r = region_of(attrs);
+  check_region("slice_backward", x, r);
+  if (g.shape != region_shape(r))
+    throw Error("internal: slice_backward got " + g.str() + " for the region " + region_shape(r).str() + " of " +
+                x.str());
+  return {x};
+}
+
+void slice_backward_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const Tensor& g = in[0];
+  Tensor& x = out[0];
+  if (x.nbytes()) std::memset(x.raw_data(), 0, x.nbytes());  // all-zero bytes are 0 in every dtype
+  Region r = region_of(attrs);
+  int64_t base;
+  StridedCopy c = region_layout(x.shape(), r, base);
+  // From g (contiguous over the region, dropped axes of size 1) into x.
+  std::swap(c.src_strides, c.dst_strides);
+  auto gstrides = contiguous_strides(Shape::of(r.size));
+  for (int d = 0; d < c.ndim; ++d) c.src_strides[size_t(d)] = gstrides[size_t(d)];
+  const size_t esize = dtype_size(x.dtype());
+  strided_copy(g.raw_data(), static_cast<char*>(x.raw_data()) + size_t(base) * esize, esize, c);
+}
+
+Tensor slice_backward(const Tensor& g, const Tensor& x, const Attrs& region) {
+  static const OpDef& d = op("slice_backward");
+  Attrs a = region;
+  a.set("shape", x.shape());
+  return call(d, {g}, a);
+}
+
+std::vector<Tensor> slice_grad(const BackwardArgs& a) {
+  const Tensor& x = a.inputs[0];
+  if (!bw::wants(x)) return {Tensor()};
+  return {slice_backward(a.grads[0], x, a.attrs)};
+}
+
+// slice_backward is linear in g: its own gradient is the slice of the
+// region (for a backward pass that is differentiated again).
+std::vector<Tensor> slice_backward_grad(const BackwardArgs& a) {
+  if (!bw::wants(a.inputs[0])) return {Tensor()};
+  static const OpDef& slice = op("slice");
+  return {call(slice, {a.grads[0]}, a.attrs)};
+}
+
 // ---- assign_slice: inputs (x, v); writes v into x's region -------------------------
 OutTypes assign_slice_type(std::span<const TensorType> in, const Attrs& attrs) {
   const TensorType &x = in[0], &v = in[1];
@@ -210,6 +267,80 @@ void take_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
                });
 }
 
+// ---- take_backward: inputs (g, ids), attr `rows` ------------------------------------
+OutTypes take_backward_type(std::span<const TensorType> in, const Attrs& attrs) {
+  const TensorType &g = in[0], &ids = in[1];
+  const int64_t rows = attrs.get<int64_t>("rows");
+  const int ni = ids.shape.ndim();
+  bool ok = is_integral(ids.dtype) && is_floating(g.dtype) && rows >= 0 && g.shape.ndim() >= ni;
+  for (int d = 0; ok && d < ni; ++d) ok = g.shape[d] == ids.shape[d];
+  if (!ok)
+    throw Error("internal: take_backward got " + g.str() + " and ids " + ids.str() + " for " + std::to_string(rows) +
+                " rows");
+  Shape out{rows};
+  for (int d = ni; d < g.shape.ndim(); ++d) out.push_back(g.shape[d]);
+  return {TensorType{g.dtype, out, g.device}};
+}
+
+// Scatter-add without atomics and with a fixed order of additions: the ids
+// are bucketed by target row (a stable counting sort), then each thread
+// owns whole target rows and adds their source rows in the order the ids
+// come in. The result
+// does not depend on the thread count.
+void take_backward_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  const Tensor &g = in[0], &ids = in[1];
+  Tensor& x = out[0];
+  const int64_t rows = x.shape()[0], n = ids.numel();
+  int64_t width = 1;
+  for (int d = 1; d < x.ndim(); ++d) width *= x.shape()[d];
+  std::vector<int64_t> idv(static_cast<size_t>(n));
+  visit_dtype(ids.dtype(), [&]<class T>() {
+    const T* p = ids.data<T>();
+    for (int64_t i = 0; i < n; ++i) idv[size_t(i)] = int64_t(p[i]);
+  });
+  // Checked before any parallel region (an exception must not leave one).
+  for (int64_t id : idv)
+    if (id < 0 || id >= rows)
+      throw Error("take: id " + std::to_string(id) + " is out of range for axis 0 of size " + std::to_string(rows));
+  std::vector<int64_t> first(static_cast<size_t>(rows) + 1, 0), order(static_cast<size_t>(n));
+  for (int64_t id : idv) ++first[size_t(id) + 1];
+  for (int64_t r = 0; r < rows; ++r) first[size_t(r) + 1] += first[size_t(r)];
+  {
+    std::vector<int64_t> fill(first.begin(), first.end() - 1);
+    for (int64_t i = 0; i < n; ++i) order[size_t(fill[size_t(idv[size_t(i)])]++)] = i;
+  }
+  ew::check_cpu_dtype("take_backward", x.dtype());
+  visit_dtype(x.dtype(), [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* src = g.data<T>();
+      T* dst = x.data<T>();
+      const int64_t per_row = std::max<int64_t>(1, width * std::max<int64_t>(1, n / std::max<int64_t>(1, rows)));
+      parallel_for(rows, std::max<int64_t>(1, kParallelGrain / per_row), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+          T* row = dst + r * width;
+          std::fill(row, row + width, T(0));
+          for (int64_t k = first[size_t(r)]; k < first[size_t(r) + 1]; ++k) {
+            const T* s = src + order[size_t(k)] * width;
+            for (int64_t j = 0; j < width; ++j) row[j] += s[j];
+          }
+        }
+      });
+    }
+  });
+}
+
+std::vector<Tensor> take_grad(const BackwardArgs& a) {
+  const Tensor& x = a.inputs[0];
+  if (!bw::wants(x)) return {Tensor(), Tensor()};
+  return {take_backward(a.grads[0], a.inputs[1], x.shape()[0]), Tensor()};
+}
+
+// take_backward is linear in g: its own gradient gathers the rows back.
+std::vector<Tensor> take_backward_grad(const BackwardArgs& a) {
+  if (!bw::wants(a.inputs[0])) return {Tensor(), Tensor()};
+  return {take(a.grads[0], a.inputs[1]), Tensor()};
+}
+
 }  // namespace
 
 // ---- ops.h ---------------------------------------------------------------------
@@ -225,14 +356,24 @@ void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& 
 
 Tensor take(const Tensor& x, const Tensor& ids) { return call(op("take"), {x, ids}); }
 
+Tensor take_backward(const Tensor& g, const Tensor& ids, int64_t rows) {
+  static const OpDef& d = op("take_backward");
+  return call(d, {g, ids}, Attrs{{"rows", rows}});
+}
+
 void register_index_ops(Registry& r) {
-  r.add(OpDef{.name = "slice", .num_inputs = 1, .type_rule = slice_type, .cpu = slice_kernel});
+  r.add(OpDef{.name = "slice", .num_inputs = 1, .type_rule = slice_type, .cpu = slice_kernel,
+              .backward = slice_grad});
+  r.add(OpDef{.name = "slice_backward", .num_inputs = 1, .type_rule = slice_backward_type,
+              .cpu = slice_backward_kernel, .backward = slice_backward_grad});
   r.add(OpDef{.name = "assign_slice",
               .num_inputs = 2,
               .type_rule = assign_slice_type,
               .cpu = assign_slice_kernel,
               .effect = Effect::stateful});
-  r.add(OpDef{.name = "take", .num_inputs = 2, .type_rule = take_type, .cpu = take_kernel});
+  r.add(OpDef{.name = "take", .num_inputs = 2, .type_rule = take_type, .cpu = take_kernel, .backward = take_grad});
+  r.add(OpDef{.name = "take_backward", .num_inputs = 2, .type_rule = take_backward_type,
+              .cpu = take_backward_kernel, .backward = take_backward_grad});
 }
 
 }  // namespace nn::backend

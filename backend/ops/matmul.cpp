@@ -1,7 +1,7 @@
 // Linear algebra: the registry op matmul (NumPy semantics: 1-d operands,
 // batches with broadcast batch dims) with its CPU kernel — f32/f64 through
 // OpenBLAS gemm, integers and bools through a plain loop — and the composites
-// dot and outer.
+// dot and outer, and matmul's backward rule.
 #include <cblas.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/ops.h"
+#include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/register.h"
 #include "backend/ops/strided_copy.h"
@@ -184,6 +185,43 @@ void matmul_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attr
   });
 }
 
+// ---- backward ----------------------------------------------------------------------
+// With 1-d operands made 2-d (a [K] is a row [1, K], b [K] a column [K, 1])
+// and g given the matching [..., M, N] shape:
+//   da = g @ b^T, summed over the batch dims a was broadcast along;
+//   db = a^T @ g, likewise;
+// then each is reshaped back to its operand's shape. The operands have one
+// dtype (matmul() casts them first); integer products get no gradient.
+std::vector<Tensor> matmul_backward(const BackwardArgs& args) {
+  const Tensor &a = args.inputs[0], &b = args.inputs[1];
+  const bool want_a = bw::wants(a), want_b = bw::wants(b);
+  if (!want_a && !want_b) return {Tensor(), Tensor()};
+  const bool a_vec = a.ndim() == 1, b_vec = b.ndim() == 1;
+  Tensor a2 = a_vec ? reshape(a, {1, a.shape()[0]}) : a;
+  Tensor b2 = b_vec ? reshape(b, {b.shape()[0], 1}) : b;
+  const int64_t k = a2.shape()[a2.ndim() - 1], n = b2.shape()[b2.ndim() - 1];
+  // g as [batch..., M, N]: the dims 1-d operands dropped come back as 1.
+  std::vector<int64_t> gshape = args.grads[0].shape().vec();
+  if (a_vec) gshape.insert(gshape.end() - (b_vec ? 0 : 1), 1);
+  if (b_vec) gshape.push_back(1);
+  Tensor g = reshape(args.grads[0], gshape);
+
+  Tensor ga, gb;
+  if (want_a) ga = reshape(sum_to(matmul(g, transpose(b2)), a2.shape()), a.shape().vec());
+  if (want_b) {
+    if (b2.ndim() == 2 && g.ndim() > 2) {
+      // A matrix shared by a batch (x[batch, seq, d] @ w): the batch dims are
+      // all a's, so they fold into one product [K, B*M] @ [B*M, N] instead
+      // of B products summed afterwards.
+      gb = matmul(transpose(reshape(a2, {-1, k})), reshape(g, {-1, n}));
+    } else {
+      gb = sum_to(matmul(transpose(a2), g), b2.shape());
+    }
+    gb = reshape(gb, b.shape().vec());
+  }
+  return {ga, gb};
+}
+
 }  // namespace
 
 // ---- ops.h ---------------------------------------------------------------------
@@ -211,7 +249,8 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 }
 
 void register_matmul_ops(Registry& r) {
-  r.add(OpDef{.name = "matmul", .num_inputs = 2, .type_rule = matmul_type, .cpu = matmul_kernel});
+  r.add(OpDef{.name = "matmul", .num_inputs = 2, .type_rule = matmul_type, .cpu = matmul_kernel,
+              .backward = matmul_backward});
 }
 
 }  // namespace nn::backend

@@ -1,7 +1,8 @@
 // Reductions: the registry ops sum, prod, max, min (over a set of axes) and
 // argmax, argmin (over one axis or the flattened tensor) with their CPU
 // kernels, and the composites mean, var, std, logsumexp and norm, written
-// with ops.h calls so that autodiff gets them from the primitives.
+// with ops.h calls so that autodiff gets them from the primitives. The
+// backward rules of sum, prod, max and min are in ops/reduction_backward.cpp.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,6 +16,13 @@
 #include "backend/parallel.h"
 
 namespace nn::backend {
+namespace detail {  // ops/reduction_backward.cpp
+std::vector<Tensor> sum_backward(const BackwardArgs& a);
+std::vector<Tensor> prod_backward(const BackwardArgs& a);
+std::vector<Tensor> max_backward(const BackwardArgs& a);
+std::vector<Tensor> min_backward(const BackwardArgs& a);
+}  // namespace detail
+
 namespace {
 
 // ---- accumulation rules -----------------------------------------------------
@@ -502,10 +510,14 @@ Tensor norm(const Tensor& x, const Axes& axes, bool keepdims) {
 }
 
 void register_reduction_ops(Registry& r) {
-  r.add(OpDef{.name = "sum", .num_inputs = 1, .type_rule = sum_type, .cpu = reduce_kernel<SumRule>});
-  r.add(OpDef{.name = "prod", .num_inputs = 1, .type_rule = prod_type, .cpu = reduce_kernel<ProdRule>});
-  r.add(OpDef{.name = "max", .num_inputs = 1, .type_rule = max_type, .cpu = reduce_kernel<MaxRule>});
-  r.add(OpDef{.name = "min", .num_inputs = 1, .type_rule = min_type, .cpu = reduce_kernel<MinRule>});
+  r.add(OpDef{.name = "sum", .num_inputs = 1, .type_rule = sum_type, .cpu = reduce_kernel<SumRule>,
+              .backward = detail::sum_backward});
+  r.add(OpDef{.name = "prod", .num_inputs = 1, .type_rule = prod_type, .cpu = reduce_kernel<ProdRule>,
+              .backward = detail::prod_backward});
+  r.add(OpDef{.name = "max", .num_inputs = 1, .type_rule = max_type, .cpu = reduce_kernel<MaxRule>,
+              .backward = detail::max_backward});
+  r.add(OpDef{.name = "min", .num_inputs = 1, .type_rule = min_type, .cpu = reduce_kernel<MinRule>,
+              .backward = detail::min_backward});
   r.add(OpDef{.name = "argmax", .num_inputs = 1, .type_rule = arg_type<true>, .cpu = arg_kernel<true>});
   r.add(OpDef{.name = "argmin", .num_inputs = 1, .type_rule = arg_type<false>, .cpu = arg_kernel<false>});
 }

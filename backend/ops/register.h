@@ -12,6 +12,10 @@ void register_reduction_ops(Registry& r);  // ops/reduction.cpp
 void register_matmul_ops(Registry& r);     // ops/matmul.cpp
 void register_shape_ops(Registry& r);      // ops/shape.cpp (reshape, permute, broadcast_to, concat)
 void register_index_ops(Registry& r);      // ops/index.cpp (slice, assign_slice, take)
+void register_nn_conv_ops(Registry& r);     // ops/nn_conv.cpp (conv2d and its backward ops)
+void register_nn_pool_ops(Registry& r);     // ops/nn_pool.cpp (max_pool2d, avg_pool2d, backward ops)
+void register_nn_norm_ops(Registry& r);     // ops/nn_norm.cpp (batch_norm, layer_norm, backward ops)
+void register_nn_softmax_ops(Registry& r);  // ops/nn_softmax.cpp (softmax, losses, one_hot)
 
 inline void register_all_ops(Registry& r) {
   register_unary_ops(r);
@@ -22,6 +26,10 @@ inline void register_all_ops(Registry& r) {
   register_matmul_ops(r);
   register_shape_ops(r);
   register_index_ops(r);
+  register_nn_conv_ops(r);
+  register_nn_pool_ops(r);
+  register_nn_norm_ops(r);
+  register_nn_softmax_ops(r);
 }
 
 }  // namespace nn::backend

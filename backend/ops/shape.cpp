@@ -2,13 +2,14 @@
 // block), permute and broadcast_to (strided copies), concat (any number of
 // inputs, dtypes promoted), and the functions built on them: flatten,
 // squeeze, unsqueeze (reshape), transpose (permute), stack (unsqueeze +
-// concat).
+// concat). Each registry op's backward rule follows its kernel.
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "backend/ops.h"
+#include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/register.h"
 #include "backend/ops/type_rules.h"
@@ -49,6 +50,12 @@ void reshape_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Att
   if (in[0].raw_data() != out[0].raw_data()) std::memcpy(out[0].raw_data(), in[0].raw_data(), in[0].nbytes());
 }
 
+std::vector<Tensor> reshape_backward(const BackwardArgs& a) {
+  const Tensor& x = a.inputs[0];
+  if (!bw::wants(x)) return {Tensor()};
+  return {reshape(a.grads[0], x.shape().vec())};
+}
+
 // ---- permute --------------------------------------------------------------------
 OutTypes permute_type(std::span<const TensorType> in, const Attrs& attrs) {
   const TensorType& x = in[0];
@@ -73,6 +80,16 @@ void permute_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Att
   StridedCopy c;
   for (size_t i = 0; i < dims.size(); ++i) c.push(x.shape()[int(dims[i])], src[size_t(dims[i])], dst[i]);
   strided_copy(x.raw_data(), out[0].raw_data(), dtype_size(x.dtype()), c);
+}
+
+// The inverse permutation puts each axis back.
+std::vector<Tensor> permute_backward(const BackwardArgs& a) {
+  const Tensor& x = a.inputs[0];
+  if (!bw::wants(x)) return {Tensor()};
+  const auto& dims = a.attrs.get<std::vector<int64_t>>("dims");
+  std::vector<int64_t> inverse(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) inverse[size_t(dims[i])] = int64_t(i);
+  return {permute(a.grads[0], inverse)};
 }
 
 // ---- broadcast_to -----------------------------------------------------------------
@@ -108,6 +125,12 @@ void broadcast_to_kernel(std::span<const Tensor> in, std::span<Tensor> out, cons
     c.push(target[d], repeated ? 0 : src[size_t(xd)], dst[size_t(d)]);
   }
   strided_copy(x.raw_data(), out[0].raw_data(), dtype_size(x.dtype()), c);
+}
+
+std::vector<Tensor> broadcast_to_backward(const BackwardArgs& a) {
+  const Tensor& x = a.inputs[0];
+  if (!bw::wants(x)) return {Tensor()};
+  return {sum_to(a.grads[0], x.shape())};
 }
 
 // ---- concat -----------------------------------------------------------------------
@@ -156,6 +179,26 @@ void concat_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attr
     strided_copy(src.raw_data(), static_cast<char*>(y.raw_data()) + size_t(col) * esize, esize, c);
     col += w;
   }
+}
+
+// Each operand gets its block of g along the axis, cast to its dtype (the
+// operands were promoted to one).
+std::vector<Tensor> concat_backward(const BackwardArgs& a) {
+  const int64_t axis = a.attrs.get<int64_t>("axis");
+  std::vector<Tensor> grads(a.inputs.size());
+  std::vector<IndexItem> items(size_t(axis) + 1);  // whole slices up to the axis
+  int64_t at = 0;
+  for (size_t i = 0; i < a.inputs.size(); ++i) {
+    const Tensor& x = a.inputs[i];
+    const int64_t size = x.shape()[int(axis)];
+    if (bw::wants(x)) {
+      items.back().start = at;
+      items.back().stop = at + size;
+      grads[i] = astype(index(a.grads[0], items), x.dtype());
+    }
+    at += size;
+  }
+  return grads;
 }
 
 }  // namespace
@@ -261,10 +304,14 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t axis) {
 }
 
 void register_shape_ops(Registry& r) {
-  r.add(OpDef{.name = "reshape", .num_inputs = 1, .type_rule = reshape_type, .cpu = reshape_kernel, .view = true});
-  r.add(OpDef{.name = "permute", .num_inputs = 1, .type_rule = permute_type, .cpu = permute_kernel});
-  r.add(OpDef{.name = "broadcast_to", .num_inputs = 1, .type_rule = broadcast_to_type, .cpu = broadcast_to_kernel});
-  r.add(OpDef{.name = "concat", .num_inputs = -1, .type_rule = concat_type, .cpu = concat_kernel});
+  r.add(OpDef{.name = "reshape", .num_inputs = 1, .type_rule = reshape_type, .cpu = reshape_kernel,
+              .backward = reshape_backward, .view = true});
+  r.add(OpDef{.name = "permute", .num_inputs = 1, .type_rule = permute_type, .cpu = permute_kernel,
+              .backward = permute_backward});
+  r.add(OpDef{.name = "broadcast_to", .num_inputs = 1, .type_rule = broadcast_to_type, .cpu = broadcast_to_kernel,
+              .backward = broadcast_to_backward});
+  r.add(OpDef{.name = "concat", .num_inputs = -1, .type_rule = concat_type, .cpu = concat_kernel,
+              .backward = concat_backward});
 }
 
 }  // namespace nn::backend

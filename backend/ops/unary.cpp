@@ -5,10 +5,13 @@
 //  - dtype-keeping ops (neg, abs, sign, relu, floor, ceil, round): integer
 //    dtypes stay integer; floor/ceil/round of integers are the identity;
 //  - predicates (logical_not, isnan): bool results.
+// Each differentiable op's backward rule sits beside it, written with ops.h
+// calls; gelu's uses the gelu_backward op defined here (one fused node).
 #include <cmath>
 #include <type_traits>
 
 #include "backend/ops.h"
+#include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/register.h"
 #include "backend/ops/type_rules.h"
@@ -80,6 +83,23 @@ struct Gelu {
       return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
     }
     return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));  // exact: x Phi(x)
+  }
+};
+// g * d gelu(x) / dx: inputs (g, x).
+struct GeluGrad {
+  static constexpr const char* name = "gelu_backward";
+  bool approximate;
+  template <class T> T operator()(T g, T x) const {
+    if (approximate) {
+      // With u = k (x + c x^3), t = tanh(u): 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2).
+      const T k = T(0.7978845608028654), c = T(0.044715);
+      const T t = std::tanh(k * (x + c * x * x * x));
+      return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x));
+    }
+    // Phi(x) + x phi(x), phi the standard normal density.
+    const T cdf = T(0.5) * (T(1) + std::erf(x * T(0.7071067811865476)));
+    const T pdf = T(0.3989422804014327) * std::exp(T(-0.5) * x * x);
+    return g * (cdf + x * pdf);
   }
 };
 // log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, and keeps
@@ -167,6 +187,8 @@ template <>
 LeakyRelu make_op<LeakyRelu>(const Attrs& a) { return {a.get_or<double>("slope", 0.01)}; }
 template <>
 Gelu make_op<Gelu>(const Attrs& a) { return {a.get_or<bool>("approximate", false)}; }
+template <>
+GeluGrad make_op<GeluGrad>(const Attrs& a) { return {a.get_or<bool>("approximate", false)}; }
 
 // ---- type rules ----
 // A host number given to a function computes in its category's default
@@ -219,37 +241,110 @@ void predicate_kernel(std::span<const Tensor> in, std::span<Tensor> out, const A
   visit_dtype(in[0].dtype(), [&]<class T>() { ew::map<bool, T>(out[0], ew::kCheapGrain, f, in[0]); });
 }
 
+// gelu_backward: (g, x) of one float dtype, the result like them.
+OutTypes gelu_backward_rule(std::span<const TensorType> in, const Attrs&) {
+  TensorType t = elementwise_type("gelu_backward", in);
+  t.dtype = float_result(t.dtype);
+  return {t};
+}
+
+void gelu_backward_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  GeluGrad f = make_op<GeluGrad>(attrs);
+  if (out[0].dtype() == DType::f64) ew::map<double, double, double>(out[0], ew::kCostlyGrain, f, in[0], in[1]);
+  else {
+    ew::check_cpu_dtype(GeluGrad::name, out[0].dtype());
+    ew::map<float, float, float>(out[0], ew::kCostlyGrain, f, in[0], in[1]);
+  }
+}
+
 // Looks the op up once per call site; the registry outlives every caller.
 Tensor run1(const OpDef& def, const Tensor& x) { return call(def, {x}); }
+
+// ---- backward rules -------------------------------------------------------------
+// Each gets the op's input x, output y and the output's gradient g, and
+// returns the gradient of x: undefined for integer and bool inputs (whose
+// float results have no gradient to give back), else of x's dtype, which the
+// float results of float inputs share.
+using bw::num;
+using bw::wants;
+
+template <Tensor (*F)(const Tensor& x, const Tensor& y, const Tensor& g, const Attrs& attrs)>
+std::vector<Tensor> unary_backward(const BackwardArgs& a) {
+  const Tensor& x = a.inputs[0];
+  if (!wants(x)) return {Tensor()};
+  return {F(x, a.outputs[0], a.grads[0], a.attrs)};
+}
+
+Tensor neg_bw(const Tensor&, const Tensor&, const Tensor& g, const Attrs&) { return neg(g); }
+// sign(0) = 0: the gradient at 0 is 0, as in PyTorch.
+Tensor abs_bw(const Tensor& x, const Tensor&, const Tensor& g, const Attrs&) { return mul(g, sign(x)); }
+Tensor exp_bw(const Tensor&, const Tensor& y, const Tensor& g, const Attrs&) { return mul(g, y); }
+Tensor log_bw(const Tensor& x, const Tensor&, const Tensor& g, const Attrs&) { return div(g, x); }
+Tensor sqrt_bw(const Tensor&, const Tensor& y, const Tensor& g, const Attrs&) { return div(g, mul(y, num(2))); }
+// y = x^(-1/2): dy/dx = -1/2 x^(-3/2) = -1/2 y^3.
+Tensor rsqrt_bw(const Tensor&, const Tensor& y, const Tensor& g, const Attrs&) {
+  return mul(g, mul(mul(y, mul(y, y)), num(-0.5)));
+}
+Tensor sin_bw(const Tensor& x, const Tensor&, const Tensor& g, const Attrs&) { return mul(g, cos(x)); }
+Tensor cos_bw(const Tensor& x, const Tensor&, const Tensor& g, const Attrs&) { return neg(mul(g, sin(x))); }
+Tensor tanh_bw(const Tensor&, const Tensor& y, const Tensor& g, const Attrs&) {
+  return mul(g, sub(num(1), mul(y, y)));
+}
+Tensor sigmoid_bw(const Tensor&, const Tensor& y, const Tensor& g, const Attrs&) {
+  return mul(g, mul(y, sub(num(1), y)));
+}
+// The gradient at 0 is 0 (PyTorch's choice): only a positive result passes it.
+Tensor relu_bw(const Tensor&, const Tensor& y, const Tensor& g, const Attrs&) {
+  return where(gt(y, num(0)), g, num(0));
+}
+// At 0 the gradient is `slope`, as PyTorch's (x > 0 ? g : g * slope).
+Tensor leaky_relu_bw(const Tensor& x, const Tensor&, const Tensor& g, const Attrs& a) {
+  return where(gt(x, num(0)), g, mul(g, num(a.get_or<double>("slope", 0.01))));
+}
+Tensor gelu_bw(const Tensor& x, const Tensor&, const Tensor& g, const Attrs& a) {
+  return gelu_backward(g, x, a.get_or<bool>("approximate", false));
+}
+// d/dx log(1 + e^x) = sigmoid(x).
+Tensor softplus_bw(const Tensor& x, const Tensor&, const Tensor& g, const Attrs&) { return mul(g, sigmoid(x)); }
+// Piecewise constant (sign, floor, ceil, round): zero almost everywhere,
+// given as zeros (not "no gradient") so that a path through them is a
+// defined zero, as in PyTorch.
+Tensor zero_bw(const Tensor& x, const Tensor&, const Tensor&, const Attrs&) { return bw::zeros_like(x); }
 
 }  // namespace
 
 void register_unary_ops(Registry& r) {
   // The output may overwrite the input when their types agree (a pass checks
   // dtype and shape: exp of an i32 tensor gives f32 and cannot reuse it).
-  auto add = [&](const char* name, TypeRule rule, Kernel k) {
-    r.add({.name = name, .num_inputs = 1, .type_rule = rule, .cpu = k, .elementwise = true, .inplace_input = 0});
+  auto add = [&](const char* name, TypeRule rule, Kernel k, BackwardRule backward = nullptr) {
+    r.add({.name = name, .num_inputs = 1, .type_rule = rule, .cpu = k, .backward = backward, .elementwise = true,
+           .inplace_input = 0});
   };
-  add("exp", float_rule, float_kernel<Exp>);
-  add("log", float_rule, float_kernel<Log>);
-  add("sqrt", float_rule, float_kernel<Sqrt>);
-  add("rsqrt", float_rule, float_kernel<Rsqrt>);
-  add("sin", float_rule, float_kernel<Sin>);
-  add("cos", float_rule, float_kernel<Cos>);
-  add("tanh", float_rule, float_kernel<Tanh>);
-  add("sigmoid", float_rule, float_kernel<Sigmoid>);
-  add("leaky_relu", float_rule, float_kernel<LeakyRelu>);
-  add("gelu", float_rule, float_kernel<Gelu>);
-  add("softplus", float_rule, float_kernel<Softplus>);
-  add("neg", neg_rule, keep_kernel<Neg>);
-  add("abs", keep_rule, keep_kernel<Abs>);
-  add("sign", keep_rule, keep_kernel<Sign>);
-  add("relu", keep_rule, keep_kernel<Relu>);
-  add("floor", keep_rule, keep_kernel<Floor>);
-  add("ceil", keep_rule, keep_kernel<Ceil>);
-  add("round", keep_rule, keep_kernel<Round>);
+  add("exp", float_rule, float_kernel<Exp>, unary_backward<exp_bw>);
+  add("log", float_rule, float_kernel<Log>, unary_backward<log_bw>);
+  add("sqrt", float_rule, float_kernel<Sqrt>, unary_backward<sqrt_bw>);
+  add("rsqrt", float_rule, float_kernel<Rsqrt>, unary_backward<rsqrt_bw>);
+  add("sin", float_rule, float_kernel<Sin>, unary_backward<sin_bw>);
+  add("cos", float_rule, float_kernel<Cos>, unary_backward<cos_bw>);
+  add("tanh", float_rule, float_kernel<Tanh>, unary_backward<tanh_bw>);
+  add("sigmoid", float_rule, float_kernel<Sigmoid>, unary_backward<sigmoid_bw>);
+  add("leaky_relu", float_rule, float_kernel<LeakyRelu>, unary_backward<leaky_relu_bw>);
+  add("gelu", float_rule, float_kernel<Gelu>, unary_backward<gelu_bw>);
+  add("softplus", float_rule, float_kernel<Softplus>, unary_backward<softplus_bw>);
+  add("neg", neg_rule, keep_kernel<Neg>, unary_backward<neg_bw>);
+  add("abs", keep_rule, keep_kernel<Abs>, unary_backward<abs_bw>);
+  add("sign", keep_rule, keep_kernel<Sign>, unary_backward<zero_bw>);
+  add("relu", keep_rule, keep_kernel<Relu>, unary_backward<relu_bw>);
+  add("floor", keep_rule, keep_kernel<Floor>, unary_backward<zero_bw>);
+  add("ceil", keep_rule, keep_kernel<Ceil>, unary_backward<zero_bw>);
+  add("round", keep_rule, keep_kernel<Round>, unary_backward<zero_bw>);
   add("logical_not", bool_rule, predicate_kernel<LogicalNot>);
   add("isnan", bool_rule, predicate_kernel<IsNan>);
+  // The gradient of gelu, both forms, as one fused elementwise node (the
+  // composite would be a dozen). Not itself differentiated: backward passes
+  // run with grad mode off.
+  r.add({.name = "gelu_backward", .num_inputs = 2, .type_rule = gelu_backward_rule, .cpu = gelu_backward_kernel,
+         .elementwise = true, .inplace_input = 0});
 }
 
 Tensor neg(const Tensor& x) { static const OpDef& d = op("neg"); return run1(d, x); }
@@ -274,6 +369,12 @@ Tensor isnan(const Tensor& x) { static const OpDef& d = op("isnan"); return run1
 Tensor leaky_relu(const Tensor& x, double slope) {
   static const OpDef& d = op("leaky_relu");
   return call(d, {x}, Attrs{{"slope", slope}});
+}
+
+Tensor gelu_backward(const Tensor& g, const Tensor& x, bool approximate) {
+  static const OpDef& d = op("gelu_backward");
+  if (!approximate) return call(d, {g, x});
+  return call(d, {g, x}, Attrs{{"approximate", true}});
 }
 
 Tensor gelu(const Tensor& x, bool approximate) {

@@ -83,6 +83,19 @@ void install_host(Interpreter& vm) {
     r->set(intern("device"), Value(d->name()));
     return Value(r);
   });
+  def(vm, "type", "v", [](Args& a) { return Value(std::string(kind_name(a[0].kind()))); });
+  def(vm, "fields", "r", [](Args& a) {
+    if (!a[0].is_record()) a.fail(0, "fields() needs a record, not " + a_type_name(a[0]));
+    auto out = make_list();
+    for (auto& [k, v] : a[0].as_record()->fields)
+      out->items.push_back(Value(make_tuple({Value(symbol_name(k)), v})));
+    return Value(out);
+  });
+  def(vm, "append", "list, v", [](Args& a) {
+    if (!a[0].is_list()) a.fail(0, "append() needs a list, not " + a_type_name(a[0]));
+    a[0].as_list()->items.push_back(a[1]);
+    return a[0];
+  });
   def(vm, "item", "x", [](Args& a) {
     backend::Tensor t = a.tensor(0);
     if (t.numel() != 1) a.fail(0, "item() needs a tensor with one element, not " + t.type().str());

@@ -56,6 +56,10 @@ void Interpreter::install_builtins() {
   builtins::install_shape(*this);
   builtins::install_math(*this);
   builtins::install_host(*this);
+  builtins::install_autodiff(*this);
+  builtins::install_neural(*this);
+  builtins::install_data(*this);
+  builtins::install_files(*this);
   using backend::DType;
   for (DType d : {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean, DType::f16, DType::bf16})
     prelude_->define(intern(backend::dtype_name(d)), Value(d));

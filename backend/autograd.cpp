@@ -1,0 +1,284 @@
+// Eager autodiff (backend/autograd.h): params and grad mode, the recording of
+// op calls on a tape of GradNodes hung on their outputs, the backward walk of
+// grad(), and sum_to for the backward rules.
+//
+// The tape is not a list: each output of a recorded op points to its node,
+// each node holds its inputs (and so their nodes). Dropping the loss drops
+// the tape. Every walk over it is iterative, and so is its teardown, because
+// a training loop's tape can be a chain of 100k nodes and C++ recursion of
+// that depth overflows the stack.
+#include "backend/autograd.h"
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "backend/ops.h"
+
+namespace nn::backend {
+namespace {
+
+thread_local bool t_grad_enabled = true;
+
+// Deletes GradNodes without recursion. Deleting a node releases its inputs,
+// which may release their nodes, and so on down the tape: a node released
+// while another is being deleted on this thread is queued instead, and the
+// outermost call deletes the queue one node at a time. The queue is a
+// never-freed pointer so that it stays valid for deletions that happen while
+// thread-local destructors run.
+struct NodeDeleter {
+  void operator()(GradNode* n) const {
+    thread_local std::vector<GradNode*>* pending = nullptr;
+    thread_local bool active = false;
+    if (active) {
+      if (!pending) pending = new std::vector<GradNode*>();
+      pending->push_back(n);
+      return;
+    }
+    active = true;
+    delete n;
+    while (pending && !pending->empty()) {
+      GradNode* m = pending->back();
+      pending->pop_back();
+      delete m;
+    }
+    active = false;
+  }
+};
+
+// A new handle on t's memory with no history; `weak` is kept (a host number
+// stays one).
+Tensor fresh_view(const Tensor& t) {
+  Tensor v = t.view(t.shape());
+  v.set_weak(t.weak());
+  return v;
+}
+
+Tensor zeros_of(const Tensor& t) { return to_device(zeros(t.shape(), t.dtype()), t.device()); }
+
+void accumulate(Tensor& slot, const Tensor& g) { slot = slot.defined() ? add(slot, g) : g; }
+
+// One node of the walk: its accumulated output gradients, whether any
+// wanted tensor lies behind it, and which wrt entries are its outputs.
+struct WalkNode {
+  GradNode* node = nullptr;
+  bool needed = false;
+  std::vector<Tensor> grads;                       // one per output, filled by its consumers
+  std::vector<std::pair<uint32_t, size_t>> wanted;  // (output index, wrt index)
+};
+
+}  // namespace
+
+// ---- params and grad mode -------------------------------------------------------
+
+Tensor param(const Tensor& t) {
+  if (!t.defined()) throw Error("param: the tensor is undefined");
+  if (!is_floating(t.dtype()))
+    throw Error("param needs a float tensor, not " + t.type().str() + "; convert it first, e.g. astype(x, f32)");
+  Tensor p = t;
+  // A host number becomes a tensor of its category's default dtype (f32).
+  if (t.weak()) p = astype(t, default_dtype(category(t.dtype())));
+  Tensor leaf = p.view(p.shape());
+  leaf.impl()->requires_grad = true;
+  return leaf;
+}
+
+bool requires_grad(const Tensor& t) { return t.defined() && t.impl()->requires_grad; }
+
+Tensor detach(const Tensor& t) { return t.defined() ? fresh_view(t) : t; }
+
+bool grad_enabled() { return t_grad_enabled; }
+
+NoGradGuard::NoGradGuard() : saved_(t_grad_enabled) { t_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { t_grad_enabled = saved_; }
+
+// ---- recording ---------------------------------------------------------------------
+
+void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, std::span<Tensor> out) {
+  // A stateful op (assign_slice) returns its first input itself, written in
+  // place: recording it would hang a node on a tensor that is its own input.
+  if (!t_grad_enabled || !op.backward || op.effect == Effect::stateful) return;
+  bool any = false;
+  for (const Tensor& t : in) any = any || (t.defined() && t.impl()->requires_grad);
+  if (!any) return;
+  // Only float outputs carry gradients: an op whose outputs are all integer
+  // or bool (a cast to i64) ends the path here.
+  bool float_out = false;
+  for (const Tensor& t : out) float_out = float_out || is_floating(t.dtype());
+  if (!float_out) return;
+
+  std::shared_ptr<GradNode> node(new GradNode(), NodeDeleter());
+  node->op = &op;
+  node->inputs.assign(in.begin(), in.end());
+  node->attrs = attrs;
+  node->outputs.reserve(out.size());
+  // The node keeps views of its outputs without history: holding the
+  // outputs themselves would be a cycle (output -> node -> output).
+  for (const Tensor& t : out) node->outputs.push_back(fresh_view(t));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!is_floating(out[i].dtype())) continue;
+    TensorImpl* impl = out[i].impl();
+    impl->grad_fn = node;
+    impl->output_index = uint32_t(i);
+    impl->requires_grad = true;
+  }
+}
+
+// ---- the backward walk ----------------------------------------------------------------
+
+std::vector<Tensor> grad(const Tensor& y, const std::vector<Tensor>& wrt) {
+  if (!y.defined()) throw Error("grad: the loss is undefined");
+  if (y.numel() != 1)
+    throw Error("grad needs a scalar loss, not " + y.type().str() + "; reduce it first, e.g. with sum() or mean()");
+  for (const Tensor& t : wrt)
+    if (!t.defined()) throw Error("grad: a tensor to differentiate with respect to is undefined");
+  // Rules compute with grad mode off: no graph of the backward pass itself.
+  NoGradGuard no_grad;
+
+  // Every node the loss depends on, inputs before their consumers
+  // (post-order of an iterative depth-first walk).
+  std::vector<WalkNode> nodes;
+  std::unordered_map<const GradNode*, size_t> index;
+  auto visit = [&](GradNode* n, std::vector<std::pair<GradNode*, size_t>>& stack) {
+    index.emplace(n, nodes.size());
+    nodes.push_back({n, false, {}, {}});
+    stack.emplace_back(n, 0);
+  };
+  std::vector<size_t> order;  // indices into nodes, post-order
+  if (GradNode* root = y.impl()->grad_fn.get()) {
+    std::vector<std::pair<GradNode*, size_t>> stack;
+    visit(root, stack);
+    while (!stack.empty()) {
+      GradNode* n = stack.back().first;
+      size_t& next = stack.back().second;
+      if (next < n->inputs.size()) {
+        GradNode* c = n->inputs[next++].impl()->grad_fn.get();
+        if (c && !index.contains(c)) visit(c, stack);  // may reallocate: `next` is not used after
+      } else {
+        order.push_back(index.at(n));
+        stack.pop_back();
+      }
+    }
+  }
+
+  // What is wanted: outputs of nodes (intermediate tensors) by (node, output
+  // index); anything else (params, and the loss itself when it has no
+  // history) by TensorImpl identity.
+  std::vector<Tensor> result(wrt.size());
+  std::unordered_map<const TensorImpl*, Tensor> leaf_grads;   // wanted leaves only
+  std::unordered_map<const TensorImpl*, std::vector<size_t>> wanted_leaves;
+  for (size_t j = 0; j < wrt.size(); ++j) {
+    const TensorImpl* impl = wrt[j].impl();
+    const GradNode* fn = impl->grad_fn.get();
+    if (fn) {
+      auto it = index.find(fn);
+      if (it != index.end()) nodes[it->second].wanted.emplace_back(impl->output_index, j);
+      // else: y does not depend on it; it gets zeros below.
+    } else {
+      wanted_leaves[impl].push_back(j);
+    }
+  }
+
+  // A node is worth running when a wanted tensor lies behind it: inputs come
+  // first in `order`, so one pass settles it.
+  for (size_t k : order) {
+    WalkNode& w = nodes[k];
+    bool needed = !w.wanted.empty();
+    for (const Tensor& in : w.node->inputs) {
+      if (needed) break;
+      const TensorImpl* impl = in.impl();
+      if (impl->grad_fn) needed = nodes[index.at(impl->grad_fn.get())].needed;
+      else needed = impl->requires_grad && wanted_leaves.contains(impl);
+    }
+    w.needed = needed;
+  }
+
+  // Seed: d y / d y = 1.
+  Tensor seed = to_device(ones(y.shape(), y.dtype()), y.device());
+  if (GradNode* root = y.impl()->grad_fn.get()) {
+    WalkNode& r = nodes[index.at(root)];
+    r.grads.resize(root->outputs.size());
+    r.grads[y.impl()->output_index] = seed;
+  } else if (wanted_leaves.contains(y.impl())) {
+    leaf_grads[y.impl()] = seed;
+  }
+
+  // Consumers before producers: reverse post-order.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    WalkNode& w = nodes[*it];
+    if (!w.needed) continue;
+    GradNode& n = *w.node;
+    w.grads.resize(n.outputs.size());
+    bool any = false;
+    for (const Tensor& g : w.grads) any = any || g.defined();
+    for (auto [out, j] : w.wanted) result[j] = w.grads[out];
+    if (!any) {  // no gradient reached this node (its consumers gave none)
+      w.grads = {};
+      continue;
+    }
+    for (size_t k = 0; k < w.grads.size(); ++k)
+      if (!w.grads[k].defined()) w.grads[k] = zeros_of(n.outputs[k]);
+    std::vector<Tensor> gin = n.op->backward(BackwardArgs{n.inputs, n.outputs, n.attrs, w.grads});
+    w.grads = {};  // this node is done: free its output gradients now
+    if (gin.size() != n.inputs.size())
+      throw Error("internal: the backward rule of " + n.op->name + " gave " + std::to_string(gin.size()) +
+                  " gradients for " + std::to_string(n.inputs.size()) + " inputs");
+    for (size_t i = 0; i < gin.size(); ++i) {
+      if (!gin[i].defined()) continue;
+      const Tensor& in = n.inputs[i];
+      // A rule's mistake would otherwise surface far away, as a shape error
+      // in an unrelated add or in the optimizer.
+      if (gin[i].shape() != in.shape() || gin[i].dtype() != in.dtype())
+        throw Error("internal: the backward rule of " + n.op->name + " gave a " + gin[i].type().str() +
+                    " gradient for its input " + std::to_string(i) + " of type " + in.type().str());
+      const TensorImpl* impl = in.impl();
+      if (impl->grad_fn) {
+        WalkNode& c = nodes[index.at(impl->grad_fn.get())];
+        if (!c.needed) continue;
+        c.grads.resize(impl->grad_fn->outputs.size());
+        accumulate(c.grads[impl->output_index], gin[i]);
+      } else if (impl->requires_grad && wanted_leaves.contains(impl)) {
+        accumulate(leaf_grads[impl], gin[i]);
+      }
+    }
+  }
+
+  for (auto& [impl, js] : wanted_leaves) {
+    auto it = leaf_grads.find(impl);
+    if (it == leaf_grads.end()) continue;
+    for (size_t j : js) result[j] = it->second;
+  }
+  // Distinct tensors get distinct gradient memory: a rule may pass one
+  // gradient on to several inputs (add), and an in-place update of one
+  // result (`g1 *= 0.5`) must not change another.
+  std::unordered_map<const Block*, const TensorImpl*> owner;
+  for (size_t j = 0; j < wrt.size(); ++j) {
+    if (!result[j].defined()) {
+      result[j] = zeros_of(wrt[j]);
+      continue;
+    }
+    auto [it, fresh] = owner.emplace(result[j].block().get(), wrt[j].impl());
+    if (!fresh && it->second != wrt[j].impl()) result[j] = mul(result[j], scalar(1.0, DType::f64, /*weak=*/true));  // a copy
+  }
+  return result;
+}
+
+// ---- sum_to -----------------------------------------------------------------------------
+
+Tensor sum_to(const Tensor& g, const Shape& shape) {
+  if (g.shape() == shape) return g;
+  const int lead = g.ndim() - shape.ndim();
+  if (lead < 0)
+    throw Error("internal: sum_to cannot sum " + g.type().str() + " to the larger shape " + shape.str());
+  std::vector<int64_t> axes;
+  for (int d = 0; d < g.ndim(); ++d) {
+    if (d < lead) axes.push_back(d);
+    else if (shape[d - lead] == 1 && g.shape()[d] != 1) axes.push_back(d);
+    else if (shape[d - lead] != g.shape()[d])
+      throw Error("internal: sum_to cannot sum " + g.type().str() + " to the shape " + shape.str());
+  }
+  Tensor s = axes.empty() ? g : sum(g, axes, /*keepdims=*/true);
+  return reshape(s, shape.vec());
+}
+
+}  // namespace nn::backend

@@ -1,0 +1,129 @@
+// Pieces shared by the neural-network op files (nn_conv, nn_pool, nn_norm,
+// nn_softmax, nn_misc): (h, w) pair attributes, dtype checks for float-only
+// ops, BLAS calls by element type, and the batch splitter that runs one
+// sample per thread with single-threaded BLAS calls inside.
+#pragma once
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/nn_ops.h"
+#include "backend/op_registry.h"
+#include "backend/ops/type_rules.h"
+
+namespace nn::backend::nnops {
+
+// ---- attributes ----
+inline AttrValue pair_attr(Pair p) { return std::vector<int64_t>{p[0], p[1]}; }
+inline Pair get_pair(const Attrs& a, std::string_view key) {
+  const auto& v = a.get<std::vector<int64_t>>(key);
+  if (v.size() != 2) throw Error("internal: attribute `" + std::string(key) + "` is not a pair");
+  return {v[0], v[1]};
+}
+inline std::string pair_str(Pair p) { return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ")"; }
+
+// ---- dtypes ----
+// Float ops compute in f32 or f64; inputs of other dtypes are converted by
+// the ops.h-level functions before dispatch (so a trace shows the cast), and
+// a direct op call with them is refused here.
+inline void require_float(std::string_view op, std::span<const TensorType> in, std::span<const int> which) {
+  DType first = in[size_t(which[0])].dtype;
+  for (int i : which) {
+    DType d = in[size_t(i)].dtype;
+    if ((d != DType::f32 && d != DType::f64) || d != first)
+      throw_dtype_error(op, "expects f32 or f64 tensors of one dtype", in);
+  }
+}
+// The float dtype an integer or bool tensor computes in.
+inline Tensor as_float(const Tensor& x) { return is_floating(x.dtype()) ? x : astype(x, DType::f32); }
+
+// ---- BLAS by element type (row-major) ----
+inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                 int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
+              blasint(k), 1.0f, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
+}
+inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
+                 int64_t ldb, double beta, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
+              blasint(k), 1.0, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
+}
+
+// OpenBLAS (the pthread build Debian ships) threads every gemm above ~64³
+// multiply-adds with its own pool, even when called from an OpenMP team:
+// two team threads each starting the pool serialise on it and run several
+// times slower than one gemm per thread. While a team runs gemms, the pool
+// is set to one thread; the destructor restores the setting.
+class BlasSingleThread {
+ public:
+  BlasSingleThread() : saved_(openblas_get_num_threads()) {
+    if (saved_ > 1) openblas_set_num_threads(1);
+  }
+  ~BlasSingleThread() {
+    if (saved_ > 1) openblas_set_num_threads(saved_);
+  }
+  BlasSingleThread(const BlasSingleThread&) = delete;
+  BlasSingleThread& operator=(const BlasSingleThread&) = delete;
+
+ private:
+  int saved_;
+};
+
+// Threads for a loop over n samples that each do a gemm of their own: one a
+// thread, at most one thread a sample; 1 inside an enclosing team.
+inline int batch_threads(int64_t n) {
+  if (omp_in_parallel()) return 1;
+  return int(std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), n)));
+}
+
+// Runs f(thread, begin, end) over [0, n) split into `threads` contiguous,
+// balanced, non-empty ranges (n >= threads). With one thread, f runs inline
+// and its gemms may use the BLAS pool; with more, the BLAS pool is held at
+// one thread. f must not throw.
+template <class F>
+void split_batch(int threads, int64_t n, F&& f) {
+  if (n <= 0) return;
+  if (threads <= 1) {
+    f(0, int64_t(0), n);
+    return;
+  }
+  BlasSingleThread guard;
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
+    const int64_t b = n * t / k, e = n * (t + 1) / k;
+    if (b < e) f(int(t), b, e);
+  }
+}
+
+// A scratch tensor from the device pool, its memory taken now (outside any
+// parallel region, so that running out of memory is an Error naming the op).
+inline Tensor scratch(int64_t elems, DType dtype) {
+  Tensor t = Tensor::empty(Shape{std::max<int64_t>(elems, 0)}, dtype);
+  t.raw_data();
+  return t;
+}
+
+// Runs f(); an Error whose message starts with `from` (say "take: ") is
+// rethrown starting with `to` instead ("embedding: "), so that a composite
+// reports under the name the user called. Eager calls only: under a tracer
+// the inner op's kernel reports at replay, under its own name.
+template <class F>
+Tensor renaming_errors(std::string_view from, std::string_view to, F&& f) {
+  try {
+    return f();
+  } catch (const OutOfMemory&) {
+    throw;
+  } catch (const Error& e) {
+    std::string_view m = e.what();
+    if (m.substr(0, from.size()) != from) throw;
+    throw Error(std::string(to) + std::string(m.substr(from.size())));
+  }
+}
+
+}  // namespace nn::backend::nnops

@@ -1,0 +1,70 @@
+// Neural-network functions that are composites of ops.h functions, so they
+// need no kernel and no backward rule of their own: embedding (take),
+// dropout (rand, a comparison and where), and the elementwise losses
+// mse_loss, l1_loss and bce_with_logits (means over all elements).
+#include <fmt/core.h>
+
+#include <string>
+
+#include "backend/nn_ops.h"
+#include "backend/ops/nn_common.h"
+
+namespace nn::backend {
+namespace {
+using namespace nnops;
+
+Tensor host_number(double v) { return scalar(v, DType::f64, /*weak=*/true); }
+
+// Elementwise losses compare like with like: a [N] prediction against a
+// [N, 1] target would broadcast to [N, N], a classic silent bug.
+void check_same_shape(const char* op, const char* a_name, const Tensor& a, const char* b_name, const Tensor& b) {
+  if (a.shape() != b.shape())
+    throw Error(std::string(op) + ": " + a_name + " " + a.type().str() + " and " + b_name + " " + b.type().str() +
+                " have different shapes");
+}
+
+}  // namespace
+
+Tensor embedding(const Tensor& ids, const Tensor& table) {
+  if (!is_integral(ids.dtype()))
+    throw Error("embedding: ids must be an integer tensor, got " + ids.type().str() + " (table " +
+                table.type().str() + ")");
+  if (table.ndim() != 2) throw Error("embedding: table must be 2-d [V, D], got " + table.type().str());
+  // take's backward (a scatter-add into the table's shape) gives the table its gradient.
+  return renaming_errors("take: ", "embedding: ", [&] { return take(table, ids); });
+}
+
+Tensor dropout(const Tensor& x, double p, bool training) {
+  if (!(p >= 0.0 && p < 1.0)) throw Error(fmt::format("dropout: p must be in [0, 1), got {}", p));
+  if (!training || p == 0.0) return x;
+  Tensor xf = as_float(x);
+  // Keep where a uniform draw in [0, 1) is >= p: probability 1 - p. rand is
+  // a random op (fresh on every call and every graph replay, seeded by
+  // seed()); where's backward sends the gradient through the kept values
+  // with the same 1/(1 - p) scale, so dropout needs no backward of its own.
+  Tensor keep = ge(rand(xf.shape(), xf.dtype()), host_number(p));
+  return where(keep, mul(xf, host_number(1.0 / (1.0 - p))), scalar(0.0, xf.dtype()));
+}
+
+Tensor mse_loss(const Tensor& pred, const Tensor& target) {
+  check_same_shape("mse_loss", "pred", pred, "target", target);
+  Tensor d = sub(pred, target);
+  return mean(mul(d, d));
+}
+
+Tensor l1_loss(const Tensor& pred, const Tensor& target) {
+  check_same_shape("l1_loss", "pred", pred, "target", target);
+  return mean(abs(sub(pred, target)));
+}
+
+Tensor bce_with_logits(const Tensor& logits, const Tensor& targets) {
+  check_same_shape("bce_with_logits", "logits", logits, "targets", targets);
+  Tensor x = as_float(logits);
+  // max(x, 0) - x y + log1p(exp(-|x|)) is softplus(x) - x y, and softplus
+  // computes exactly max(x, 0) + log1p(exp(-|x|)). Written with softplus, the
+  // gradient is sigmoid(x) - y everywhere; spelled out with relu and abs it
+  // would lose the 1/2 at x = 0 (both have derivative 0 there).
+  return mean(sub(softplus(x), mul(x, targets)));
+}
+
+}  // namespace nn::backend

@@ -1,0 +1,117 @@
+// Autodiff built-ins (SPEC §5): param, grad, value_and_grad, detach and
+// no_grad, over the backend's eager tape (backend/autograd.h). grad takes
+// its wrt as a tensor or any nesting of lists, tuples and records of
+// tensors, and answers in the same structure.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/autograd.h"
+#include "frontend/builtins/builtins.h"
+#include "frontend/interpreter.h"
+
+namespace nn::frontend::builtins {
+namespace {
+
+// The tensors of a wrt structure, depth first, in order; anything else in
+// it is an error at `span` (the argument that gave it).
+void collect(const Value& v, std::vector<backend::Tensor>& out, const Span& span) {
+  switch (v.kind()) {
+    case Value::Kind::Tensor: out.push_back(v.as_tensor()); return;
+    case Value::Kind::List:
+      for (const Value& item : v.as_list()->items) collect(item, out, span);
+      return;
+    case Value::Kind::Tuple:
+      for (const Value& item : v.as_tuple()->items) collect(item, out, span);
+      return;
+    case Value::Kind::Record:
+      for (const auto& [name, item] : v.as_record()->fields) collect(item, out, span);
+      return;
+    default:
+      fail(span, "wrt must be a tensor or a list, tuple or record of tensors, but it holds " + a_type_name(v));
+  }
+}
+
+// The gradients laid out like wrt: the same kinds of containers, the same
+// record fields, each tensor replaced by its gradient (taken in order).
+Value rebuild(const Value& v, const std::vector<backend::Tensor>& grads, size_t& next) {
+  switch (v.kind()) {
+    case Value::Kind::List: {
+      auto l = make_list();
+      for (const Value& item : v.as_list()->items) l->items.push_back(rebuild(item, grads, next));
+      return Value(l);
+    }
+    case Value::Kind::Tuple: {
+      std::vector<Value> items;
+      for (const Value& item : v.as_tuple()->items) items.push_back(rebuild(item, grads, next));
+      return Value(make_tuple(std::move(items)));
+    }
+    case Value::Kind::Record: {
+      auto r = make_record();
+      for (const auto& [name, item] : v.as_record()->fields) r->set(name, rebuild(item, grads, next));
+      return Value(r);
+    }
+    default: return Value(grads[next++]);
+  }
+}
+
+// grad(y, wrt) on values; y_span and wrt_span point at where they came from.
+Value grad_of(const Value& y, const Span& y_span, const Value& wrt, const Span& wrt_span) {
+  if (!y.is_tensor())
+    fail(y_span, "grad needs a scalar tensor as the loss, not " + (y.is_none() ? "none" : a_type_name(y)));
+  std::vector<backend::Tensor> ts;
+  collect(wrt, ts, wrt_span);
+  std::vector<backend::Tensor> grads = backend::grad(y.as_tensor(), ts);
+  size_t next = 0;
+  return rebuild(wrt, grads, next);
+}
+
+}  // namespace
+
+void install_autodiff(Interpreter& vm) {
+  def(vm, "param", "t", [](Args& a) {
+    // The backend's message names the dtype when it is not a float.
+    return Value(backend::param(a.tensor(0)));
+  });
+
+  def(vm, "grad", "y, wrt", [](Args& a) { return grad_of(a[0], a.span(0), a[1], a.span(1)); });
+
+  // A function of any positional arguments that calls f with them and
+  // gives (value, grads); the wrt structure is read at each call, so a
+  // record of params that changes is followed.
+  def(vm, "value_and_grad", "f, wrt", [](Args& a) {
+    if (!a[0].is_function()) a.fail(0, "value_and_grad needs a function, not " + a_type_name(a[0]));
+    Value f = a[0], wrt = a[1];
+    {
+      std::vector<backend::Tensor> check;
+      collect(wrt, check, a.span(1));  // a bad wrt is reported here, not at each call
+    }
+    auto b = std::make_shared<Builtin>();
+    b->name = "value_and_grad(" + a[0].as_function()->name() + ")";
+    b->variadic = true;
+    Interpreter* vmp = &a.vm();
+    b->fn = [f, wrt, vmp](Args& call) {
+      Value value = vmp->call(f, call.rest(), {}, call.call_span());
+      if (!value.is_tensor())
+        fail(call.call_span(), "value_and_grad: the function must return a scalar tensor, not " + a_type_name(value));
+      Value grads = grad_of(value, call.call_span(), wrt, call.call_span());
+      return Value(make_tuple({value, grads}));
+    };
+    auto fn = std::make_shared<Function>();
+    fn->kind = Function::Kind::Builtin;
+    fn->builtin = std::move(b);
+    return Value(FunctionPtr(fn));
+  });
+
+  def(vm, "detach", "x", [](Args& a) { return Value(backend::detach(a.tensor(0))); });
+
+  // Grad mode is restored however fn ends (the guard's destructor), an
+  // error included.
+  def(vm, "no_grad", "fn", [](Args& a) {
+    if (!a[0].is_function()) a.fail(0, "no_grad needs a function to call, not " + a_type_name(a[0]));
+    backend::NoGradGuard guard;
+    return a.vm().call(a[0], {}, {}, a.call_span());
+  });
+}
+
+}  // namespace nn::frontend::builtins

@@ -1,0 +1,241 @@
+// Built-ins that read and write files (SPEC §8): load_npy save_npy load_idx
+// load_csv, and the checkpoints save/load (safetensors; a record's nesting
+// becomes dotted names and back, its host values ride in the metadata). Each checks allow_files first; the format
+// code lives in *_format.cpp beside this file.
+#include <cmath>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "backend/ops.h"
+#include "frontend/builtins/builtins.h"
+#include "frontend/builtins/csv_format.h"
+#include "frontend/builtins/file_io.h"
+#include "frontend/builtins/idx_format.h"
+#include "frontend/builtins/npy_format.h"
+#include "frontend/builtins/safetensors_format.h"
+#include "frontend/function.h"
+#include "frontend/interpreter.h"
+
+namespace nn::frontend::builtins {
+namespace {
+using backend::DType;
+using Json = nlohmann::ordered_json;  // keeps the order of a record's fields
+
+// The path argument i, after the allow_files check.
+const std::string& path_arg(Args& a, size_t i, bool write) {
+  const std::string& path = a.str(i);
+  std::string denied = fileio::access_denied(a.vm().options().allow_files, path, write);
+  if (!denied.empty()) a.fail(i, denied);
+  return path;
+}
+
+// A dtype argument that the file formats can produce (no f16/bf16 on CPU).
+DType data_dtype(Args& a, size_t i) {
+  DType d = a.dtype(i);
+  if (d == DType::f16 || d == DType::bf16)
+    a.fail(i, "dtype " + std::string(backend::dtype_name(d)) + " is not supported here (use f32 f64 i32 i64 bool)");
+  return d;
+}
+
+// ---- save: a value's leaves under dotted names ----
+//
+// Tensors go to the safetensors body. Host leaves (none, bools, numbers,
+// strings: a layer's `kind`, `stride`, a missing bias) go, with the order of
+// every leaf, to the metadata entry "nn.values": a JSON object from dotted
+// name to value, where {} stands for the tensor of that name. Other tools
+// ignore it; load() uses it to give back the record as it was saved, its
+// functions excepted.
+
+constexpr const char* kValuesKey = "nn.values";
+
+struct Flat {
+  safetensors::Contents contents;
+  Json values = Json::object();
+};
+
+void flatten(Args& a, const Value& v, const std::string& name, Flat& out) {
+  auto child = [&](const std::string& part) { return name.empty() ? part : name + "." + part; };
+  switch (v.kind()) {
+    case Value::Kind::Tensor:
+      out.contents.tensors.emplace_back(name, v.as_tensor());
+      out.values[name] = Json::object();
+      return;
+    case Value::Kind::Record:
+      for (auto& [field, value] : v.as_record()->fields) flatten(a, value, child(symbol_name(field)), out);
+      return;
+    case Value::Kind::List:
+    case Value::Kind::Tuple: {
+      const auto& items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;
+      for (size_t i = 0; i < items.size(); ++i) flatten(a, items[i], child(std::to_string(i)), out);
+      return;
+    }
+    // A layer's `call` and other functions are code, not state: the script
+    // that defines them makes them again.
+    case Value::Kind::Function: return;
+    case Value::Kind::None: out.values[name] = nullptr; return;
+    case Value::Kind::Bool: out.values[name] = v.as_bool(); return;
+    case Value::Kind::Int: out.values[name] = v.as_int(); return;
+    case Value::Kind::Str: out.values[name] = v.as_str(); return;
+    case Value::Kind::Float:
+      // JSON has no NaN or infinities: those are spelled as tagged strings.
+      if (std::isfinite(v.as_float())) out.values[name] = v.as_float();
+      else out.values[name] = Json{{"float", std::isnan(v.as_float()) ? "nan" : v.as_float() > 0 ? "inf" : "-inf"}};
+      return;
+    default:
+      a.fail(0, "save: `" + name + "` is " + a_type_name(v) +
+                    ", which save cannot write (it writes tensors, numbers, strings, bools and none, in records, "
+                    "lists and tuples)");
+  }
+}
+
+// ---- load: dotted names back into records and lists ----
+
+struct Node {
+  std::optional<Value> leaf;
+  std::vector<std::pair<std::string, std::unique_ptr<Node>>> children;  // in file order
+  std::map<std::string, Node*> by_name;
+};
+
+// "0", "1", ... "n-1" in canonical spelling: then a node is a list.
+bool is_list_node(const Node& n) {
+  if (n.children.empty()) return false;
+  std::vector<bool> seen(n.children.size(), false);
+  for (auto& [name, _] : n.children) {
+    if (name.empty() || name.size() > 9 || (name.size() > 1 && name[0] == '0')) return false;
+    size_t i = 0;
+    for (char c : name) {
+      if (c < '0' || c > '9') return false;
+      i = i * 10 + size_t(c - '0');
+    }
+    if (i >= seen.size() || seen[i]) return false;
+    seen[i] = true;
+  }
+  return true;
+}
+
+Value to_value(Node& n) {
+  if (n.leaf) return *n.leaf;
+  if (is_list_node(n)) {
+    std::vector<Value> items(n.children.size());
+    for (auto& [name, child] : n.children) items[std::stoul(name)] = to_value(*child);
+    return Value(make_list(std::move(items)));
+  }
+  RecordPtr r = make_record();
+  for (auto& [name, child] : n.children) r->set(intern(name), to_value(*child));
+  return Value(r);
+}
+
+// The leaves of a file, in their saved order: those "nn.values" lists (with
+// the tensors it names), then any tensor it does not name (files from other
+// tools have no "nn.values").
+std::vector<std::pair<std::string, Value>> leaves(const std::string& path, safetensors::Contents& c) {
+  std::map<std::string, size_t> tensor_at;
+  for (size_t i = 0; i < c.tensors.size(); ++i) tensor_at[c.tensors[i].first] = i;
+  std::vector<bool> used(c.tensors.size(), false);
+  std::vector<std::pair<std::string, Value>> out;
+  for (auto& [key, text] : c.metadata) {
+    if (key != kValuesKey) continue;
+    Json values = Json::parse(text, nullptr, false);
+    if (values.is_discarded() || !values.is_object())
+      throw fileio::FileError(path, std::string("bad __metadata__: ") + kValuesKey + " is not a JSON object");
+    for (auto& [name, v] : values.items()) {
+      auto bad = [&] { throw fileio::FileError(path, std::string("bad __metadata__: ") + kValuesKey + " entry `" + name + "`"); };
+      if (v.is_object() && v.empty()) {
+        auto it = tensor_at.find(name);
+        if (it == tensor_at.end())
+          throw fileio::FileError(path, std::string("bad __metadata__: ") + kValuesKey + " names tensor `" + name +
+                                            "`, which the file does not hold");
+        used[it->second] = true;
+        out.emplace_back(name, Value(c.tensors[it->second].second));
+      } else if (v.is_null()) out.emplace_back(name, Value());
+      else if (v.is_boolean()) out.emplace_back(name, Value(v.get<bool>()));
+      else if (v.is_number_integer()) out.emplace_back(name, Value(v.get<int64_t>()));
+      else if (v.is_number_unsigned()) bad();  // beyond int64: not something nn wrote
+      else if (v.is_number_float()) out.emplace_back(name, Value(v.get<double>()));
+      else if (v.is_string()) out.emplace_back(name, Value(v.get<std::string>()));
+      else if (v.is_object() && v.size() == 1 && v.contains("float") && v["float"].is_string()) {
+        std::string f = v["float"].get<std::string>();
+        double d = f == "nan" ? std::nan("") : f == "inf" ? HUGE_VAL : f == "-inf" ? -HUGE_VAL : 0;
+        if (d == 0) bad();
+        out.emplace_back(name, Value(d));
+      } else bad();
+    }
+  }
+  for (size_t i = 0; i < c.tensors.size(); ++i)
+    if (!used[i]) out.emplace_back(c.tensors[i].first, Value(c.tensors[i].second));
+  return out;
+}
+
+Value nest(const std::string& path, const std::vector<std::pair<std::string, Value>>& items) {
+  Node root;
+  for (auto& [name, value] : items) {
+    Node* n = &root;
+    std::string prefix;
+    for (size_t start = 0;;) {
+      size_t dot = name.find('.', start);
+      std::string part = name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (n->leaf)
+        throw fileio::FileError(path, "names clash: `" + prefix + "` is a value and has fields (`" + name + "`)");
+      prefix += (prefix.empty() ? "" : ".") + part;
+      auto it = n->by_name.find(part);
+      if (it == n->by_name.end()) {
+        n->children.emplace_back(part, std::make_unique<Node>());
+        it = n->by_name.emplace(part, n->children.back().second.get()).first;
+      }
+      n = it->second;
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    if (n->leaf || !n->children.empty())
+      throw fileio::FileError(path, "names clash: `" + name + "` is a value and has fields");
+    n->leaf = value;
+  }
+  if (root.children.empty()) return Value(make_record());
+  return to_value(root);
+}
+
+}  // namespace
+
+void install_files(Interpreter& vm) {
+  def(vm, "load_npy", "path", [](Args& a) { return Value(npy::read(path_arg(a, 0, false))); });
+  def(vm, "save_npy", "x, path", [](Args& a) {
+    backend::Tensor x = a.tensor(0);
+    npy::write(x, path_arg(a, 1, true));
+    return Value();
+  });
+  def(vm, "load_idx", "path, dtype=none", [](Args& a) {
+    std::optional<DType> d;
+    if (!a[1].is_none()) d = data_dtype(a, 1);
+    return Value(idx::read(path_arg(a, 0, false), d));
+  });
+  def(vm, "load_csv", "path, header=true, dtype=f32", [](Args& a) {
+    const std::string& path = path_arg(a, 0, false);
+    bool header = a.boolean(1);
+    DType d = data_dtype(a, 2);
+    csv::Table t = csv::read(path, header);
+    return Value(backend::from_doubles(t.values, backend::Shape{t.rows, t.cols}, d));
+  });
+  def(vm, "save", "record, path", [](Args& a) {
+    const Value& v = a[0];
+    if (!v.is_record() && !v.is_list() && !v.is_tuple())
+      a.fail(0, "save needs a record of tensors, not " + a_type_name(v) +
+                    (v.is_tensor() ? " (save_npy writes one tensor)" : ""));
+    // Everything is gathered and checked before the file is touched: a bad
+    // value leaves the old checkpoint as it was.
+    Flat flat;
+    flatten(a, v, "", flat);
+    flat.contents.metadata.emplace_back("format", "nn");
+    flat.contents.metadata.emplace_back(kValuesKey, flat.values.dump());
+    safetensors::write(flat.contents, path_arg(a, 1, true));
+    return Value();
+  });
+  def(vm, "load", "path", [](Args& a) {
+    const std::string& path = path_arg(a, 0, false);
+    safetensors::Contents c = safetensors::read(path);
+    return nest(path, leaves(path, c));
+  });
+}
+
+}  // namespace nn::frontend::builtins

@@ -1,0 +1,291 @@
+// conv2d, max_pool2d and avg_pool2d: small cases by hand, every option
+// (stride, padding, dilation, groups, (h, w) pairs, bias, unbatched input)
+// against direct loops written here, f32 and f64, the error messages, and
+// finite-difference checks of the backward rules (OpDef::backward called
+// directly) including those of the backward ops themselves.
+#include <limits>
+
+#include "nn_test_util.h"
+
+using namespace nntest;
+
+namespace {
+
+struct ConvCase {
+  int64_t n, c, h, w, o, kh, kw;
+  Pair stride{1, 1}, pad{0, 0}, dil{1, 1};
+  int64_t groups = 1;
+  bool bias = true;
+};
+
+// The convolution by its definition, in double.
+std::vector<double> direct_conv(const ConvCase& k, const std::vector<double>& x, const std::vector<double>& w,
+                                const std::vector<double>& b, int64_t& oh, int64_t& ow) {
+  oh = (k.h + 2 * k.pad[0] - k.dil[0] * (k.kh - 1) - 1) / k.stride[0] + 1;
+  ow = (k.w + 2 * k.pad[1] - k.dil[1] * (k.kw - 1) - 1) / k.stride[1] + 1;
+  const int64_t cg = k.c / k.groups, og = k.o / k.groups;
+  std::vector<double> y(size_t(k.n * k.o * oh * ow));
+  for (int64_t n = 0; n < k.n; ++n)
+    for (int64_t o = 0; o < k.o; ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double s = b.empty() ? 0.0 : b[size_t(o)];
+          const int64_t g = o / og;
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t p = 0; p < k.kh; ++p)
+              for (int64_t q = 0; q < k.kw; ++q) {
+                const int64_t y0 = i * k.stride[0] - k.pad[0] + p * k.dil[0];
+                const int64_t x0 = j * k.stride[1] - k.pad[1] + q * k.dil[1];
+                if (y0 < 0 || y0 >= k.h || x0 < 0 || x0 >= k.w) continue;
+                const int64_t c = g * cg + ci;
+                s += x[size_t(((n * k.c + c) * k.h + y0) * k.w + x0)] * w[size_t(((o * cg + ci) * k.kh + p) * k.kw + q)];
+              }
+          y[size_t(((n * k.o + o) * oh + i) * ow + j)] = s;
+        }
+  return y;
+}
+
+void check_conv_case(const ConvCase& k, DType dt) {
+  Tensor x = rnd({k.n, k.c, k.h, k.w}, dt, 1), w = rnd({k.o, k.c / k.groups, k.kh, k.kw}, dt, 2);
+  Tensor b = k.bias ? rnd({k.o}, dt, 3) : Tensor();
+  int64_t oh, ow;
+  std::vector<double> want = direct_conv(k, vals(x), vals(w), k.bias ? vals(b) : std::vector<double>{}, oh, ow);
+  Tensor y = conv2d(x, w, b, k.stride, k.pad, k.dil, k.groups);
+  CHECK(y.dtype() == dt);
+  REQUIRE(y.shape() == Shape{k.n, k.o, oh, ow});
+  check_close(vals(y), want, dt == DType::f32 ? 1e-4 : 1e-12, dt == DType::f32 ? 1e-4 : 1e-12);
+}
+
+const ConvCase kConvCases[] = {
+    {2, 3, 7, 6, 4, 3, 3},                                        // plain, batch split over threads
+    {1, 3, 7, 6, 4, 3, 3},                                        // batch of one: BLAS threads
+    {5, 2, 8, 9, 3, 3, 2, {2, 1}, {1, 0}, {1, 1}, 1, false},      // stride pair, padding pair, no bias
+    {3, 2, 9, 9, 4, 3, 3, {1, 1}, {2, 2}, {2, 2}},                // dilation with padding
+    {2, 3, 10, 8, 3, 2, 3, {3, 2}, {1, 1}, {2, 1}},               // everything uneven
+    {4, 4, 6, 6, 6, 3, 3, {1, 1}, {1, 1}, {1, 1}, 2},             // groups
+    {3, 4, 5, 5, 8, 3, 3, {2, 2}, {1, 1}, {1, 1}, 4},             // depthwise, channel multiplier 2
+    {3, 6, 5, 4, 4, 1, 1},                                        // pointwise: input as im2col
+    {2, 6, 5, 4, 4, 1, 1, {2, 2}, {0, 0}, {1, 1}, 2},             // 1x1 with stride: not pointwise
+    {2, 2, 3, 3, 2, 3, 3, {1, 1}, {1, 1}},                        // kernel as big as the input
+};
+
+}  // namespace
+
+TEST_CASE("conv2d by hand") {
+  // 4x4 ramp, 2x2 kernel of ones, stride 2: sums of the 2x2 blocks.
+  Tensor x = reshape(arange(0, 16, 1, DType::f32), {1, 1, 4, 4});
+  Tensor y = conv2d(x, ones({1, 1, 2, 2}), Tensor(), pair(2));
+  CHECK(y.shape() == Shape{1, 1, 2, 2});
+  CHECK(vals(y) == std::vector<double>{10, 18, 42, 50});
+  // Padding 1 with a 3x3 kernel of ones and a bias of 1: a corner sees 4 pixels.
+  Tensor z = conv2d(ones({1, 1, 3, 3}, DType::f64), ones({1, 1, 3, 3}, DType::f64), make<double>({1}, {1}),
+                    pair(1), pair(1));
+  CHECK(vals(z) == std::vector<double>{5, 7, 5, 7, 10, 7, 5, 7, 5});
+}
+
+TEST_CASE("conv2d against a direct loop, f32 and f64") {
+  for (DType dt : {DType::f32, DType::f64})
+    for (const ConvCase& k : kConvCases) {
+      INFO("case n=", k.n, " c=", k.c, " o=", k.o, " k=", k.kh, "x", k.kw, " groups=", k.groups);
+      check_conv_case(k, dt);
+    }
+}
+
+TEST_CASE("conv2d: unbatched input, promotion, empty batch") {
+  Tensor x = rnd({3, 6, 5}, DType::f32), w = rnd({2, 3, 3, 3}, DType::f32);
+  Tensor y = conv2d(x, w);
+  CHECK(y.shape() == Shape{2, 4, 3});
+  check_close(vals(y), vals(conv2d(unsqueeze(x, 0), w)));
+  // Integer input with f32 weights computes in f32; f32 with f64 in f64.
+  Tensor xi = astype(reshape(arange(0, 16, 1, DType::i64), {1, 1, 4, 4}), DType::i64);
+  CHECK(conv2d(xi, ones({1, 1, 2, 2})).dtype() == DType::f32);
+  CHECK(conv2d(ones({1, 1, 2, 2}), ones({1, 1, 2, 2}, DType::f64)).dtype() == DType::f64);
+  CHECK(conv2d(zeros({0, 2, 4, 4}), ones({3, 2, 2, 2})).shape() == Shape{0, 3, 3, 3});
+}
+
+TEST_CASE("conv2d errors name the operands and the dimension") {
+  CHECK(error_of([] { conv2d(zeros({8, 3, 32, 32}), zeros({16, 4, 3, 3})); }) ==
+        "conv2d: input f32[8, 3, 32, 32] has 3 channels but weight f32[16, 4, 3, 3] expects 4 (groups=1)");
+  CHECK(error_of([] { conv2d(zeros({8, 6, 32, 32}), zeros({16, 2, 3, 3}), Tensor(), pair(1), pair(0), pair(1), 2); }) ==
+        "conv2d: input f32[8, 6, 32, 32] has 6 channels but weight f32[16, 2, 3, 3] expects 4 (2 per group) (groups=2)");
+  CHECK(error_of([] { conv2d(zeros({1, 6, 8, 8}), zeros({4, 2, 3, 3}), Tensor(), pair(1), pair(0), pair(1), 4); }) ==
+        "conv2d: input f32[1, 6, 8, 8] has 6 channels, which groups=4 does not divide (weight f32[4, 2, 3, 3])");
+  CHECK(error_of([] { conv2d(zeros({1, 4, 8, 8}), zeros({6, 1, 3, 3}), Tensor(), pair(1), pair(0), pair(1), 4); }) ==
+        "conv2d: weight f32[6, 1, 3, 3] has 6 output channels, which groups=4 does not divide (input f32[1, 4, 8, 8])");
+  CHECK(error_of([] { conv2d(zeros({1, 3, 8, 8}), zeros({16, 3, 3, 3}), zeros({8})); }) ==
+        "conv2d: bias f32[8] does not fit weight f32[16, 3, 3, 3] (16 output channels)");
+  CHECK(error_of([] { conv2d(zeros({1, 1, 4, 4}), zeros({1, 1, 3, 3}), Tensor(), pair(1), pair(0), pair(2)); }) ==
+        "conv2d: the kernel spans 5x5 but the padded input is 4x4 (input f32[1, 1, 4, 4], weight f32[1, 1, 3, 3], "
+        "stride=(1, 1), padding=(0, 0), dilation=(2, 2))");
+  CHECK(error_of([] { conv2d(zeros({1, 3, 8, 8}), zeros({3, 3, 3})); }) ==
+        "conv2d: weight must be 4-d [O, C/groups, kh, kw], got f32[3, 3, 3]");
+  CHECK(error_of([] { conv2d(zeros({8, 8}), zeros({3, 3, 3, 3})); }) ==
+        "conv2d: input must be 4-d [N, C, H, W], got f32[8, 8]");
+  CHECK(error_of([] { conv2d(zeros({1, 3, 8, 8}), zeros({3, 3, 3, 3}), Tensor(), {0, 1}); }) ==
+        "conv2d: stride must be positive, got (0, 1)");
+  CHECK(error_of([] { conv2d(zeros({1, 3, 8, 8}), zeros({3, 3, 3, 3}), Tensor(), pair(1), {-1, 0}); }) ==
+        "conv2d: padding must be non-negative, got (-1, 0)");
+  CHECK(error_of([] { conv2d(zeros({1, 3, 8, 8}), zeros({3, 3, 3, 3}), Tensor(), pair(1), pair(0), pair(1), 0); }) ==
+        "conv2d: groups must be positive, got 0");
+}
+
+TEST_CASE("conv2d backward rules against finite differences (f64)") {
+  const ConvCase cases[] = {
+      {2, 3, 5, 4, 2, 3, 2, {1, 1}, {1, 0}},
+      {3, 2, 7, 6, 2, 3, 3, {2, 1}, {1, 2}, {1, 2}},
+      {2, 4, 4, 5, 6, 2, 2, {1, 2}, {1, 1}, {1, 1}, 2},
+      {2, 4, 3, 3, 4, 1, 1},  // pointwise
+      {1, 2, 5, 5, 2, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false},
+  };
+  for (const ConvCase& k : cases) {
+    INFO("case n=", k.n, " c=", k.c, " o=", k.o, " groups=", k.groups);
+    Attrs a{{"stride", pr(k.stride[0], k.stride[1])}, {"padding", pr(k.pad[0], k.pad[1])},
+            {"dilation", pr(k.dil[0], k.dil[1])}, {"groups", k.groups}};
+    Tensor x = rnd({k.n, k.c, k.h, k.w}, DType::f64, 4), w = rnd({k.o, k.c / k.groups, k.kh, k.kw}, DType::f64, 5);
+    std::vector<Tensor> in{x, w};
+    if (k.bias) in.push_back(rnd({k.o}, DType::f64, 6));
+    check_backward("conv2d", in, a);
+    // The backward ops are linear in each input; their own rules give second derivatives.
+    Tensor y = conv2d(x, w, Tensor(), k.stride, k.pad, k.dil, k.groups);
+    Tensor dy = rnd(y.shape(), DType::f64, 7);
+    Attrs ai = a, aw = a;
+    ai.set("input_shape", x.shape());
+    aw.set("weight_shape", w.shape());
+    check_backward("conv2d_backward_input", {dy, w}, ai);
+    check_backward("conv2d_backward_weight", {dy, x}, aw);
+  }
+}
+
+TEST_CASE("conv2d weight gradient sums over a batch split across threads, f32") {
+  // Against the f64 result: the per-thread partial sums must all arrive.
+  Attrs a{{"stride", pr(1, 1)}, {"padding", pr(0, 0)}, {"dilation", pr(1, 1)}, {"groups", int64_t(1)},
+          {"weight_shape", Shape{4, 3, 3, 3}}};
+  Tensor dy = rnd({7, 4, 4, 4}, DType::f64, 8), x = rnd({7, 3, 6, 6}, DType::f64, 9);
+  Tensor d64 = call(op("conv2d_backward_weight"), {dy, x}, a);
+  Tensor d32 = call(op("conv2d_backward_weight"), {astype(dy, DType::f32), astype(x, DType::f32)}, a);
+  check_close(vals(d32), vals(d64), 1e-4, 1e-4);
+  // Summed over samples one by one, by hand.
+  std::vector<double> want(size_t(d64.numel()), 0.0);
+  for (int64_t s = 0; s < 7; ++s) {
+    Tensor one = call(op("conv2d_backward_weight"),
+                      {index(dy, {IndexItem{IndexItem::slice, 0, s, s + 1, 1}}),
+                       index(x, {IndexItem{IndexItem::slice, 0, s, s + 1, 1}})},
+                      a);
+    auto v = vals(one);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += v[i];
+  }
+  check_close(vals(d64), want, 1e-12, 1e-12);
+}
+
+// ---- pooling ----
+namespace {
+
+struct PoolCase {
+  int64_t n, c, h, w;
+  Pair k, stride, pad;
+};
+
+// Max (first maximum wins, padding never does) or average (divides by kh*kw).
+std::vector<double> direct_pool(bool is_max, const PoolCase& p, const std::vector<double>& x, int64_t& oh,
+                                int64_t& ow) {
+  oh = (p.h + 2 * p.pad[0] - p.k[0]) / p.stride[0] + 1;
+  ow = (p.w + 2 * p.pad[1] - p.k[1]) / p.stride[1] + 1;
+  std::vector<double> y;
+  for (int64_t plane = 0; plane < p.n * p.c; ++plane)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        double best = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (int64_t a = 0; a < p.k[0]; ++a)
+          for (int64_t b = 0; b < p.k[1]; ++b) {
+            const int64_t yy = i * p.stride[0] - p.pad[0] + a, xx = j * p.stride[1] - p.pad[1] + b;
+            if (yy < 0 || yy >= p.h || xx < 0 || xx >= p.w) continue;
+            const double v = x[size_t((plane * p.h + yy) * p.w + xx)];
+            best = std::max(best, v);
+            sum += v;
+          }
+        y.push_back(is_max ? best : sum / double(p.k[0] * p.k[1]));
+      }
+  return y;
+}
+
+const PoolCase kPoolCases[] = {
+    {2, 3, 6, 6, {2, 2}, {2, 2}, {0, 0}},
+    {1, 2, 7, 5, {3, 3}, {2, 2}, {1, 1}},  // padding, odd sizes (rounded down)
+    {2, 1, 6, 7, {3, 2}, {1, 2}, {1, 0}},  // pairs, overlapping windows
+    {3, 2, 5, 5, {2, 2}, {1, 1}, {1, 1}},
+};
+
+}  // namespace
+
+TEST_CASE("pooling by hand") {
+  Tensor x = reshape(arange(0, 16, 1, DType::f32), {1, 1, 4, 4});
+  CHECK(vals(max_pool2d(x, pair(2))) == std::vector<double>{5, 7, 13, 15});
+  CHECK(vals(avg_pool2d(x, pair(2))) == std::vector<double>{2.5, 4.5, 10.5, 12.5});
+  // count_include_pad: ones padded by 1, 2x2 windows at stride 1: a corner
+  // window holds one real pixel and three padded zeros, so 1/4.
+  Tensor o = ones({1, 1, 2, 2});
+  CHECK(vals(avg_pool2d(o, pair(2), pair(1), pair(1))) ==
+        std::vector<double>{0.25, 0.5, 0.25, 0.5, 1, 0.5, 0.25, 0.5, 0.25});
+  // max pads with -inf: negative inputs still win over the padding.
+  CHECK(vals(max_pool2d(full({1, 1, 2, 2}, -3.0), pair(2), pair(1), pair(1))) == std::vector<double>(9, -3.0));
+  // Unbatched [C, H, W].
+  CHECK(max_pool2d(ones({3, 4, 4}), pair(2)).shape() == Shape{3, 2, 2});
+  // Stride defaults to the window; rounding down drops the last row and column.
+  CHECK(max_pool2d(ones({1, 1, 5, 5}), pair(2)).shape() == Shape{1, 1, 2, 2});
+}
+
+TEST_CASE("pooling against direct loops, f32 and f64") {
+  for (DType dt : {DType::f32, DType::f64})
+    for (const PoolCase& p : kPoolCases) {
+      Tensor x = rnd({p.n, p.c, p.h, p.w}, dt, 11);
+      int64_t oh, ow;
+      auto want_max = direct_pool(true, p, vals(x), oh, ow);
+      auto want_avg = direct_pool(false, p, vals(x), oh, ow);
+      Tensor ym = max_pool2d(x, p.k, p.stride, p.pad), ya = avg_pool2d(x, p.k, p.stride, p.pad);
+      REQUIRE(ym.shape() == Shape{p.n, p.c, oh, ow});
+      CHECK(ym.dtype() == dt);
+      check_close(vals(ym), want_max, 0, 0);
+      check_close(vals(ya), want_avg, 1e-6, 1e-7);
+    }
+}
+
+TEST_CASE("max_pool2d: ties go to the first maximum; NaN propagates") {
+  Tensor x = ones({1, 1, 2, 2}, DType::f64);
+  Tensors out = dispatch(op("max_pool2d"), std::vector<Tensor>{x},
+                         Attrs{{"kernel", pr(2, 2)}, {"stride", pr(2, 2)}, {"padding", pr(0, 0)}});
+  REQUIRE(out.size() == 2);
+  CHECK(out[1].dtype() == DType::i32);
+  CHECK(out[1].data<int32_t>()[0] == 0);
+  Attrs a{{"kernel", pr(2, 2)}, {"stride", pr(2, 2)}, {"padding", pr(0, 0)}, {"input_shape", Shape{1, 1, 2, 2}}};
+  Tensor dx = call(op("max_pool2d_backward"), {ones({1, 1, 1, 1}, DType::f64), out[1]}, a);
+  CHECK(vals(dx) == std::vector<double>{1, 0, 0, 0});
+  Tensor n = make<float>({1, std::nanf(""), 5, 2}, {1, 1, 2, 2});
+  CHECK(std::isnan(vals(max_pool2d(n, pair(2)))[0]));
+}
+
+TEST_CASE("pooling errors") {
+  CHECK(error_of([] { max_pool2d(zeros({1, 1, 4, 4}), pair(2), std::nullopt, pair(2)); }) ==
+        "max_pool2d: padding (2, 2) is more than half the window (2, 2)");
+  CHECK(error_of([] { avg_pool2d(zeros({1, 1, 2, 2}), pair(3)); }) ==
+        "avg_pool2d: the window 3x3 is larger than the padded input 2x2 (input f32[1, 1, 2, 2], padding=(0, 0))");
+  CHECK(error_of([] { max_pool2d(zeros({4, 4}), pair(2)); }) == "max_pool2d: input must be 4-d [N, C, H, W], got f32[4, 4]");
+  CHECK(error_of([] { max_pool2d(zeros({1, 1, 4, 4}), pair(2), Pair{0, 1}); }) ==
+        "max_pool2d: stride must be positive, got (0, 1)");
+}
+
+TEST_CASE("pooling backward rules against finite differences (f64)") {
+  for (const PoolCase& p : kPoolCases) {
+    Attrs a{{"kernel", pr(p.k[0], p.k[1])}, {"stride", pr(p.stride[0], p.stride[1])},
+            {"padding", pr(p.pad[0], p.pad[1])}};
+    // Distinct values, far apart compared with eps: no ties inside a window.
+    Tensor x = rnd({p.n, p.c, p.h, p.w}, DType::f64, 12, -10, 10);
+    check_backward("max_pool2d", {x}, a);
+    check_backward("avg_pool2d", {x}, a);
+    Attrs ab = a;
+    ab.set("input_shape", x.shape());
+    Tensors mp = dispatch(op("max_pool2d"), std::vector<Tensor>{x}, a);
+    Tensor dy = rnd(mp[0].shape(), DType::f64, 13);
+    check_backward("avg_pool2d_backward", {dy}, ab);
+    check_backward("max_pool2d_backward", {dy, mp[1]}, ab);
+  }
+}

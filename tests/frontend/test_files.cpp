@@ -1,0 +1,408 @@
+// File built-ins and formats: .npy (NumPy's own files in tests/data/npy and
+// round trips), IDX, safetensors checkpoints (nested records), CSV, corrupt
+// files giving exact diagnostics, atomic saves and allow_files.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "frontend/builtins/file_io.h"
+#include "frontend/builtins/idx_format.h"
+#include "frontend/builtins/npy_format.h"
+#include "frontend/builtins/safetensors_format.h"
+#include "frontend/format.h"
+#include "frontend/interpreter.h"
+
+using namespace nn::frontend;
+namespace fs = std::filesystem;
+using nn::backend::DType;
+using nn::backend::Tensor;
+
+namespace {
+
+// A fresh folder under the system's temp folder, removed with its contents.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "nn_test_files_XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+  size_t entries() const { return size_t(std::distance(fs::directory_iterator(path), fs::directory_iterator())); }
+};
+
+std::string fixture(const std::string& name) {
+  const char* dir = std::getenv("NN_TEST_DATA");
+  REQUIRE_MESSAGE(dir != nullptr, "NN_TEST_DATA is not set (ctest sets it)");
+  return (fs::path(dir) / "npy" / name).string();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The message of the error a C++ call throws, "" when none.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const nn::backend::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+std::string script_error(Interpreter& vm, const std::string& code) {
+  try {
+    vm.run_code("t.nn", code);
+  } catch (const ScriptError& e) {
+    return e.diagnostics().front().message;
+  }
+  return "";
+}
+std::string npy_error(const std::string& path) {
+  return error_of([&] { nn::frontend::npy::read(path); });
+}
+
+template <class T>
+std::vector<T> values(const Tensor& t) {
+  const T* p = t.data<T>();
+  return std::vector<T>(p, p + t.numel());
+}
+
+// An .npy file by hand: version, header text (padded by us), data bytes.
+std::string npy_bytes(const std::string& header, const std::string& data, int major = 1) {
+  std::string h = header;
+  h += '\n';
+  std::string out = std::string("\x93NUMPY", 6) + char(major) + '\0';
+  for (int i = 0; i < (major == 1 ? 2 : 4); ++i) out += char((h.size() >> (8 * i)) & 0xFF);
+  return out + h + data;
+}
+std::string f32_header(const std::string& shape) {
+  return "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+}
+
+}  // namespace
+
+TEST_CASE("npy: NumPy's files read with their exact values") {
+  using nn::frontend::npy::read;
+  Tensor a = read(fixture("f32_2d.npy"));
+  CHECK(a.type().str() == "f32[2, 3]");
+  CHECK(values<float>(a) == std::vector<float>{1.5f, -2.0f, 3.25f, 0.0f, 1e-3f, -7.5f});
+  Tensor b = read(fixture("f64_1d.npy"));
+  CHECK(b.type().str() == "f64[4]");
+  CHECK(values<double>(b) == std::vector<double>{0.1, 2.5, -3.0, 1e100});
+  Tensor c = read(fixture("i64_3d.npy"));
+  CHECK(c.type().str() == "i64[2, 3, 4]");
+  for (int64_t k = 0; k < 24; ++k) CHECK(c.data<int64_t>()[k] == k - 12);
+  Tensor d = read(fixture("i32_1d.npy"));
+  CHECK(values<int32_t>(d) == std::vector<int32_t>{INT32_MIN, 0, INT32_MAX});
+  Tensor e = read(fixture("bool_1d.npy"));
+  CHECK(e.type().str() == "bool[4]");
+  CHECK(values<bool>(e) == std::vector<bool>{true, false, true, true});
+  Tensor f = read(fixture("f64_0d.npy"));
+  CHECK(f.ndim() == 0);
+  CHECK(f.item_double() == 3.5);
+  CHECK(read(fixture("f32_empty.npy")).type().str() == "f32[0, 3]");
+  Tensor v2 = read(fixture("f32_v2.npy"));
+  CHECK(values<float>(v2) == std::vector<float>{1, 2, 3, 4});
+  CHECK(v2.type().str() == "f32[2, 2]");
+}
+
+TEST_CASE("npy: what nn does not read is named") {
+  CHECK(npy_error(fixture("fortran.npy")) ==
+        fixture("fortran.npy") + ": Fortran-order data is not supported (save a C-ordered array: np.ascontiguousarray)");
+  CHECK(npy_error(fixture("big_endian.npy")) ==
+        fixture("big_endian.npy") + ": big-endian data ('>i4') is not supported (nn reads <f4 <f8 <i4 <i8 |b1)");
+  CHECK(npy_error(fixture("u8.npy")) == fixture("u8.npy") + ": unsupported dtype '|u1' (nn reads <f4 <f8 <i4 <i8 |b1)");
+}
+
+TEST_CASE("npy: nn writes the bytes NumPy writes, and reads them back") {
+  TempDir tmp;
+  for (const char* name : {"f32_2d.npy", "f64_1d.npy", "i64_3d.npy", "i32_1d.npy", "bool_1d.npy", "f64_0d.npy",
+                           "f32_empty.npy"}) {
+    CAPTURE(name);
+    Tensor t = nn::frontend::npy::read(fixture(name));
+    nn::frontend::npy::write(t, tmp / name);
+    CHECK(read_bytes(tmp / name) == read_bytes(fixture(name)));
+  }
+  Interpreter vm;
+  vm.set_global("p", Value(tmp / "r.npy"));
+  vm.run_code("t.nn", "let x = [[1, 2], [3, 4]]\nsave_npy(x, p)\nlet y = load_npy(p)");
+  CHECK(to_str(*vm.find_global("y")) == to_str(*vm.find_global("x")));
+  vm.run_code("t.nn", "save_npy(2.5, p)");
+  CHECK(to_str(vm.run_code("t.nn", "load_npy(p)")) == "2.5");
+  CHECK(vm.run_code("t.nn", "load_npy(p).dtype").as_dtype() == DType::f64);
+}
+
+TEST_CASE("npy: corrupt files are diagnostics, never allocations") {
+  TempDir tmp;
+  auto check = [&](const std::string& bytes, const std::string& expected) {
+    std::string p = tmp / "bad.npy";
+    write_bytes(p, bytes);
+    CHECK(npy_error(p) == p + ": " + expected);
+  };
+  check("hello world", "not an .npy file (it does not start with \\x93NUMPY)");
+  check("", "not an .npy file (it does not start with \\x93NUMPY)");
+  check(std::string("\x93NUM", 4), "truncated: the preamble needs 8 bytes, the file has 4");
+  check(std::string("\x93NUMPY\x05\x00", 8) + "xxxx", "unsupported .npy version 5.0 (nn reads 1.0, 2.0 and 3.0)");
+  check(std::string("\x93NUMPY\x01\x00\xff\xff", 10) + "{}",
+        "truncated: the header needs 65535 bytes at offset 10, the file has 2");
+  check(std::string("\x93NUMPY\x02\x00\xff\xff\xff\x7f", 12), "header too long (2147483647 bytes; nn reads up to 1048576)");
+  check(npy_bytes(f32_header("(2, 3)"), std::string(20, '\0')),
+        "truncated: the shape (2, 3) of '<f4' needs 24 bytes of data, the file has 20");
+  check(npy_bytes(f32_header("(2, 3)"), std::string(28, '\0')),
+        "data size mismatch: the shape (2, 3) of '<f4' needs 24 bytes of data, the file has 28");
+  // A header claiming 10^18 elements: refused by comparing with the file size.
+  check(npy_bytes(f32_header("(1000000000, 1000000000)"), std::string(8, '\0')),
+        "truncated: the shape (1000000000, 1000000000) of '<f4' needs 4000000000000000000 bytes of data, the file "
+        "has 8");
+  check(npy_bytes(f32_header("(10000000000, 10000000000)"), ""),
+        "its shape is too large (the element count overflows)");
+  check(npy_bytes(f32_header("(1, 1, 1, 1, 1, 1, 1, 1, 1)"), ""), "has 9 dimensions; nn tensors have at most 8");
+  check(npy_bytes("{'descr': '<f4', 'fortran_order': False}", ""), "bad header: no 'shape' key");
+  check(npy_bytes("not a dict", ""), "bad header: expected `{` at `not a dict\n`");
+  check(npy_bytes("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}", ""),
+        "structured dtypes are not supported (descr is not a string)");
+  check(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}", ""),
+        "bad header: expected a non-negative integer at `-1,)}\n`");
+  // Version 2.0 written by hand is read like 1.0.
+  std::string p = tmp / "v2.npy";
+  write_bytes(p, npy_bytes(f32_header("(1,)"), std::string("\0\0\x80\x3f", 4), 2));
+  CHECK(nn::frontend::npy::read(p).item_double() == 1.0);
+  CHECK(npy_error(tmp / "missing.npy") == tmp / "missing.npy" + ": cannot open: No such file or directory");
+  CHECK(npy_error(tmp.path.string()) == tmp.path.string() + ": is a folder, not a file");
+}
+
+TEST_CASE("idx: MNIST-style files, their dtypes and their errors") {
+  TempDir tmp;
+  using nn::frontend::idx::read;
+  std::string p = tmp / "a.idx";
+  // ubyte, 2 x 3
+  write_bytes(p, std::string("\0\0\x08\x02\0\0\0\x02\0\0\0\x03", 12) + std::string("\x00\x01\x02\x7f\x80\xff", 6));
+  Tensor t = read(p);
+  CHECK(t.type().str() == "i64[2, 3]");
+  CHECK(values<int64_t>(t) == std::vector<int64_t>{0, 1, 2, 127, 128, 255});
+  Tensor f = read(p, DType::f32);
+  CHECK(values<float>(f) == std::vector<float>{0, 1, 2, 127, 128, 255});
+  // sbyte 1-d (labels-like), short, int, float, double: big-endian decoding.
+  write_bytes(p, std::string("\0\0\x09\x01\0\0\0\x02\xff\x05", 10));
+  CHECK(values<int64_t>(read(p)) == std::vector<int64_t>{-1, 5});
+  write_bytes(p, std::string("\0\0\x0b\x01\0\0\0\x02\xff\xfe\x01\x00", 12));
+  CHECK(values<int64_t>(read(p)) == std::vector<int64_t>{-2, 256});
+  write_bytes(p, std::string("\0\0\x0c\x01\0\0\0\x01\x80\0\0\0", 12));
+  CHECK(values<int64_t>(read(p)) == std::vector<int64_t>{INT32_MIN});
+  write_bytes(p, std::string("\0\0\x0d\x01\0\0\0\x01\x3f\xc0\0\0", 12));
+  CHECK(read(p).type().str() == "f32[1]");
+  CHECK(read(p).item_double() == 1.5);
+  CHECK(read(p, DType::i32).item_int() == 1);
+  write_bytes(p, std::string("\0\0\x0e\x01\0\0\0\x01\xc0\x04\0\0\0\0\0\0", 16));
+  CHECK(read(p).type().str() == "f64[1]");
+  CHECK(read(p).item_double() == -2.5);
+
+  auto check = [&](const std::string& bytes, const std::string& expected) {
+    write_bytes(p, bytes);
+    CHECK(error_of([&] { read(p); }) == p + ": " + expected);
+  };
+  check(std::string("\x01\0\x08\x02", 4), "not an IDX file (bad magic 0x01000802: the first two bytes must be 0)");
+  check(std::string("\0\0", 2), "truncated: the magic number needs 4 bytes, the file has 2");
+  check(std::string("\0\0\x0a\x01", 4), "not an IDX file (unknown data type 0x0a in magic 0x00000a01)");
+  check(std::string("\0\0\x08\x02\0\0\0\x02", 8), "truncated: the shape (2 dimensions) needs 8 bytes at offset 4, the file has 4");
+  check(std::string("\0\0\x08\x01\0\0\0\x03\x01", 9), "truncated: the shape (3) of ubyte needs 3 bytes of data, the file has 1");
+  check(std::string("\0\0\x08\x01\0\0\0\x01\x01\x02", 10),
+        "data size mismatch: the shape (1) of ubyte needs 1 bytes of data, the file has 2");
+  check(std::string("\0\0\x0e\x03\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 16),
+        "its shape is too large (the element count overflows)");
+  check(std::string("\0\0\x08\x02\xff\xff\xff\xff\xff\xff\xff\xff", 12),
+        "truncated: the shape (4294967295, 4294967295) of ubyte needs 18446744065119617025 bytes of data, the file "
+        "has 0");
+}
+
+TEST_CASE("safetensors: nested records round trip through dotted names") {
+  TempDir tmp;
+  Interpreter vm;
+  vm.set_global("p", Value(tmp / "ck.safetensors"));
+  vm.run_code("t.nn",
+              "let m = {layers: [{w: [[1.5, 2.0]], b: [0.5]}, {w: [[3.0], [4.0]], b: [-1.0]}],\n"
+              "         step: tensor(7), mask: [true, false], f: fn(x) { x }, d: zeros([2], f64),\n"
+              "         hp: {kind: \"M\", eps: 1e-5, n: -3, on: true, b: none, big: 1.0 / 0.0, nan: 0.0 / 0.0}}\n"
+              "save(m, p)\n"
+              "let r = load(p)\n");
+  CHECK(to_str(vm.run_code("t.nn", "r.layers[1].w")) == to_str(vm.run_code("t.nn", "m.layers[1].w")));
+  CHECK(to_str(vm.run_code("t.nn", "r.layers[0].b")) == "f32[1] [0.5]");
+  CHECK(to_str(vm.run_code("t.nn", "r.step")) == "7");
+  CHECK(to_str(vm.run_code("t.nn", "r.mask")) == "bool[2] [true, false]");
+  CHECK(vm.run_code("t.nn", "r.d.dtype").as_dtype() == DType::f64);
+  CHECK(vm.run_code("t.nn", "len(r)").as_int() == 5);  // the function was not saved
+  CHECK(to_str(vm.run_code("t.nn", "r.hp")) ==
+        "{kind: \"M\", eps: 1e-05, n: -3, on: true, b: none, big: inf, nan: nan}");
+  // The file as the format says: 8-byte length, JSON header, aligned data.
+  std::string bytes = read_bytes(tmp / "ck.safetensors");
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | uint8_t(bytes[size_t(i)]);
+  CHECK((8 + n) % 8 == 0);
+  std::string header = bytes.substr(8, n);
+  CHECK(header.find("\"__metadata__\":{\"format\":\"nn\",\"nn.values\":\"{") != std::string::npos);
+  CHECK(header.find("\"layers.0.w\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[24,32]}") != std::string::npos);
+  CHECK(header.find("\"mask\":{\"dtype\":\"BOOL\",\"shape\":[2],\"data_offsets\":[48,50]}") != std::string::npos);
+  CHECK(header.find("\"step\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[0,8]}") != std::string::npos);
+  CHECK(bytes.size() == 8 + n + 8 + 4 + 8 + 4 + 8 + 2 + 16);
+  // A list at the top comes back as a list; an empty record as an empty record.
+  CHECK(to_str(vm.run_code("t.nn", "let a = [1, 2]\nlet b = [3.0]\nsave([a, b], p)\nload(p)")) == "[i64[2] [1, 2], f32[1] [3.0]]");
+  CHECK(to_str(vm.run_code("t.nn", "save({}, p)\nload(p)")) == "{}");
+}
+
+TEST_CASE("safetensors: bad files and bad values are diagnostics") {
+  TempDir tmp;
+  std::string p = tmp / "bad.safetensors";
+  auto file = [](const std::string& json, const std::string& data) {
+    std::string out(8, '\0');
+    for (int i = 0; i < 8; ++i) out[size_t(i)] = char((uint64_t(json.size()) >> (8 * i)) & 0xFF);
+    return out + json + data;
+  };
+  auto check = [&](const std::string& bytes, const std::string& expected) {
+    write_bytes(p, bytes);
+    CHECK(error_of([&] { nn::frontend::safetensors::read(p); }) == p + ": " + expected);
+  };
+  check("abc", "truncated: the header length needs 8 bytes at offset 0, the file has 3");
+  check(std::string("\xff\xff\xff\xff\0\0\0\0", 8), "header too long (4294967295 bytes; nn reads up to 100000000)");
+  check(std::string("\x10\0\0\0\0\0\0\0{}", 10), "truncated: the header needs 16 bytes at offset 8, the file has 2");
+  check(file("{\"a\": ", ""), "bad header: not valid JSON");
+  check(file("[1, 2]", ""), "bad header: not a JSON object");
+  check(file(R"({"w": {"dtype": "F16", "shape": [1], "data_offsets": [0, 2]}})", "ab"),
+        "tensor `w`: unsupported dtype F16 (nn reads F32 F64 I32 I64 BOOL)");
+  check(file(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", "abcd"),
+        "tensor `w`: shape/data size mismatch: the shape [2] of F32 needs 8 bytes, its data_offsets span 4");
+  check(file(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", "abcd"),
+        "truncated: tensor `w` ends at byte 8 of the data, the file has 4 bytes of data");
+  check(file(R"({"w": {"dtype": "F32", "shape": [1000000, 1000000, 1000000], "data_offsets": [0, 4]}})", "abcd"),
+        "tensor `w`: shape/data size mismatch: the shape [1000000, 1000000, 1000000] of F32 needs "
+        "4000000000000000000 bytes, its data_offsets span 4");
+  check(file(R"({"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", "abcd"),
+        "bad header: tensor `w` has a shape that is not a list of sizes");
+  check(file(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}})", "abcd"),
+        "bad header: tensor `w` has no valid data_offsets [begin, end]");
+  check(file(R"({"w": {"dtype": "F32", "shape": [1]}})", "abcd"), "bad header: tensor `w` has no valid data_offsets [begin, end]");
+  // Deep nesting is not a stack overflow.
+  check(file(std::string(100000, '[') + std::string(100000, ']'), ""), "bad header: not a JSON object");
+
+  Interpreter vm;
+  vm.set_global("p", Value(p));
+  // A file from another tool (no nn.values): tensors in file order, nested by their names.
+  write_bytes(p, file(R"({"x.1": {"dtype": "I32", "shape": [], "data_offsets": [4, 8]},)"
+                      R"( "x.0": {"dtype": "I32", "shape": [], "data_offsets": [0, 4]},)"
+                      R"( "y": {"dtype": "BOOL", "shape": [2], "data_offsets": [8, 10]}})",
+                      std::string("\x01\0\0\0\x02\0\0\0\x01\x05", 10)));
+  CHECK(to_str(vm.run_code("t.nn", "load(p)")) == "{x: [1, 2], y: bool[2] [true, true]}");
+  write_bytes(p, file(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},)"
+                      R"( "a.b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})",
+                      "abcd"));
+  CHECK(script_error(vm, "load(p)") == p + ": names clash: `a` is a value and has fields (`a.b`)");
+  CHECK(script_error(vm, "save({a: {b: [zeros([1]), 0..2]}}, p)") ==
+        "save: `a.b.1` is a range, which save cannot write (it writes tensors, numbers, strings, bools and none, "
+        "in records, lists and tuples)");
+  write_bytes(p, file(R"({"__metadata__": {"nn.values": "[1]"}})", ""));
+  CHECK(script_error(vm, "load(p)") == p + ": bad __metadata__: nn.values is not a JSON object");
+  write_bytes(p, file(R"({"__metadata__": {"nn.values": "{\"w\": {}}"}})", ""));
+  CHECK(script_error(vm, "load(p)") ==
+        p + ": bad __metadata__: nn.values names tensor `w`, which the file does not hold");
+  CHECK(script_error(vm, "save(zeros([2]), p)") ==
+        "save needs a record of tensors, not a tensor f32[2] (save_npy writes one tensor)");
+}
+
+TEST_CASE("saves are atomic: a failed save leaves the old file and no temporary file") {
+  TempDir tmp;
+  std::string p = tmp / "ck.safetensors";
+  Interpreter vm;
+  vm.set_global("p", Value(p));
+  vm.run_code("t.nn", "save({w: [1.0, 2.0]}, p)");
+  const std::string old = read_bytes(p);
+  // A value that is not a tensor: refused before the file is touched.
+  CHECK(!script_error(vm, "save({w: [3.0], lr: 0..2}, p)").empty());
+  CHECK(read_bytes(p) == old);
+  CHECK(tmp.entries() == 1);
+  {
+    // Stopped mid-way (an exception, a crash): the temporary file goes.
+    fileio::AtomicFile f(p);
+    f.write("partial", 7);
+    CHECK(fs::exists(f.temp_path()));
+    CHECK(fs::path(f.temp_path()).parent_path() == tmp.path);
+  }
+  CHECK(read_bytes(p) == old);
+  CHECK(tmp.entries() == 1);
+  {
+    // The rename fails (the target became a non-empty folder meanwhile).
+    std::string q = tmp / "x.npy";
+    fileio::AtomicFile f(q);
+    f.write("new", 3);
+    fs::create_directories(fs::path(q) / "inside");
+    std::string err = error_of([&] { f.commit(); });
+    CHECK(err.rfind(q + ": cannot replace the file: ", 0) == 0);
+    fs::remove_all(q);
+  }
+  CHECK(tmp.entries() == 1);
+  // A folder that does not exist, and a folder as the target.
+  CHECK(script_error(vm, "save({w: [1.0]}, p + \"/no/x.st\")") ==
+        p + "/no/x.st: the folder `" + p + "/no` does not exist");
+  CHECK(script_error(vm, "save_npy([1.0], \"" + (tmp / "none") + "/x.npy\")") ==
+        tmp / "none" + "/x.npy: the folder `" + (tmp / "none") + "` does not exist");
+  CHECK(script_error(vm, "save_npy([1.0], \"" + tmp.path.string() + "\")") == tmp.path.string() + ": is a folder, not a file");
+  CHECK(read_bytes(p) == old);
+}
+
+TEST_CASE("load_csv: numbers, header, blank lines, and cells that are not numbers") {
+  TempDir tmp;
+  std::string p = tmp / "t.csv";
+  Interpreter vm;
+  vm.set_global("p", Value(p));
+  write_bytes(p, "a,b,c\r\n1, 2.5 ,-3\r\n\r\n+4,5e2,nan\r\n");
+  CHECK(to_str(vm.run_code("t.nn", "load_csv(p)")) == "f32[2, 3]\n[[1.0,   2.5, -3.0],\n [4.0, 500.0,  nan]]");
+  write_bytes(p, "1,2\n3,4\n");
+  CHECK(vm.run_code("t.nn", "load_csv(p, header=false, dtype=i64).shape").as_list()->items.size() == 2);
+  CHECK(to_str(vm.run_code("t.nn", "load_csv(p, header=false, dtype=i64)")) == "i64[2, 2]\n[[1, 2],\n [3, 4]]");
+  CHECK(to_str(vm.run_code("t.nn", "load_csv(p)")) == "f32[1, 2]\n[[3.0, 4.0]]");
+  write_bytes(p, "h\n1,2\n3,abc\n");
+  CHECK(script_error(vm, "load_csv(p)") == p + ":3: cell 2 is not a number: `abc`");
+  write_bytes(p, "1,2\n3\n");
+  CHECK(script_error(vm, "load_csv(p, header=false)") == p + ":2: this row has 1 cells, the first row has 2");
+  write_bytes(p, "1,,2\n");
+  CHECK(script_error(vm, "load_csv(p, header=false)") == p + ":1: cell 2 is empty");
+  write_bytes(p, "h\n");
+  CHECK(to_str(vm.run_code("t.nn", "load_csv(p).shape")) == "[0, 0]");
+}
+
+TEST_CASE("allow_files=false: no file is opened, except the data shipped with nn") {
+  TempDir tmp;
+  InterpreterOptions opts;
+  opts.allow_files = false;
+  Interpreter vm(opts);
+  std::string p = tmp / "x.npy";
+  vm.set_global("p", Value(p));
+  CHECK(script_error(vm, "save_npy([1.0], p)") == "file access is not allowed: cannot write `" + p + "`");
+  CHECK(script_error(vm, "load_npy(p)") == "file access is not allowed: cannot read `" + p + "`");
+  CHECK(script_error(vm, "load_idx(p)") == "file access is not allowed: cannot read `" + p + "`");
+  CHECK(script_error(vm, "load_csv(p)") == "file access is not allowed: cannot read `" + p + "`");
+  CHECK(script_error(vm, "load(p)") == "file access is not allowed: cannot read `" + p + "`");
+  CHECK(script_error(vm, "save({a: zeros([1])}, p)") == "file access is not allowed: cannot write `" + p + "`");
+  CHECK(tmp.entries() == 0);
+  // `..` out of the data folder is not inside it.
+  CHECK(script_error(vm, "load_csv(data_file(\"iris.csv\") + \"/../../README.md\")").rfind(
+            "file access is not allowed", 0) == 0);
+  CHECK(to_str(vm.run_code("t.nn", "load_csv(data_file(\"iris.csv\")).shape")) == "[150, 5]");
+  CHECK(to_str(vm.run_code("t.nn", "load_digits()[0].shape")) == "[1797, 64]");
+}
