@@ -7,6 +7,8 @@
 // PyTorch's CPU step on the same threads (~16.6 ms on 2 threads).
 //
 //   bench_conv [threads=2] [batch=64] [repetitions=50]
+#include <cblas.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -103,5 +105,14 @@ int main(int argc, char** argv) {
   const double step = median_ms(reps, [&] { loss = net.step(x, y, 0.01); });
   std::printf("CNN training step (eager, tape)    %7.3f ms  (loss %.4f; PyTorch CPU, 2 threads: ~16.6 ms)\n", step,
               loss.item_double());
+  // The same step with OpenBLAS's own thread pool held at one thread, so
+  // that every op's parallelism comes from the one OpenMP team (the conv
+  // kernels already run that way). With two pools on few cores, each pool's
+  // idle threads spin while the other works and steal its cores; this row
+  // shows what that costs.
+  openblas_set_num_threads(1);
+  const double step1 = median_ms(reps, [&] { loss = net.step(x, y, 0.01); });
+  std::printf("  same, OpenBLAS pool at 1 thread  %7.3f ms\n", step1);
+  openblas_set_num_threads(threads);
   return 0;
 }

@@ -50,10 +50,11 @@ Table parse(const std::string& path, const std::string& text, bool header) {
       if (comma == std::string_view::npos) break;
       start = comma + 1;
     }
-    if (t.rows == 0) t.cols = cells;
+    if (t.rows == 0)
+      t.cols = cells;
     else if (cells != t.cols)
-      bad(path, line_no, "this row has " + std::to_string(cells) + " cells, the first row has " +
-                             std::to_string(t.cols));
+      bad(path, line_no,
+          "this row has " + std::to_string(cells) + " cells, the first row has " + std::to_string(t.cols));
     ++t.rows;
   }
   return t;

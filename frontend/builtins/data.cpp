@@ -34,7 +34,8 @@ template <class BlockAt>
 std::vector<int64_t> permutation(int64_t n, BlockAt block_at) {
   std::vector<int64_t> p(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) p[size_t(i)] = i;
-  for (int64_t i = n - 1, k = 0; i > 0; --i, ++k) std::swap(p[size_t(i)], p[size_t(below(block_at(k), uint64_t(i) + 1))]);
+  for (int64_t i = n - 1, k = 0; i > 0; --i, ++k)
+    std::swap(p[size_t(i)], p[size_t(below(block_at(k), uint64_t(i) + 1))]);
   return p;
 }
 
@@ -79,15 +80,14 @@ int64_t leading(Args& a, size_t i, const Tensor& t) {
 // Mini-batches of (x, y) along axis 0. One pass: a second loop over a used
 // iterator is an error rather than silently empty (call batches() again).
 struct BatchIterator : Iterator {
-  Tensor x, y;  // y undefined: batches of x alone
+  Tensor x, y;                 // y undefined: batches of x alone
   std::vector<int64_t> order;  // empty: in order
   int64_t n = 0, size = 1, count = 0, next_batch = 0;
   bool ended = false;
 
   std::optional<Value> next() override {
     if (next_batch >= count) {
-      if (ended)
-        throw backend::Error("this batches() iterator is used up: call batches() again for another pass");
+      if (ended) throw backend::Error("this batches() iterator is used up: call batches() again for another pass");
       ended = true;
       return std::nullopt;
     }
@@ -137,7 +137,8 @@ struct ProgressIterator : Iterator {
         it.i = i;
         return Value(backend::index(seq.as_tensor(), {it}));
       }
-      default: return seq.as_iterator()->next();
+      default:
+        return seq.as_iterator()->next();
     }
   }
   std::optional<Value> next() override {
@@ -220,16 +221,25 @@ void install_data(Interpreter& vm) {
     const Value& v = a[0];
     std::optional<int64_t> total;
     switch (v.kind()) {
-      case Value::Kind::Range: total = std::max<int64_t>(0, v.as_range().hi - v.as_range().lo); break;
-      case Value::Kind::List: total = int64_t(v.as_list()->items.size()); break;
-      case Value::Kind::Tuple: total = int64_t(v.as_tuple()->items.size()); break;
+      case Value::Kind::Range:
+        total = std::max<int64_t>(0, v.as_range().hi - v.as_range().lo);
+        break;
+      case Value::Kind::List:
+        total = int64_t(v.as_list()->items.size());
+        break;
+      case Value::Kind::Tuple:
+        total = int64_t(v.as_tuple()->items.size());
+        break;
       case Value::Kind::Tensor:
         if (v.as_tensor().ndim() == 0) a.fail(0, "cannot iterate over a 0-d tensor " + v.as_tensor().type().str());
         total = v.as_tensor().shape()[0];
         break;
-      case Value::Kind::Iterator: total = v.as_iterator()->length(); break;
-      default: a.fail(0, "progress needs something to iterate over (a range, list, tuple, tensor or iterator), got " +
-                             a_type_name(v));
+      case Value::Kind::Iterator:
+        total = v.as_iterator()->length();
+        break;
+      default:
+        a.fail(0, "progress needs something to iterate over (a range, list, tuple, tensor or iterator), got " +
+                      a_type_name(v));
     }
     return Value(IteratorPtr(std::make_shared<ProgressIterator>(v, total)));
   });

@@ -73,7 +73,7 @@ void InputFile::read(void* dst, uint64_t n, const std::string& what) {
   // caller) for a request the file cannot satisfy.
   if (n > remaining())
     throw FileError(path_, "truncated: " + what + " needs " + std::to_string(n) + " bytes at offset " +
-                               std::to_string(pos_) + ", the file has " + std::to_string(remaining()));
+                               std::to_string(pos_) + ", only " + std::to_string(remaining()) + " remain");
   char* p = static_cast<char*>(dst);
   uint64_t done = 0;
   while (done < n) {

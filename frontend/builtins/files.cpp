@@ -1,7 +1,8 @@
 // Built-ins that read and write files (SPEC §8): load_npy save_npy load_idx
 // load_csv, and the checkpoints save/load (safetensors; a record's nesting
-// becomes dotted names and back, its host values ride in the metadata). Each checks allow_files first; the format
-// code lives in *_format.cpp beside this file.
+// becomes dotted names and back, its host values ride in the metadata). Each
+// checks allow_files first; the format code lives in *_format.cpp beside
+// this file.
 #include <cmath>
 #include <map>
 #include <memory>
@@ -73,15 +74,26 @@ void flatten(Args& a, const Value& v, const std::string& name, Flat& out) {
     }
     // A layer's `call` and other functions are code, not state: the script
     // that defines them makes them again.
-    case Value::Kind::Function: return;
-    case Value::Kind::None: out.values[name] = nullptr; return;
-    case Value::Kind::Bool: out.values[name] = v.as_bool(); return;
-    case Value::Kind::Int: out.values[name] = v.as_int(); return;
-    case Value::Kind::Str: out.values[name] = v.as_str(); return;
+    case Value::Kind::Function:
+      return;
+    case Value::Kind::None:
+      out.values[name] = nullptr;
+      return;
+    case Value::Kind::Bool:
+      out.values[name] = v.as_bool();
+      return;
+    case Value::Kind::Int:
+      out.values[name] = v.as_int();
+      return;
+    case Value::Kind::Str:
+      out.values[name] = v.as_str();
+      return;
     case Value::Kind::Float:
       // JSON has no NaN or infinities: those are spelled as tagged strings.
-      if (std::isfinite(v.as_float())) out.values[name] = v.as_float();
-      else out.values[name] = Json{{"float", std::isnan(v.as_float()) ? "nan" : v.as_float() > 0 ? "inf" : "-inf"}};
+      if (std::isfinite(v.as_float()))
+        out.values[name] = v.as_float();
+      else
+        out.values[name] = Json{{"float", std::isnan(v.as_float()) ? "nan" : v.as_float() > 0 ? "inf" : "-inf"}};
       return;
     default:
       a.fail(0, "save: `" + name + "` is " + a_type_name(v) +
@@ -141,7 +153,9 @@ std::vector<std::pair<std::string, Value>> leaves(const std::string& path, safet
     if (values.is_discarded() || !values.is_object())
       throw fileio::FileError(path, std::string("bad __metadata__: ") + kValuesKey + " is not a JSON object");
     for (auto& [name, v] : values.items()) {
-      auto bad = [&] { throw fileio::FileError(path, std::string("bad __metadata__: ") + kValuesKey + " entry `" + name + "`"); };
+      auto bad = [&] {
+        throw fileio::FileError(path, std::string("bad __metadata__: ") + kValuesKey + " entry `" + name + "`");
+      };
       if (v.is_object() && v.empty()) {
         auto it = tensor_at.find(name);
         if (it == tensor_at.end())
@@ -149,18 +163,25 @@ std::vector<std::pair<std::string, Value>> leaves(const std::string& path, safet
                                             "`, which the file does not hold");
         used[it->second] = true;
         out.emplace_back(name, Value(c.tensors[it->second].second));
-      } else if (v.is_null()) out.emplace_back(name, Value());
-      else if (v.is_boolean()) out.emplace_back(name, Value(v.get<bool>()));
-      else if (v.is_number_integer()) out.emplace_back(name, Value(v.get<int64_t>()));
-      else if (v.is_number_unsigned()) bad();  // beyond int64: not something nn wrote
-      else if (v.is_number_float()) out.emplace_back(name, Value(v.get<double>()));
-      else if (v.is_string()) out.emplace_back(name, Value(v.get<std::string>()));
+      } else if (v.is_null())
+        out.emplace_back(name, Value());
+      else if (v.is_boolean())
+        out.emplace_back(name, Value(v.get<bool>()));
+      else if (v.is_number_integer())
+        out.emplace_back(name, Value(v.get<int64_t>()));
+      else if (v.is_number_unsigned())
+        bad();  // beyond int64: not something nn wrote
+      else if (v.is_number_float())
+        out.emplace_back(name, Value(v.get<double>()));
+      else if (v.is_string())
+        out.emplace_back(name, Value(v.get<std::string>()));
       else if (v.is_object() && v.size() == 1 && v.contains("float") && v["float"].is_string()) {
         std::string f = v["float"].get<std::string>();
         double d = f == "nan" ? std::nan("") : f == "inf" ? HUGE_VAL : f == "-inf" ? -HUGE_VAL : 0;
         if (d == 0) bad();
         out.emplace_back(name, Value(d));
-      } else bad();
+      } else
+        bad();
     }
   }
   for (size_t i = 0; i < c.tensors.size(); ++i)
@@ -227,7 +248,9 @@ void install_files(Interpreter& vm) {
     Flat flat;
     flatten(a, v, "", flat);
     flat.contents.metadata.emplace_back("format", "nn");
-    flat.contents.metadata.emplace_back(kValuesKey, flat.values.dump());
+    // Strings that are not valid UTF-8 (JSON needs it) get U+FFFD in place
+    // of the bad bytes rather than an exception.
+    flat.contents.metadata.emplace_back(kValuesKey, flat.values.dump(-1, ' ', false, Json::error_handler_t::replace));
     safetensors::write(flat.contents, path_arg(a, 1, true));
     return Value();
   });

@@ -35,10 +35,14 @@ uint64_t be(const unsigned char* p, size_t n) {
 template <class Dst>
 Dst decode(unsigned char code, const unsigned char* p) {
   switch (code) {
-    case 0x08: return Dst(p[0]);
-    case 0x09: return Dst(int8_t(p[0]));
-    case 0x0B: return Dst(int16_t(uint16_t(be(p, 2))));
-    case 0x0C: return Dst(int32_t(uint32_t(be(p, 4))));
+    case 0x08:
+      return Dst(p[0]);
+    case 0x09:
+      return Dst(int8_t(p[0]));
+    case 0x0B:
+      return Dst(int16_t(uint16_t(be(p, 2))));
+    case 0x0C:
+      return Dst(int32_t(uint32_t(be(p, 4))));
     case 0x0D: {
       uint32_t bits = uint32_t(be(p, 4));
       float f;
@@ -81,7 +85,8 @@ backend::Tensor read(const std::string& path, std::optional<DType> want) {
   if (have == 0 || magic[0] != 0 || (have > 1 && magic[1] != 0))
     throw FileError(path, std::string("not an IDX file (bad magic ") + (have == 4 ? hex : "") +
                               (have == 4 ? ": " : "") + "the first two bytes must be 0)");
-  if (have < 4) throw FileError(path, "truncated: the magic number needs 4 bytes, the file has " + std::to_string(have));
+  if (have < 4)
+    throw FileError(path, "truncated: the magic number needs 4 bytes, the file has " + std::to_string(have));
   const TypeCode* type = nullptr;
   for (const TypeCode& t : kTypes)
     if (t.code == magic[2]) type = &t;
@@ -101,7 +106,7 @@ backend::Tensor read(const std::string& path, std::optional<DType> want) {
 
   const uint64_t bytes = fileio::data_bytes(path, dims, type->size);
   const std::string what = "the shape " + shape_text(dims) + " of " + type->name + " needs " + std::to_string(bytes) +
-                           " bytes of data, the file has " + std::to_string(f.remaining());
+                           " bytes of data, the file has " + std::to_string(f.remaining()) + " after the header";
   if (bytes > f.remaining()) throw FileError(path, "truncated: " + what);
   if (bytes < f.remaining()) throw FileError(path, "data size mismatch: " + what);
 
@@ -118,10 +123,12 @@ backend::Tensor read(const std::string& path, std::optional<DType> want) {
       f.read(buf.data(), count * type->size, "the data");
       for (uint64_t i = 0; i < count; ++i) {
         const unsigned char* p = buf.data() + i * type->size;
-        if constexpr (std::is_same_v<T, bool>) out[done + i] = decode<double>(type->code, p) != 0;
+        if constexpr (std::is_same_v<T, bool>)
+          out[done + i] = decode<double>(type->code, p) != 0;
         else if constexpr (std::is_integral_v<T>)
           out[done + i] = floating ? saturate<T>(decode<double>(type->code, p)) : T(decode<int64_t>(type->code, p));
-        else out[done + i] = T(decode<double>(type->code, p));
+        else
+          out[done + i] = T(decode<double>(type->code, p));
       }
       done += count;
     }

@@ -107,8 +107,10 @@ class HeaderParser {
       ++i_;
       while (peek() != ')') {
         v.ints.push_back(integer());
-        if (peek() == ',') ++i_;
-        else if (peek() != ')') bad("expected `,` or `)`");
+        if (peek() == ',')
+          ++i_;
+        else if (peek() != ')')
+          bad("expected `,` or `)`");
       }
       ++i_;
     } else {
@@ -121,7 +123,8 @@ class HeaderParser {
     int depth = 0;
     for (; i_ < t_.size(); ++i_) {
       char c = t_[i_];
-      if (c == '[' || c == '(' || c == '{') ++depth;
+      if (c == '[' || c == '(' || c == '{')
+        ++depth;
       else if (c == ']' || c == ')' || c == '}') {
         if (depth == 0) return;
         --depth;
@@ -153,23 +156,30 @@ DType parse_descr(const std::string& path, const std::string& d) {
     if (k == "i4") return DType::i32;
     if (k == "i8") return DType::i64;
   }
-  if (!d.empty() && d[0] == '>')
-    throw FileError(path, "big-endian data ('" + d + "') is not supported" + supported);
+  if (!d.empty() && d[0] == '>') throw FileError(path, "big-endian data ('" + d + "') is not supported" + supported);
   throw FileError(path, "unsupported dtype '" + d + "'" + supported);
 }
 
 const char* descr_of(DType t) {
   switch (t) {
-    case DType::f32: return "<f4";
-    case DType::f64: return "<f8";
-    case DType::i32: return "<i4";
-    case DType::i64: return "<i8";
-    case DType::boolean: return "|b1";
-    default: return nullptr;
+    case DType::f32:
+      return "<f4";
+    case DType::f64:
+      return "<f8";
+    case DType::i32:
+      return "<i4";
+    case DType::i64:
+      return "<i8";
+    case DType::boolean:
+      return "|b1";
+    default:
+      return nullptr;
   }
 }
 
-uint32_t le32(const unsigned char* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
+uint32_t le32(const unsigned char* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
 
 }  // namespace
 
@@ -212,8 +222,8 @@ backend::Tensor read(const std::string& path) {
       shape = v.ints;
     }
   }
-  for (auto [have, name] : {std::pair{descr.has_value(), "descr"}, {fortran.has_value(), "fortran_order"},
-                            {shape.has_value(), "shape"}})
+  for (auto [have, name] :
+       {std::pair{descr.has_value(), "descr"}, {fortran.has_value(), "fortran_order"}, {shape.has_value(), "shape"}})
     if (!have) throw FileError(path, std::string("bad header: no '") + name + "' key");
   const DType dtype = parse_descr(path, *descr);
   if (*fortran)
@@ -221,8 +231,8 @@ backend::Tensor read(const std::string& path) {
 
   // The data size is checked against the file before any allocation.
   const uint64_t bytes = fileio::data_bytes(path, *shape, backend::dtype_size(dtype));
-  const std::string what = "the shape " + shape_repr(*shape) + " of '" + *descr + "' needs " +
-                           std::to_string(bytes) + " bytes of data, the file has " + std::to_string(f.remaining());
+  const std::string what = "the shape " + shape_repr(*shape) + " of '" + *descr + "' needs " + std::to_string(bytes) +
+                           " bytes of data, the file has " + std::to_string(f.remaining()) + " after the header";
   if (bytes > f.remaining()) throw FileError(path, "truncated: " + what);
   if (bytes < f.remaining()) throw FileError(path, "data size mismatch: " + what);
   backend::Tensor t = fileio::new_tensor(*shape, dtype);

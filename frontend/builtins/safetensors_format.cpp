@@ -23,12 +23,18 @@ constexpr uint64_t kMaxHeader = 100'000'000;
 
 const char* dtype_code(DType t) {
   switch (t) {
-    case DType::f32: return "F32";
-    case DType::f64: return "F64";
-    case DType::i32: return "I32";
-    case DType::i64: return "I64";
-    case DType::boolean: return "BOOL";
-    default: return nullptr;
+    case DType::f32:
+      return "F32";
+    case DType::f64:
+      return "F64";
+    case DType::i32:
+      return "I32";
+    case DType::i64:
+      return "I64";
+    case DType::boolean:
+      return "BOOL";
+    default:
+      return nullptr;
   }
 }
 
@@ -102,8 +108,8 @@ Contents read(const std::string& path) {
     auto dt = entry.find("dtype");
     if (dt == entry.end() || !dt->is_string()) throw FileError(path, "bad header: " + where + " has no dtype");
     if (!parse_code(dt->get<std::string>(), p.dtype))
-      throw FileError(path, where + ": unsupported dtype " + dt->get<std::string>() +
-                                " (nn reads F32 F64 I32 I64 BOOL)");
+      throw FileError(path,
+                      where + ": unsupported dtype " + dt->get<std::string>() + " (nn reads F32 F64 I32 I64 BOOL)");
     auto sh = entry.find("shape");
     if (sh == entry.end() || !sh->is_array()) throw FileError(path, "bad header: " + where + " has no shape");
     for (auto& d : *sh) {
@@ -174,10 +180,11 @@ void write(const Contents& c, const std::string& path) {
       throw backend::Error("save: two tensors would be named `" + name + "`");
     Json shape = Json::array();
     for (int64_t d : t.shape()) shape.push_back(d);
-    header[name] = Json{{"dtype", code}, {"shape", shape}, {"data_offsets", Json::array({begin[i], begin[i] + t.nbytes()})}};
+    header[name] =
+        Json{{"dtype", code}, {"shape", shape}, {"data_offsets", Json::array({begin[i], begin[i] + t.nbytes()})}};
     data[i] = fileio::on_cpu(t);
   }
-  std::string text = header.dump();
+  std::string text = header.dump(-1, ' ', false, Json::error_handler_t::replace);  // never throws on bad UTF-8
   // Spaces pad the header so the data starts 8-byte aligned (as the format
   // recommends; readers may then map tensors in place).
   text.append((8 - (8 + text.size()) % 8) % 8, ' ');

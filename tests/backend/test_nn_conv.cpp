@@ -213,6 +213,9 @@ const PoolCase kPoolCases[] = {
     {1, 2, 7, 5, {3, 3}, {2, 2}, {1, 1}},  // padding, odd sizes (rounded down)
     {2, 1, 6, 7, {3, 2}, {1, 2}, {1, 0}},  // pairs, overlapping windows
     {3, 2, 5, 5, {2, 2}, {1, 1}, {1, 1}},
+    {2, 2, 7, 8, {3, 3}, {2, 2}, {0, 0}},  // 3x3 without padding: the unrolled path
+    {1, 2, 6, 6, {3, 3}, {1, 1}, {0, 0}},
+    {2, 1, 5, 7, {2, 2}, {1, 3}, {0, 0}},  // 2x2 without padding, uneven strides
 };
 
 }  // namespace

@@ -84,12 +84,13 @@ TEST_CASE("batches: counts, the last batch, shuffles under seed(), one pass") {
   CHECK(items(vm, "batches(y, none, 4, drop_last=true)") ==
         std::vector<std::string>{"i64[4] [0, 1, 2, 3]", "i64[4] [4, 5, 6, 7]"});
   // Shuffled: pairs kept, every row once, decided by seed(), a new order per call.
-  vm.run_code("t.nn",
-              "fn order() {\n"
-              "  let ys = zeros([0], i64)\n"
-              "  for (xb, yb) in batches(x, y, 3, shuffle=true) { assert(xb[:, 0] / 2 == yb)\n ys = concat([ys, yb]) }\n"
-              "  ys\n"
-              "}");
+  vm.run_code(
+      "t.nn",
+      "fn order() {\n"
+      "  let ys = zeros([0], i64)\n"
+      "  for (xb, yb) in batches(x, y, 3, shuffle=true) { assert(xb[:, 0] / 2 == yb)\n ys = concat([ys, yb]) }\n"
+      "  ys\n"
+      "}");
   std::string first = run(vm, "seed(5)\norder()");
   std::string second = run(vm, "order()");
   CHECK(first == run(vm, "seed(5)\norder()"));

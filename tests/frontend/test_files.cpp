@@ -2,7 +2,6 @@
 // round trips), IDX, safetensors checkpoints (nested records), CSV, corrupt
 // files giving exact diagnostics, atomic saves and allow_files.
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <cstdlib>
@@ -47,9 +46,7 @@ std::string fixture(const std::string& name) {
   return (fs::path(dir) / "npy" / name).string();
 }
 
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void write_bytes(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -126,7 +123,8 @@ TEST_CASE("npy: NumPy's files read with their exact values") {
 
 TEST_CASE("npy: what nn does not read is named") {
   CHECK(npy_error(fixture("fortran.npy")) ==
-        fixture("fortran.npy") + ": Fortran-order data is not supported (save a C-ordered array: np.ascontiguousarray)");
+        fixture("fortran.npy") +
+            ": Fortran-order data is not supported (save a C-ordered array: np.ascontiguousarray)");
   CHECK(npy_error(fixture("big_endian.npy")) ==
         fixture("big_endian.npy") + ": big-endian data ('>i4') is not supported (nn reads <f4 <f8 <i4 <i8 |b1)");
   CHECK(npy_error(fixture("u8.npy")) == fixture("u8.npy") + ": unsupported dtype '|u1' (nn reads <f4 <f8 <i4 <i8 |b1)");
@@ -134,8 +132,8 @@ TEST_CASE("npy: what nn does not read is named") {
 
 TEST_CASE("npy: nn writes the bytes NumPy writes, and reads them back") {
   TempDir tmp;
-  for (const char* name : {"f32_2d.npy", "f64_1d.npy", "i64_3d.npy", "i32_1d.npy", "bool_1d.npy", "f64_0d.npy",
-                           "f32_empty.npy"}) {
+  for (const char* name :
+       {"f32_2d.npy", "f64_1d.npy", "i64_3d.npy", "i32_1d.npy", "bool_1d.npy", "f64_0d.npy", "f32_empty.npy"}) {
     CAPTURE(name);
     Tensor t = nn::frontend::npy::read(fixture(name));
     nn::frontend::npy::write(t, tmp / name);
@@ -162,16 +160,17 @@ TEST_CASE("npy: corrupt files are diagnostics, never allocations") {
   check(std::string("\x93NUM", 4), "truncated: the preamble needs 8 bytes, the file has 4");
   check(std::string("\x93NUMPY\x05\x00", 8) + "xxxx", "unsupported .npy version 5.0 (nn reads 1.0, 2.0 and 3.0)");
   check(std::string("\x93NUMPY\x01\x00\xff\xff", 10) + "{}",
-        "truncated: the header needs 65535 bytes at offset 10, the file has 2");
-  check(std::string("\x93NUMPY\x02\x00\xff\xff\xff\x7f", 12), "header too long (2147483647 bytes; nn reads up to 1048576)");
+        "truncated: the header needs 65535 bytes at offset 10, only 2 remain");
+  check(std::string("\x93NUMPY\x02\x00\xff\xff\xff\x7f", 12),
+        "header too long (2147483647 bytes; nn reads up to 1048576)");
   check(npy_bytes(f32_header("(2, 3)"), std::string(20, '\0')),
-        "truncated: the shape (2, 3) of '<f4' needs 24 bytes of data, the file has 20");
+        "truncated: the shape (2, 3) of '<f4' needs 24 bytes of data, the file has 20 after the header");
   check(npy_bytes(f32_header("(2, 3)"), std::string(28, '\0')),
-        "data size mismatch: the shape (2, 3) of '<f4' needs 24 bytes of data, the file has 28");
+        "data size mismatch: the shape (2, 3) of '<f4' needs 24 bytes of data, the file has 28 after the header");
   // A header claiming 10^18 elements: refused by comparing with the file size.
   check(npy_bytes(f32_header("(1000000000, 1000000000)"), std::string(8, '\0')),
         "truncated: the shape (1000000000, 1000000000) of '<f4' needs 4000000000000000000 bytes of data, the file "
-        "has 8");
+        "has 8 after the header");
   check(npy_bytes(f32_header("(10000000000, 10000000000)"), ""),
         "its shape is too large (the element count overflows)");
   check(npy_bytes(f32_header("(1, 1, 1, 1, 1, 1, 1, 1, 1)"), ""), "has 9 dimensions; nn tensors have at most 8");
@@ -222,15 +221,17 @@ TEST_CASE("idx: MNIST-style files, their dtypes and their errors") {
   check(std::string("\x01\0\x08\x02", 4), "not an IDX file (bad magic 0x01000802: the first two bytes must be 0)");
   check(std::string("\0\0", 2), "truncated: the magic number needs 4 bytes, the file has 2");
   check(std::string("\0\0\x0a\x01", 4), "not an IDX file (unknown data type 0x0a in magic 0x00000a01)");
-  check(std::string("\0\0\x08\x02\0\0\0\x02", 8), "truncated: the shape (2 dimensions) needs 8 bytes at offset 4, the file has 4");
-  check(std::string("\0\0\x08\x01\0\0\0\x03\x01", 9), "truncated: the shape (3) of ubyte needs 3 bytes of data, the file has 1");
+  check(std::string("\0\0\x08\x02\0\0\0\x02", 8),
+        "truncated: the shape (2 dimensions) needs 8 bytes at offset 4, only 4 remain");
+  check(std::string("\0\0\x08\x01\0\0\0\x03\x01", 9),
+        "truncated: the shape (3) of ubyte needs 3 bytes of data, the file has 1 after the header");
   check(std::string("\0\0\x08\x01\0\0\0\x01\x01\x02", 10),
-        "data size mismatch: the shape (1) of ubyte needs 1 bytes of data, the file has 2");
+        "data size mismatch: the shape (1) of ubyte needs 1 bytes of data, the file has 2 after the header");
   check(std::string("\0\0\x0e\x03\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 16),
         "its shape is too large (the element count overflows)");
   check(std::string("\0\0\x08\x02\xff\xff\xff\xff\xff\xff\xff\xff", 12),
         "truncated: the shape (4294967295, 4294967295) of ubyte needs 18446744065119617025 bytes of data, the file "
-        "has 0");
+        "has 0 after the header");
 }
 
 TEST_CASE("safetensors: nested records round trip through dotted names") {
@@ -258,12 +259,14 @@ TEST_CASE("safetensors: nested records round trip through dotted names") {
   CHECK((8 + n) % 8 == 0);
   std::string header = bytes.substr(8, n);
   CHECK(header.find("\"__metadata__\":{\"format\":\"nn\",\"nn.values\":\"{") != std::string::npos);
-  CHECK(header.find("\"layers.0.w\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[24,32]}") != std::string::npos);
+  CHECK(header.find("\"layers.0.w\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[24,32]}") !=
+        std::string::npos);
   CHECK(header.find("\"mask\":{\"dtype\":\"BOOL\",\"shape\":[2],\"data_offsets\":[48,50]}") != std::string::npos);
   CHECK(header.find("\"step\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[0,8]}") != std::string::npos);
   CHECK(bytes.size() == 8 + n + 8 + 4 + 8 + 4 + 8 + 2 + 16);
   // A list at the top comes back as a list; an empty record as an empty record.
-  CHECK(to_str(vm.run_code("t.nn", "let a = [1, 2]\nlet b = [3.0]\nsave([a, b], p)\nload(p)")) == "[i64[2] [1, 2], f32[1] [3.0]]");
+  CHECK(to_str(vm.run_code("t.nn", "let a = [1, 2]\nlet b = [3.0]\nsave([a, b], p)\nload(p)")) ==
+        "[i64[2] [1, 2], f32[1] [3.0]]");
   CHECK(to_str(vm.run_code("t.nn", "save({}, p)\nload(p)")) == "{}");
 }
 
@@ -279,9 +282,9 @@ TEST_CASE("safetensors: bad files and bad values are diagnostics") {
     write_bytes(p, bytes);
     CHECK(error_of([&] { nn::frontend::safetensors::read(p); }) == p + ": " + expected);
   };
-  check("abc", "truncated: the header length needs 8 bytes at offset 0, the file has 3");
+  check("abc", "truncated: the header length needs 8 bytes at offset 0, only 3 remain");
   check(std::string("\xff\xff\xff\xff\0\0\0\0", 8), "header too long (4294967295 bytes; nn reads up to 100000000)");
-  check(std::string("\x10\0\0\0\0\0\0\0{}", 10), "truncated: the header needs 16 bytes at offset 8, the file has 2");
+  check(std::string("\x10\0\0\0\0\0\0\0{}", 10), "truncated: the header needs 16 bytes at offset 8, only 2 remain");
   check(file("{\"a\": ", ""), "bad header: not valid JSON");
   check(file("[1, 2]", ""), "bad header: not a JSON object");
   check(file(R"({"w": {"dtype": "F16", "shape": [1], "data_offsets": [0, 2]}})", "ab"),
@@ -297,7 +300,8 @@ TEST_CASE("safetensors: bad files and bad values are diagnostics") {
         "bad header: tensor `w` has a shape that is not a list of sizes");
   check(file(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}})", "abcd"),
         "bad header: tensor `w` has no valid data_offsets [begin, end]");
-  check(file(R"({"w": {"dtype": "F32", "shape": [1]}})", "abcd"), "bad header: tensor `w` has no valid data_offsets [begin, end]");
+  check(file(R"({"w": {"dtype": "F32", "shape": [1]}})", "abcd"),
+        "bad header: tensor `w` has no valid data_offsets [begin, end]");
   // Deep nesting is not a stack overflow.
   check(file(std::string(100000, '[') + std::string(100000, ']'), ""), "bad header: not a JSON object");
 
@@ -361,7 +365,8 @@ TEST_CASE("saves are atomic: a failed save leaves the old file and no temporary 
         p + "/no/x.st: the folder `" + p + "/no` does not exist");
   CHECK(script_error(vm, "save_npy([1.0], \"" + (tmp / "none") + "/x.npy\")") ==
         tmp / "none" + "/x.npy: the folder `" + (tmp / "none") + "` does not exist");
-  CHECK(script_error(vm, "save_npy([1.0], \"" + tmp.path.string() + "\")") == tmp.path.string() + ": is a folder, not a file");
+  CHECK(script_error(vm, "save_npy([1.0], \"" + tmp.path.string() + "\")") ==
+        tmp.path.string() + ": is a folder, not a file");
   CHECK(read_bytes(p) == old);
 }
 
@@ -401,8 +406,16 @@ TEST_CASE("allow_files=false: no file is opened, except the data shipped with nn
   CHECK(script_error(vm, "save({a: zeros([1])}, p)") == "file access is not allowed: cannot write `" + p + "`");
   CHECK(tmp.entries() == 0);
   // `..` out of the data folder is not inside it.
-  CHECK(script_error(vm, "load_csv(data_file(\"iris.csv\") + \"/../../README.md\")").rfind(
-            "file access is not allowed", 0) == 0);
+  CHECK(script_error(vm, "load_csv(data_file(\"iris.csv\") + \"/../../README.md\")")
+            .rfind("file access is not allowed", 0) == 0);
   CHECK(to_str(vm.run_code("t.nn", "load_csv(data_file(\"iris.csv\")).shape")) == "[150, 5]");
   CHECK(to_str(vm.run_code("t.nn", "load_digits()[0].shape")) == "[1797, 64]");
+}
+
+TEST_CASE("save: strings that are not UTF-8 are saved with replacement characters") {
+  TempDir tmp;
+  Interpreter vm;
+  vm.set_global("p", Value(tmp / "s.st"));
+  vm.set_global("bad", Value(std::string("a\xff")));
+  CHECK(to_str(vm.run_code("t.nn", "save({s: bad}, p)\nload(p).s")) == "a\xef\xbf\xbd");
 }
