@@ -218,7 +218,16 @@ std::vector<Tensor> grad(const Tensor& y, const std::vector<Tensor>& wrt) {
     }
     for (size_t k = 0; k < w.grads.size(); ++k)
       if (!w.grads[k].defined()) w.grads[k] = zeros_of(n.outputs[k]);
-    std::vector<Tensor> gin = n.op->backward(BackwardArgs{n.inputs, n.outputs, n.attrs, w.grads});
+    uint64_t needs = 0;
+    for (size_t i = 0; i < n.inputs.size() && i < 64; ++i) {
+      const TensorImpl* impl = n.inputs[i].impl();
+      bool need = impl->grad_fn ? nodes[index.at(impl->grad_fn.get())].needed
+                                : impl->requires_grad && wanted_leaves.contains(impl);
+      if (need) needs |= uint64_t(1) << i;
+    }
+    BackwardArgs args{n.inputs, n.outputs, n.attrs, w.grads};
+    args.needs = needs;
+    std::vector<Tensor> gin = n.op->backward(args);
     w.grads = {};  // this node is done: free its output gradients now
     if (gin.size() != n.inputs.size())
       throw Error("internal: the backward rule of " + n.op->name + " gave " + std::to_string(gin.size()) +

@@ -28,6 +28,10 @@ struct BackwardArgs {
   std::span<const Tensor> outputs;  // as the op produced them (no autodiff history)
   const Attrs& attrs;
   std::span<const Tensor> grads;    // gradient of the loss w.r.t. each output, same types
+  // Bit i set: input i leads to a wanted gradient. Costly rules (matmul,
+  // conv) skip the products for inputs that need none, such as a batch of data.
+  uint64_t needs = ~uint64_t(0);
+  bool needs_grad(size_t i) const { return i >= 64 || (needs >> i & 1); }
 };
 // Returns the gradient of each input (same shape and dtype as that input),
 // or an undefined Tensor where an input gets none (integer ids, masks).

@@ -194,7 +194,7 @@ void matmul_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attr
 // dtype (matmul() casts them first); integer products get no gradient.
 std::vector<Tensor> matmul_backward(const BackwardArgs& args) {
   const Tensor &a = args.inputs[0], &b = args.inputs[1];
-  const bool want_a = bw::wants(a), want_b = bw::wants(b);
+  const bool want_a = bw::wants(a) && args.needs_grad(0), want_b = bw::wants(b) && args.needs_grad(1);
   if (!want_a && !want_b) return {Tensor(), Tensor()};
   const bool a_vec = a.ndim() == 1, b_vec = b.ndim() == 1;
   Tensor a2 = a_vec ? reshape(a, {1, a.shape()[0]}) : a;
