@@ -368,11 +368,15 @@ Tensor conv_call(const Tensor& x, const Tensor& w, const Attrs& conv) {
   return call(d, {x, w}, conv);
 }
 
+// Only the gradients the tape asks for are made (BackwardArgs::needs): the
+// input gradient of a first layer, whose input is data, is skipped, a gemm
+// and a col2im per sample.
 std::vector<Tensor> conv2d_backward(const BackwardArgs& a) {
   const Tensor &x = a.inputs[0], &w = a.inputs[1], &dy = a.grads[0];
   Attrs conv = conv_attrs(a.attrs);
-  std::vector<Tensor> g{backward_input(dy, w, x.shape(), conv), backward_weight(dy, x, w.shape(), conv)};
-  if (a.inputs.size() == 3) g.push_back(sum(dy, std::vector<int64_t>{0, 2, 3}));
+  std::vector<Tensor> g{a.needs_grad(0) ? backward_input(dy, w, x.shape(), conv) : Tensor(),
+                        a.needs_grad(1) ? backward_weight(dy, x, w.shape(), conv) : Tensor()};
+  if (a.inputs.size() == 3) g.push_back(a.needs_grad(2) ? sum(dy, std::vector<int64_t>{0, 2, 3}) : Tensor());
   return g;
 }
 
@@ -381,14 +385,16 @@ std::vector<Tensor> conv2d_backward(const BackwardArgs& a) {
 std::vector<Tensor> backward_input_backward(const BackwardArgs& a) {
   const Tensor &dy = a.inputs[0], &w = a.inputs[1], &G = a.grads[0];
   Attrs conv = conv_attrs(a.attrs);
-  return {conv_call(G, w, conv), backward_weight(dy, G, w.shape(), conv)};
+  return {a.needs_grad(0) ? conv_call(G, w, conv) : Tensor(),
+          a.needs_grad(1) ? backward_weight(dy, G, w.shape(), conv) : Tensor()};
 }
 
 // dw = B(dy, x): <G, B(dy, x)> = <conv(x, G), dy> = <dx-of-conv(dy; G), x>.
 std::vector<Tensor> backward_weight_backward(const BackwardArgs& a) {
   const Tensor &dy = a.inputs[0], &x = a.inputs[1], &G = a.grads[0];
   Attrs conv = conv_attrs(a.attrs);
-  return {conv_call(x, G, conv), backward_input(dy, G, x.shape(), conv)};
+  return {a.needs_grad(0) ? conv_call(x, G, conv) : Tensor(),
+          a.needs_grad(1) ? backward_input(dy, G, x.shape(), conv) : Tensor()};
 }
 
 }  // namespace

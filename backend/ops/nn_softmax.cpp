@@ -283,8 +283,8 @@ void ce_backward_cpu(std::span<const Tensor> in, std::span<Tensor> out, const At
 std::vector<Tensor> ce_backward_rule(const BackwardArgs& a) {
   static const OpDef& d = op("softmax_cross_entropy_backward");
   const Tensor &g = a.grads[0], &logits = a.inputs[0], &labels = a.inputs[1];
-  Tensor dlogits = call(d, {g, logits, labels});
-  if (labels_are_ids(labels.type())) return {dlogits, Tensor()};
+  Tensor dlogits = a.needs_grad(0) ? call(d, {g, logits, labels}) : Tensor();
+  if (labels_are_ids(labels.type()) || !a.needs_grad(1)) return {dlogits, Tensor()};
   // Probabilities get a gradient too: d loss / d y_ij = -log_softmax(x)_ij g / N.
   Tensor per = div(g, scalar(double(logits.shape()[0]), DType::f64, /*weak=*/true));
   return {dlogits, mul(neg(log_softmax(logits, 1)), per)};

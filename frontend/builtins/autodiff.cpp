@@ -104,6 +104,9 @@ void install_autodiff(Interpreter& vm) {
   });
 
   def(vm, "detach", "x", [](Args& a) { return Value(backend::detach(a.tensor(0))); });
+  def(vm, "requires_grad", "x", [](Args& a) {
+    return Value(a[0].is_tensor() && backend::requires_grad(a[0].as_tensor()));
+  });
 
   // Grad mode is restored however fn ends (the guard's destructor), an
   // error included.

@@ -292,3 +292,22 @@ TEST_CASE("pooling backward rules against finite differences (f64)") {
     check_backward("max_pool2d_backward", {dy, mp[1]}, ab);
   }
 }
+
+TEST_CASE("conv2d's rule makes only the gradients asked for") {
+  Tensor x = rnd({2, 3, 5, 5}, DType::f64, 14), w = param(rnd({4, 3, 3, 3}, DType::f64, 15));
+  Attrs a{{"stride", pr(1, 1)}, {"padding", pr(1, 1)}, {"dilation", pr(1, 1)}, {"groups", int64_t(1)}};
+  Tensor y = call(op("conv2d"), {x, w}, a);
+  Tensor dy = rnd(y.shape(), DType::f64, 16);
+  std::vector<Tensor> in{x, w}, out{detach(y)}, gr{dy};
+  BackwardArgs args{in, out, a, gr};
+  args.needs = 0b10;  // the weight only: x is data
+  std::vector<Tensor> g = op("conv2d").backward(args);
+  CHECK_FALSE(g[0].defined());
+  CHECK(g[1].defined());
+  // Through the tape (which fills `needs`), the weight gradient is the same
+  // as with x a param.
+  Tensor gw = grad(sum(mul(y, dy)), {w})[0];
+  Tensor y2 = call(op("conv2d"), {param(x), w}, a);
+  check_close(vals(gw), vals(grad(sum(mul(y2, dy)), {w})[0]), 1e-12, 1e-12);
+  check_close(vals(gw), vals(g[1]), 1e-12, 1e-12);
+}
