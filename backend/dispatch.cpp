@@ -74,6 +74,17 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs
   return out;
 }
 
+bool call_into(const OpDef& op, std::span<const Tensor> in, const Tensor& out, const Attrs& attrs) {
+  if (t_hook || !op.elementwise || op.effect != Effect::pure) return false;
+  OutTypes types = infer_types(op, in, attrs);
+  if (types.size() != 1 || types[0].dtype != out.dtype() || types[0].shape != out.shape() ||
+      types[0].device != out.device())
+    return false;
+  Tensor target = out;
+  kernel_for(op, out.device())(in, std::span<Tensor>(&target, 1), attrs);
+  return true;
+}
+
 Tensor call(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs) {
   Tensors out = dispatch(op, in, attrs);
   return std::move(out.at(0));

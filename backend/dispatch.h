@@ -30,6 +30,13 @@ inline Tensor call(const OpDef& op, std::initializer_list<Tensor> in, const Attr
   return call(op, std::span<const Tensor>(in.begin(), in.size()), attrs);
 }
 
+// In-place update: runs an elementwise op writing into `out` (which may be
+// one of its inputs: each element is read before it is written). Returns
+// false, doing nothing, when the result's type differs from out's, when the
+// op is not a pure elementwise one, or when a hook is active (a tracer sees
+// state updates its own way). Never recorded for autodiff.
+bool call_into(const OpDef& op, std::span<const Tensor> in, const Tensor& out, const Attrs& attrs = {});
+
 // Runs the type rule only.
 OutTypes infer_types(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs);
 

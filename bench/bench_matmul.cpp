@@ -35,8 +35,9 @@ int main(int argc, char** argv) {
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : 1024;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
   const int reps = argc > 3 ? std::atoi(argv[3]) : 30;
-  // Both paths run with the same threads: the OpenMP team of the kernels and
-  // OpenBLAS's own pool (set_num_threads sets both).
+  // Both paths use the same number of threads: the direct call OpenBLAS's
+  // own pool, the backend the OpenMP team over single-threaded OpenBLAS
+  // (set_num_threads); each path sets its mode before it runs.
   setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
   set_num_threads(threads);
 
@@ -54,16 +55,21 @@ int main(int argc, char** argv) {
   Tensor last;
   auto through_backend = [&] { last = matmul(a, b); };
 
-  for (int i = 0; i < 3; ++i) direct(), through_backend();  // warm-up: threads, caches, the pool
-
-  // Interleaved, so that both see the same machine state (clock, other load).
+  // Each path runs in its own phase with its threading mode set once:
+  // switching OpenBLAS's pool between calls costs more than a product.
   std::vector<double> t_direct, t_backend;
+  openblas_set_num_threads(threads);
+  for (int i = 0; i < 3; ++i) direct();  // warm-up: threads, caches
   for (int r = 0; r < reps; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     direct();
     t_direct.push_back(seconds_since(t0));
+  }
+  set_num_threads(threads);
+  for (int i = 0; i < 3; ++i) through_backend();  // warm-up: threads, the pool
+  for (int r = 0; r < reps; ++r) {
     last = Tensor();  // give the result back to the pool, as a script's temporaries are
-    t0 = std::chrono::steady_clock::now();
+    auto t0 = std::chrono::steady_clock::now();
     through_backend();
     t_backend.push_back(seconds_since(t0));
   }

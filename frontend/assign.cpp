@@ -16,6 +16,18 @@ BinOp compound_op(AssignOp op) {
     default: return BinOp::Div;
   }
 }
+// The registry op of a compound assignment's operator.
+const backend::OpDef* elementwise_op(BinOp op) {
+  static const backend::OpDef *add = &backend::op("add"), *sub = &backend::op("sub"), *mul = &backend::op("mul"),
+                              *div = &backend::op("div");
+  switch (op) {
+    case BinOp::Add: return add;
+    case BinOp::Sub: return sub;
+    case BinOp::Mul: return mul;
+    case BinOp::Div: return div;
+    default: return nullptr;
+  }
+}
 }  // namespace
 
 // `x += v` on a tensor writes into x's memory, as NumPy and PyTorch do: every
@@ -32,6 +44,16 @@ Value Interpreter::update_in_place(const Value& old, BinOp op, const Value& v, S
                    ", which autodiff is tracking; write `x = x " + binop_symbol(op) + " v`");
   // The update itself is never part of a gradient (an optimizer step on a param).
   backend::NoGradGuard no_grad;
+  // Fast path: an elementwise op whose result has x's type writes straight
+  // into x, one pass over memory.
+  if (const backend::OpDef* d = elementwise_op(op)) {
+    try {
+      backend::Tensor in[2] = {target, v.is_tensor() ? v.as_tensor() : to_tensor(v, span)};
+      if (backend::call_into(*d, in, target)) return old;
+    } catch (const backend::Error& e) {
+      fail(span, e.what());
+    }
+  }
   Value result = binary(op, old, v, span);
   const backend::Tensor& r = result.as_tensor();
   if (r.shape() != target.shape())

@@ -3,6 +3,7 @@
 // OpenBLAS gemm, integers and bools through a plain loop — and the composites
 // dot and outer, and matmul's backward rule.
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <string>
@@ -100,18 +101,43 @@ void batch_offsets(const MatmulGeometry& g, std::vector<int64_t>& a_off, std::ve
   }
 }
 
-void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
+// C[m, n] = A[m, k] @ B[k, n], row-major with leading dimensions.
+void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, int64_t ldb, int64_t ldc) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(m), blasint(n), blasint(k), 1.0f, a, blasint(k), b,
-              blasint(n), 0.0f, c, blasint(n));
+              blasint(ldb), 0.0f, c, blasint(ldc));
 }
-void gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k) {
+void gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k, int64_t ldb, int64_t ldc) {
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(m), blasint(n), blasint(k), 1.0, a, blasint(k), b,
-              blasint(n), 0.0, c, blasint(n));
+              blasint(ldb), 0.0, c, blasint(ldc));
 }
 
-// OpenBLAS runs products below about 64³ multiply-adds on one thread; a batch
-// of those is better spread over the kernel threads, one product each.
+// Below about 64³ multiply-adds a product is not worth splitting.
 constexpr int64_t kSmallGemm = 64 * 64 * 64;
+
+// One product over the kernel threads. OpenBLAS runs single-threaded (see
+// set_num_threads): its own pool and the OpenMP team would otherwise spin
+// against each other on the same cores. Each thread takes a block of rows
+// of C, or of columns when there are too few rows to share.
+template <class T>
+void parallel_gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k) {
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (threads <= 1 || m * n * k < 2 * kSmallGemm) {
+    gemm(a, b, c, m, n, k, n, n);
+    return;
+  }
+  const bool by_rows = m >= 8 * int64_t(threads) || m >= n;
+  const int64_t extent = by_rows ? m : n;
+  // Blocks aligned to 16 keep the packed panels of each thread whole.
+  const int64_t per = (extent + threads - 1) / threads;
+  const int64_t block = std::max<int64_t>(16, (per + 15) / 16 * 16);
+  const int64_t blocks = (extent + block - 1) / block;
+#pragma omp parallel for num_threads(int(std::min<int64_t>(threads, blocks))) schedule(static)
+  for (int64_t i = 0; i < blocks; ++i) {
+    const int64_t lo = i * block, len = std::min(block, extent - lo);
+    if (by_rows) gemm(a + lo * k, b, c + lo * n, len, n, k, n, n);
+    else gemm(a, b + lo, c + lo, m, len, k, n, n);
+  }
+}
 
 template <class T>
 void matmul_blas(const T* a, const T* b, T* c, const MatmulGeometry& g) {
@@ -122,18 +148,20 @@ void matmul_blas(const T* a, const T* b, T* c, const MatmulGeometry& g) {
   bool a_dense = true;
   for (int d = 0; d < g.batch.ndim(); ++d) a_dense = a_dense && (g.a_stride[size_t(d)] != 0 || g.batch[d] == 1);
   if (count == 1 || (b_shared && a_dense)) {
-    gemm(a, b, c, m * count, n, k);
+    parallel_gemm(a, b, c, m * count, n, k);
     return;
   }
   std::vector<int64_t> a_off, b_off;
   batch_offsets(g, a_off, b_off);
-  auto one = [&](int64_t i) { gemm(a + a_off[size_t(i)], b + b_off[size_t(i)], c + i * m * n, m, n, k); };
-  if (m * n * k < kSmallGemm) {
+  auto one = [&](int64_t i) { gemm(a + a_off[size_t(i)], b + b_off[size_t(i)], c + i * m * n, m, n, k, n, n); };
+  if (count >= omp_get_max_threads() || m * n * k < kSmallGemm) {
+    // Whole products per thread.
     parallel_for(count, std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(1, m * n * k)), [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) one(i);
     });
   } else {
-    for (int64_t i = 0; i < count; ++i) one(i);  // each gemm uses the BLAS threads
+    for (int64_t i = 0; i < count; ++i)
+      parallel_gemm(a + a_off[size_t(i)], b + b_off[size_t(i)], c + i * m * n, m, n, k);
   }
 }
 

@@ -25,7 +25,14 @@ inline Pair get_pair(const Attrs& a, std::string_view key) {
   if (v.size() != 2) throw Error("internal: attribute `" + std::string(key) + "` is not a pair");
   return {v[0], v[1]};
 }
-inline std::string pair_str(Pair p) { return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ")"; }
+inline std::string pair_str(Pair p) {
+  std::string s = "(";  // appended, not `"(" + ...`: GCC 12's -Wrestrict misfires on that
+  s += std::to_string(p[0]);
+  s += ", ";
+  s += std::to_string(p[1]);
+  s += ')';
+  return s;
+}
 
 // ---- dtypes ----
 // Float ops compute in f32 or f64; inputs of other dtypes are converted by
@@ -54,26 +61,6 @@ inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double
               blasint(k), 1.0, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
 }
 
-// OpenBLAS (the pthread build Debian ships) threads every gemm above ~64³
-// multiply-adds with its own pool, even when called from an OpenMP team:
-// two team threads each starting the pool serialise on it and run several
-// times slower than one gemm per thread. While a team runs gemms, the pool
-// is set to one thread; the destructor restores the setting.
-class BlasSingleThread {
- public:
-  BlasSingleThread() : saved_(openblas_get_num_threads()) {
-    if (saved_ > 1) openblas_set_num_threads(1);
-  }
-  ~BlasSingleThread() {
-    if (saved_ > 1) openblas_set_num_threads(saved_);
-  }
-  BlasSingleThread(const BlasSingleThread&) = delete;
-  BlasSingleThread& operator=(const BlasSingleThread&) = delete;
-
- private:
-  int saved_;
-};
-
 // Threads for a loop over n samples that each do a gemm of their own: one a
 // thread, at most one thread a sample; 1 inside an enclosing team.
 inline int batch_threads(int64_t n) {
@@ -82,9 +69,9 @@ inline int batch_threads(int64_t n) {
 }
 
 // Runs f(thread, begin, end) over [0, n) split into `threads` contiguous,
-// balanced, non-empty ranges (n >= threads). With one thread, f runs inline
-// and its gemms may use the BLAS pool; with more, the BLAS pool is held at
-// one thread. f must not throw.
+// balanced, non-empty ranges (n >= threads). With one thread, f runs inline.
+// OpenBLAS itself is single-threaded (backend::set_num_threads), so each
+// thread's gemms stay on that thread. f must not throw.
 template <class F>
 void split_batch(int threads, int64_t n, F&& f) {
   if (n <= 0) return;
@@ -92,7 +79,6 @@ void split_batch(int threads, int64_t n, F&& f) {
     f(0, int64_t(0), n);
     return;
   }
-  BlasSingleThread guard;
 #pragma omp parallel num_threads(threads)
   {
     const int64_t t = omp_get_thread_num(), k = omp_get_num_threads();

@@ -122,9 +122,11 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   // (no copy across file systems). O_EXCL makes the name ours; mode 0666
   // lets the umask decide the final permissions, as for any new file.
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
-    temp_ = (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" +
-                    std::to_string(g_temp_counter.fetch_add(1))))
-                .string();
+    // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on `"." + string`.
+    std::string name = ".";
+    name += target.filename().string();
+    name += ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(g_temp_counter.fetch_add(1));
+    temp_ = (dir / name).string();
     fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd_ < 0 && errno != EEXIST)
       throw FileError(path_, "cannot create a file in `" + dir.string() + "`: " + std::strerror(errno));
