@@ -23,9 +23,9 @@ thread_local bool t_grad_enabled = true;
 // Deletes GradNodes without recursion. Deleting a node releases its inputs,
 // which may release their nodes, and so on down the tape: a node released
 // while another is being deleted on this thread is queued instead, and the
-// outermost call deletes the queue one node at a time. The queue is a
-// never-freed pointer so that it stays valid for deletions that happen while
-// thread-local destructors run.
+// outermost call deletes the queue one node at a time. The queue is a plain
+// pointer, made on demand and freed once drained, so that it is valid for
+// deletions that happen while thread-local destructors run.
 struct NodeDeleter {
   void operator()(GradNode* n) const {
     thread_local std::vector<GradNode*>* pending = nullptr;
@@ -42,6 +42,8 @@ struct NodeDeleter {
       pending->pop_back();
       delete m;
     }
+    delete pending;
+    pending = nullptr;
     active = false;
   }
 };
