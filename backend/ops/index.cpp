@@ -243,12 +243,11 @@ OutTypes take_type(std::span<const TensorType> in, const Attrs&) {
   return {TensorType{x.dtype, out, x.device}};
 }
 
-void take_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
-  const Tensor &x = in[0], &ids = in[1];
-  const int64_t rows = x.shape()[0], n = ids.numel();
-  const size_t row_bytes = x.numel() == 0 ? 0 : x.nbytes() / size_t(rows);
-  // Ids are read as i64; check them all before copying (an exception must
-  // not leave a parallel region).
+// The ids as i64, all checked to lie in [0, rows) before the caller's
+// parallel region (an exception must not leave one); the error names `of`,
+// the tensor whose rows they pick, when given.
+std::vector<int64_t> checked_ids(const Tensor& ids, int64_t rows, const Tensor* of = nullptr) {
+  const int64_t n = ids.numel();
   std::vector<int64_t> idv(static_cast<size_t>(n));
   visit_dtype(ids.dtype(), [&]<class T>() {
     const T* p = ids.data<T>();
@@ -257,7 +256,15 @@ void take_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
   for (int64_t id : idv)
     if (id < 0 || id >= rows)
       throw Error("take: id " + std::to_string(id) + " is out of range for axis 0 of size " + std::to_string(rows) +
-                  " in " + x.type().str());
+                  (of ? " in " + of->type().str() : ""));
+  return idv;
+}
+
+void take_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  const Tensor &x = in[0], &ids = in[1];
+  const int64_t rows = x.shape()[0], n = ids.numel();
+  const size_t row_bytes = x.numel() == 0 ? 0 : x.nbytes() / size_t(rows);
+  const std::vector<int64_t> idv = checked_ids(ids, rows, &x);
   const char* src = static_cast<const char*>(x.raw_data());
   char* dst = static_cast<char*>(out[0].raw_data());
   parallel_for(n, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, int64_t(row_bytes) / 4)),
@@ -293,15 +300,7 @@ void take_backward_kernel(std::span<const Tensor> in, std::span<Tensor> out, con
   const int64_t rows = x.shape()[0], n = ids.numel();
   int64_t width = 1;
   for (int d = 1; d < x.ndim(); ++d) width *= x.shape()[d];
-  std::vector<int64_t> idv(static_cast<size_t>(n));
-  visit_dtype(ids.dtype(), [&]<class T>() {
-    const T* p = ids.data<T>();
-    for (int64_t i = 0; i < n; ++i) idv[size_t(i)] = int64_t(p[i]);
-  });
-  // Checked before any parallel region (an exception must not leave one).
-  for (int64_t id : idv)
-    if (id < 0 || id >= rows)
-      throw Error("take: id " + std::to_string(id) + " is out of range for axis 0 of size " + std::to_string(rows));
+  const std::vector<int64_t> idv = checked_ids(ids, rows);
   std::vector<int64_t> first(static_cast<size_t>(rows) + 1, 0), order(static_cast<size_t>(n));
   for (int64_t id : idv) ++first[size_t(id) + 1];
   for (int64_t r = 0; r < rows; ++r) first[size_t(r) + 1] += first[size_t(r)];

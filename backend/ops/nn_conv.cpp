@@ -216,13 +216,26 @@ void col2im(const T* col, const ConvGeom& g, T* x) {
 }
 
 // ---- kernels ----
+// split_batch over the samples with `threads` threads, f(t, lo, hi, col)
+// getting thread t's im2col buffer of K*P elements as col, or nullptr for a
+// pointwise convolution, which needs none.
+template <class T, class F>
+void split_batch_with_cols(const ConvGeom& g, int threads, F&& f) {
+  const int64_t KP = g.k() * g.p();
+  const bool direct = g.pointwise();
+  Tensor cols = direct ? Tensor() : scratch(threads * KP, dtype_of<T>());
+  split_batch(threads, g.n, [&](int t, int64_t lo, int64_t hi) {
+    f(t, lo, hi, direct ? nullptr : cols.data<T>() + t * KP);
+  });
+}
+
 template <class T>
 void conv2d_forward(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor& yt, const ConvGeom& g) {
   const T* x = xt.data<T>();
   const T* w = wt.data<T>();
   const T* b = bt ? bt->data<T>() : nullptr;
   T* y = yt.data<T>();
-  const int64_t P = g.p(), K = g.k(), og = g.og(), kg = g.kg();
+  const int64_t P = g.p(), og = g.og(), kg = g.kg();
   auto bias_or_zero = [&](T* yn) {
     for (int64_t o = 0; o < g.o; ++o) std::fill(yn + o * P, yn + (o + 1) * P, b ? b[o] : T(0));
   };
@@ -230,11 +243,8 @@ void conv2d_forward(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor
     for (int64_t s = 0; s < g.n; ++s) bias_or_zero(y + s * g.out_sample());
     return;
   }
-  const int threads = batch_threads(g.n);
   const bool direct = g.pointwise();
-  Tensor cols = direct ? Tensor() : scratch(threads * K * P, dtype_of<T>());
-  split_batch(threads, g.n, [&](int t, int64_t lo, int64_t hi) {
-    T* col = direct ? nullptr : cols.data<T>() + t * K * P;
+  split_batch_with_cols<T>(g, batch_threads(g.n), [&](int, int64_t lo, int64_t hi, T* col) {
     for (int64_t s = lo; s < hi; ++s) {
       const T* xs = x + s * g.in_sample();
       T* ys = y + s * g.out_sample();
@@ -265,17 +275,14 @@ void conv2d_dx(const Tensor& dyt, const Tensor& wt, Tensor& dxt, const ConvGeom&
   const T* dy = dyt.data<T>();
   const T* w = wt.data<T>();
   T* dx = dxt.data<T>();
-  const int64_t P = g.p(), K = g.k(), og = g.og(), kg = g.kg();
+  const int64_t P = g.p(), og = g.og(), kg = g.kg();
   if (kg == 0) return;
   if (og == 0 || P == 0) {  // nothing flows back
     std::fill(dx, dx + dxt.numel(), T(0));
     return;
   }
-  const int threads = batch_threads(g.n);
   const bool direct = g.pointwise();
-  Tensor cols = direct ? Tensor() : scratch(threads * K * P, dtype_of<T>());
-  split_batch(threads, g.n, [&](int t, int64_t lo, int64_t hi) {
-    T* col = direct ? nullptr : cols.data<T>() + t * K * P;
+  split_batch_with_cols<T>(g, batch_threads(g.n), [&](int, int64_t lo, int64_t hi, T* col) {
     for (int64_t s = lo; s < hi; ++s) {
       T* dxs = dx + s * g.in_sample();
       T* cs = direct ? dxs : col;  // pointwise: the columns are dx itself
@@ -301,18 +308,16 @@ void conv2d_dw(const Tensor& dyt, const Tensor& xt, Tensor& dwt, const ConvGeom&
   const T* dy = dyt.data<T>();
   const T* x = xt.data<T>();
   T* dw = dwt.data<T>();
-  const int64_t P = g.p(), K = g.k(), og = g.og(), kg = g.kg(), wsize = dwt.numel();
+  const int64_t P = g.p(), og = g.og(), kg = g.kg(), wsize = dwt.numel();
   if (g.n == 0 || P == 0) {
     std::fill(dw, dw + wsize, T(0));
     return;
   }
   const int threads = batch_threads(g.n);
   const bool direct = g.pointwise();
-  Tensor cols = direct ? Tensor() : scratch(threads * K * P, dtype_of<T>());
   Tensor partial = threads > 1 ? scratch((threads - 1) * wsize, dtype_of<T>()) : Tensor();
   std::vector<char> used(size_t(threads), 0);
-  split_batch(threads, g.n, [&](int t, int64_t lo, int64_t hi) {
-    T* col = direct ? nullptr : cols.data<T>() + t * K * P;
+  split_batch_with_cols<T>(g, threads, [&](int t, int64_t lo, int64_t hi, T* col) {
     T* acc = t == 0 ? dw : partial.data<T>() + (t - 1) * wsize;
     for (int64_t s = lo; s < hi; ++s) {
       const T* cs = x + s * g.in_sample();

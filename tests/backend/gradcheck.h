@@ -31,7 +31,6 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -40,6 +39,7 @@
 
 #include "backend/autograd.h"
 #include "backend/ops.h"
+#include "tensor_test_util.h"
 
 namespace nn::backend::gc {
 
@@ -76,12 +76,6 @@ inline Tensor weighted_sum(const Tensor& t) {
   Tensor w = random(t.shape(), 0.5, 1.5, 777);
   Tensor x = t.dtype() == DType::f64 ? t : astype(t, DType::f64);
   return sum(mul(x, w));
-}
-
-inline Tensor copy_of(const Tensor& t) {
-  Tensor c = Tensor::empty(t.shape(), t.dtype());
-  if (t.nbytes()) std::memcpy(c.raw_data(), t.raw_data(), t.nbytes());
-  return c;
 }
 
 inline double value_of(const Fn& f, const std::vector<Tensor>& in) {
@@ -121,7 +115,7 @@ inline Result check(const Fn& f, const std::vector<Tensor>& inputs, Options o = 
   // Numeric: perturb one element at a time of a copy, grad mode off.
   NoGradGuard no_grad;
   std::vector<Tensor> work;
-  for (const Tensor& t : inputs) work.push_back(copy_of(t));
+  for (const Tensor& t : inputs) work.push_back(nntest::copy_of(t));
   size_t k = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!is_floating(inputs[i].dtype())) continue;

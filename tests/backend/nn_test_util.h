@@ -1,13 +1,13 @@
-// Helpers for the neural-network op tests (test_nn_*.cpp): tensors from host
-// values, deterministic random tensors, approximate comparison, and a
-// finite-difference check of an op's backward rule that calls
-// OpDef::backward directly, so it does not depend on the autodiff tape.
+// Helpers for the neural-network op tests (test_nn_*.cpp): on top of
+// tensor_test_util.h (tensors from host values and back), deterministic
+// random tensors, approximate comparison, and a finite-difference check of
+// an op's backward rule that calls OpDef::backward directly, so it does not
+// depend on the autodiff tape.
 #pragma once
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -16,26 +16,10 @@
 
 #include "backend/autograd.h"
 #include "backend/nn_ops.h"
+#include "tensor_test_util.h"
 
 namespace nntest {
 using namespace nn::backend;
-
-template <class T>
-Tensor make(const std::vector<T>& v, const Shape& s) {
-  REQUIRE(size_t(s.numel()) == v.size());
-  Tensor t = Tensor::empty(s, dtype_of<T>());
-  if (!v.empty()) std::copy(v.begin(), v.end(), t.data<T>());
-  return t;
-}
-
-// The values of a float tensor as doubles.
-inline std::vector<double> vals(const Tensor& t) {
-  std::vector<double> v(size_t(t.numel()));
-  visit_dtype(t.dtype(), [&]<class T>() {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = double(t.data<T>()[i]);
-  });
-  return v;
-}
 
 // Uniform in [lo, hi), deterministic by seed, of any float dtype.
 inline Tensor rnd(const Shape& s, DType dt = DType::f64, uint64_t seed = 1, double lo = -1, double hi = 1) {
@@ -44,12 +28,6 @@ inline Tensor rnd(const Shape& s, DType dt = DType::f64, uint64_t seed = 1, doub
   std::vector<double> v(size_t(s.numel()));
   for (auto& x : v) x = u(gen);
   return from_doubles(v, s, dt);
-}
-
-inline Tensor copy_of(const Tensor& t) {
-  Tensor c = Tensor::empty(t.shape(), t.dtype());
-  if (t.nbytes()) std::memcpy(c.raw_data(), t.raw_data(), t.nbytes());
-  return c;
 }
 
 // Every element within atol + rtol |expected|; the first misses are reported.

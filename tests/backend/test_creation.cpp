@@ -10,29 +10,13 @@
 #include <limits>
 #include <vector>
 
-#include "backend/ops.h"
 #include "backend/philox.h"
+#include "tensor_test_util.h"
 
 using namespace nn::backend;
+using namespace nntest;
 
 namespace {
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v(size_t(t.numel()));
-  visit_dtype(t.dtype(), [&]<class T>() {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = double(t.data<T>()[i]);
-  });
-  return v;
-}
-
-void check_values(const Tensor& t, const std::vector<double>& expect, double tol = 1e-6) {
-  std::vector<double> got = values(t);
-  REQUIRE(got.size() == expect.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": got " << got[i] << ", expected " << expect[i]);
-    CHECK(std::abs(got[i] - expect[i]) <= tol * std::max(1.0, std::abs(expect[i])));
-  }
-}
 
 bool same_bits(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() &&
@@ -72,7 +56,7 @@ TEST_CASE("full, zeros, ones") {
   CHECK(ones({}).shape() == Shape{});
   CHECK(zeros({0, 5}).numel() == 0);
   Tensor large = ones({100000}, DType::i64);  // over the threads
-  std::vector<double> lv = values(large);
+  std::vector<double> lv = vals(large);
   CHECK(std::all_of(lv.begin(), lv.end(), [](double v) { return v == 1; }));
   CHECK_THROWS_WITH_AS(zeros({2, -1}), "full: negative dimension -1 in shape [2, -1]", Error);
   CHECK(zeros({1}).device() == cpu_device());
@@ -111,7 +95,7 @@ TEST_CASE("arange: NumPy lengths") {
   CHECK_THROWS_AS(arange(0, std::numeric_limits<double>::quiet_NaN(), 1, DType::f32), Error);
   Tensor big = arange(0, 100000, 1, DType::i64);
   CHECK(big.numel() == 100000);
-  CHECK(values(big)[99999] == 99999);
+  CHECK(vals(big)[99999] == 99999);
 }
 
 TEST_CASE("linspace") {
@@ -121,7 +105,7 @@ TEST_CASE("linspace") {
   CHECK(linspace(0, 1, 0).shape() == Shape{0});
   check_values(linspace(0, 3, 3, DType::i64), {0, 1, 3});  // 0, 1.5, 3 rounded down
   // The end point is exact even where start + i * step would miss it.
-  CHECK(values(linspace(0.1, 0.7, 7, DType::f64)).back() == 0.7);
+  CHECK(vals(linspace(0.1, 0.7, 7, DType::f64)).back() == 0.7);
   CHECK_THROWS_WITH_AS(linspace(0, 1, -1), "linspace: the number of points must not be negative, got -1", Error);
 }
 
@@ -149,15 +133,15 @@ TEST_CASE("random ops: first values under seed 0 follow the published block") {
   // Seed 0, value 0 is the block of counter 0 under key 0:
   // 6627e8d5 e169c58d bc57ac4c 9b00dbd8.
   manual_seed(0);
-  CHECK(values(rand({1}))[0] == 6694888.0 / 16777216.0);  // (0x6627e8d5 >> 8) / 2^24
+  CHECK(vals(rand({1}))[0] == 6694888.0 / 16777216.0);  // (0x6627e8d5 >> 8) / 2^24
   manual_seed(0);
-  CHECK(values(rand({1}, DType::f64))[0] == doctest::Approx(0.3990464708489645).epsilon(1e-15));
+  CHECK(vals(rand({1}, DType::f64))[0] == doctest::Approx(0.3990464708489645).epsilon(1e-15));
   manual_seed(0);
-  CHECK(values(randint(0, 10, {1}))[0] == 8);  // floor(0xe169c58d6627e8d5 / 2^64 * 10)
+  CHECK(vals(randint(0, 10, {1}))[0] == 8);  // floor(0xe169c58d6627e8d5 / 2^64 * 10)
   manual_seed(0);
-  CHECK(values(randint(-3, 4, {1}))[0] == 3);
+  CHECK(vals(randint(-3, 4, {1}))[0] == 3);
   manual_seed(0);
-  CHECK(values(randn({1}, DType::f64))[0] == doctest::Approx(-0.12151797595308224).epsilon(1e-14));
+  CHECK(vals(randn({1}, DType::f64))[0] == doctest::Approx(-0.12151797595308224).epsilon(1e-14));
 }
 
 TEST_CASE("random ops are deterministic under a seed and advance the offset") {
@@ -170,9 +154,9 @@ TEST_CASE("random ops are deterministic under a seed and advance the offset") {
   CHECK_FALSE(same_bits(a, a2));  // the second draw continues the stream
   // A value depends on its position in the stream only: one draw of 20 is two of 10.
   manual_seed(7);
-  std::vector<double> whole = values(randn({20}));
+  std::vector<double> whole = vals(randn({20}));
   manual_seed(7);
-  std::vector<double> first = values(randn({10})), second = values(randn({10}));
+  std::vector<double> first = vals(randn({10})), second = vals(randn({10}));
   first.insert(first.end(), second.begin(), second.end());
   CHECK(whole == first);
   manual_seed(43);
@@ -202,7 +186,7 @@ TEST_CASE("random ops do not depend on the thread count") {
 
 TEST_CASE("rand range and randn moments") {
   manual_seed(1);
-  std::vector<double> u = values(rand({100000}));
+  std::vector<double> u = vals(rand({100000}));
   double lo = 1, hi = 0, sum = 0;
   for (double v : u) {
     lo = std::min(lo, v);
@@ -214,7 +198,7 @@ TEST_CASE("rand range and randn moments") {
   CHECK(std::abs(sum / double(u.size()) - 0.5) < 0.01);
 
   for (DType d : {DType::f32, DType::f64}) {
-    std::vector<double> z = values(randn({100000}, d));
+    std::vector<double> z = vals(randn({100000}, d));
     double m = 0, sq = 0;
     for (double v : z) m += v;
     m /= double(z.size());
@@ -231,7 +215,7 @@ TEST_CASE("randint range and dtypes") {
   manual_seed(3);
   Tensor k = randint(-3, 4, {10000});
   CHECK(k.dtype() == DType::i64);
-  std::vector<double> v = values(k);
+  std::vector<double> v = vals(k);
   int seen[7] = {};
   for (double x : v) {
     REQUIRE(x >= -3);

@@ -3,44 +3,17 @@
 // independent formula (Python's math module), never with the code under test.
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <limits>
 #include <vector>
 
-#include "backend/ops.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/type_rules.h"
+#include "tensor_test_util.h"
 
 using namespace nn::backend;
+using namespace nntest;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Tensor t32(const std::vector<double>& v, Shape s) { return from_doubles(v, s, DType::f32); }
-Tensor t32(const std::vector<double>& v) { return t32(v, Shape{int64_t(v.size())}); }
-Tensor tint(const std::vector<int64_t>& v, DType d = DType::i64) { return from_ints(v, Shape{int64_t(v.size())}, d); }
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v(size_t(t.numel()));
-  visit_dtype(t.dtype(), [&]<class T>() {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = double(t.data<T>()[i]);
-  });
-  return v;
-}
-
-// Element by element, NaN matching NaN, within a relative tolerance.
-void check_values(const Tensor& t, const std::vector<double>& expect, double tol = 1e-6) {
-  std::vector<double> got = values(t);
-  REQUIRE(got.size() == expect.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": got " << got[i] << ", expected " << expect[i]);
-    if (std::isnan(expect[i])) CHECK(std::isnan(got[i]));
-    else if (std::isinf(expect[i])) CHECK(got[i] == expect[i]);
-    else CHECK(std::abs(got[i] - expect[i]) <= tol * std::max(1.0, std::abs(expect[i])));
-  }
-}
 
 TensorType tt(DType d, Shape s, bool weak = false) { return {d, s, cpu_device(), weak}; }
 
@@ -95,7 +68,7 @@ TEST_CASE("unary float functions on f32") {
   check_values(tanh(t32({0, 1, -2})), {0, 0.7615941559557649, -0.9640275800758169});
   check_values(sigmoid(t32({0, 2, -2})), {0.5, 0.8807970779778823, 0.11920292202211755});
   // Stable at the extremes: no inf/inf, no 1 - 1.
-  std::vector<double> s = values(sigmoid(t32({100, -100})));
+  std::vector<double> s = vals(sigmoid(t32({100, -100})));
   CHECK(s[0] == 1.0);
   CHECK(s[1] >= 0.0);
   CHECK(s[1] < 1e-40);
@@ -106,7 +79,7 @@ TEST_CASE("unary float functions on f32") {
   check_values(gelu(t32({1, -1, 2}), true), {0.8411919906082768, -0.15880800939172324, 1.954597694087775});
   // softplus: log 2 at 0; x at large x (the naive log(1 + e^x) overflows in f32).
   check_values(softplus(t32({0, 1, -1, 100})), {0.6931471805599453, 1.3132616875182228, 0.31326168751822286, 100});
-  std::vector<double> sp = values(softplus(t32({-100})));
+  std::vector<double> sp = vals(softplus(t32({-100})));
   CHECK(sp[0] >= 0.0);
   CHECK(sp[0] < 1e-40);
 }
@@ -203,7 +176,7 @@ TEST_CASE("astype") {
   check_values(astype(t32({0, 0.5, -2, kNaN}), DType::boolean), {0, 1, 1, 1});
   check_values(astype(from_ints({1, 0}, {2}, DType::boolean), DType::f32), {1, 0});
   Tensor big = astype(tint({int64_t(1) << 40}), DType::f64);
-  CHECK(values(big)[0] == 1099511627776.0);
+  CHECK(vals(big)[0] == 1099511627776.0);
   check_values(astype(tint({-7, 300}), DType::i32), {-7, 300});
   CHECK(astype(x, DType::f32).same(x));  // no copy when the dtype matches
   Tensor s = astype(scalar(2.5, DType::f64), DType::f32);

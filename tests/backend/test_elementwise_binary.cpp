@@ -8,43 +8,16 @@
 #include <limits>
 #include <vector>
 
-#include "backend/ops.h"
+#include "tensor_test_util.h"
 
 using namespace nn::backend;
+using namespace nntest;
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Tensor t32(const std::vector<double>& v, Shape s) { return from_doubles(v, s, DType::f32); }
-Tensor t32(const std::vector<double>& v) { return t32(v, Shape{int64_t(v.size())}); }
-Tensor t64(const std::vector<double>& v) { return from_doubles(v, Shape{int64_t(v.size())}, DType::f64); }
-Tensor tint(const std::vector<int64_t>& v, DType d = DType::i64) { return from_ints(v, Shape{int64_t(v.size())}, d); }
-Tensor tbool(const std::vector<int64_t>& v) { return tint(v, DType::boolean); }
 // Host numbers as the interpreter passes them: weak 0-d tensors.
 Tensor weak(double v) { return scalar(v, DType::f64, true); }
 Tensor weak_int(int64_t v) { return scalar_int(v, DType::i64, true); }
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v(size_t(t.numel()));
-  visit_dtype(t.dtype(), [&]<class T>() {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = double(t.data<T>()[i]);
-  });
-  return v;
-}
-
-void check_values(const Tensor& t, const std::vector<double>& expect, double tol = 1e-6) {
-  std::vector<double> got = values(t);
-  REQUIRE(got.size() == expect.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": got " << got[i] << ", expected " << expect[i]);
-    if (std::isnan(expect[i])) CHECK(std::isnan(got[i]));
-    else if (std::isinf(expect[i])) CHECK(got[i] == expect[i]);
-    else CHECK(std::abs(got[i] - expect[i]) <= tol * std::max(1.0, std::abs(expect[i])));
-  }
-}
-
 }  // namespace
 
 TEST_CASE("add sub mul div on f32") {
@@ -154,7 +127,7 @@ TEST_CASE("mod follows Python: the sign of the divisor") {
   Tensor big = ones({100000}, DType::i32);
   CHECK_THROWS_WITH_AS(mod(big, weak_int(0)), "integer modulo by zero", Error);
   // The sign of a zero result follows the divisor.
-  std::vector<double> z = values(mod(t64({3, -3}), t64({-3, 3})));
+  std::vector<double> z = vals(mod(t64({3, -3}), t64({-3, 3})));
   CHECK(std::signbit(z[0]));
   CHECK_FALSE(std::signbit(z[1]));
 }

@@ -12,45 +12,17 @@
 #include "backend/autograd.h"
 #include "backend/gradcheck.h"
 #include "backend/ops.h"
+#include "backend/tensor_test_util.h"
 
 using namespace nn::backend;
+using namespace nntest;
 using gc::random;
 using gc::weighted_sum;
 using Ins = std::vector<Tensor>;
 
 namespace {
 
-template <class T>
-Tensor make(const std::vector<T>& v, const Shape& s) {
-  REQUIRE(size_t(s.numel()) == v.size());
-  Tensor t = Tensor::empty(s, dtype_of<T>());
-  std::copy(v.begin(), v.end(), t.data<T>());
-  return t;
-}
-
-template <class T>
-std::vector<T> vals(const Tensor& t) {
-  REQUIRE(t.dtype() == dtype_of<T>());
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
-
 Tensor num(double v) { return scalar(v, DType::f64, /*weak=*/true); }
-
-IndexItem at(int64_t i) {
-  IndexItem it;
-  it.kind = IndexItem::index;
-  it.i = i;
-  return it;
-}
-
-IndexItem sl(std::optional<int64_t> start = std::nullopt, std::optional<int64_t> stop = std::nullopt,
-             std::optional<int64_t> step = std::nullopt) {
-  IndexItem it;
-  it.start = start;
-  it.stop = stop;
-  it.step = step;
-  return it;
-}
 
 const auto all = std::nullopt;
 std::vector<int64_t> ax(std::initializer_list<int64_t> a) { return a; }

@@ -5,53 +5,13 @@
 #include <optional>
 #include <vector>
 
-#include "backend/ops.h"
+#include "tensor_test_util.h"
 
 using namespace nn::backend;
+using namespace nntest;
 
 namespace {
-
-template <class T>
-Tensor make(const std::vector<T>& v, const Shape& s) {
-  REQUIRE(size_t(s.numel()) == v.size());
-  Tensor t = Tensor::empty(s, dtype_of<T>());
-  std::copy(v.begin(), v.end(), t.data<T>());
-  return t;
-}
-
-template <class T>
-std::vector<T> vals(const Tensor& t) {
-  REQUIRE(t.dtype() == dtype_of<T>());
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
-
-// 0, 1, ..., n-1 as f32 in the given shape.
-Tensor iota(const Shape& s) {
-  std::vector<float> v(size_t(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = float(i);
-  return make(v, s);
-}
-
-IndexItem at(int64_t i) {
-  IndexItem it;
-  it.kind = IndexItem::index;
-  it.i = i;
-  return it;
-}
-
-// Python's a:b:s; std::nullopt leaves a bound out.
-IndexItem sl(std::optional<int64_t> start = std::nullopt, std::optional<int64_t> stop = std::nullopt,
-             std::optional<int64_t> step = std::nullopt) {
-  IndexItem it;
-  it.kind = IndexItem::slice;
-  it.start = start;
-  it.stop = stop;
-  it.step = step;
-  return it;
-}
-
 const auto none = std::nullopt;
-
 }  // namespace
 
 TEST_CASE("integer indices drop the axis, negatives count from the end") {

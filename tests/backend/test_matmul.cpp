@@ -5,25 +5,12 @@
 
 #include <vector>
 
-#include "backend/ops.h"
+#include "tensor_test_util.h"
 
 using namespace nn::backend;
+using namespace nntest;
 
 namespace {
-
-template <class T>
-Tensor make(const std::vector<T>& v, const Shape& s) {
-  REQUIRE(size_t(s.numel()) == v.size());
-  Tensor t = Tensor::empty(s, dtype_of<T>());
-  std::copy(v.begin(), v.end(), t.data<T>());
-  return t;
-}
-
-template <class T>
-std::vector<T> vals(const Tensor& t) {
-  REQUIRE(t.dtype() == dtype_of<T>());
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
 
 // Deterministic small integers as floats, so that products are exact.
 template <class T>

@@ -3,40 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <limits>
 #include <vector>
 
-#include "backend/ops.h"
+#include "tensor_test_util.h"
 
 using namespace nn::backend;
-
-namespace {
-
-template <class T>
-Tensor make(const std::vector<T>& v, const Shape& s) {
-  REQUIRE(size_t(s.numel()) == v.size());
-  Tensor t = Tensor::empty(s, dtype_of<T>());
-  std::copy(v.begin(), v.end(), t.data<T>());
-  return t;
-}
-
-template <class T>
-std::vector<T> vals(const Tensor& t) {
-  REQUIRE(t.dtype() == dtype_of<T>());
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
-
-// 0, 1, ..., n-1 as f32 in the given shape.
-Tensor iota(const Shape& s) {
-  std::vector<float> v(size_t(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = float(i);
-  return make(v, s);
-}
-
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
-
-}  // namespace
+using namespace nntest;
 
 TEST_CASE("sum over all, one and several axes") {
   Tensor x = make<float>({1, 2, 3, 4, 5, 6}, {2, 3});

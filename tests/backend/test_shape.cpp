@@ -4,34 +4,10 @@
 
 #include <vector>
 
-#include "backend/ops.h"
+#include "tensor_test_util.h"
 
 using namespace nn::backend;
-
-namespace {
-
-template <class T>
-Tensor make(const std::vector<T>& v, const Shape& s) {
-  REQUIRE(size_t(s.numel()) == v.size());
-  Tensor t = Tensor::empty(s, dtype_of<T>());
-  std::copy(v.begin(), v.end(), t.data<T>());
-  return t;
-}
-
-template <class T>
-std::vector<T> vals(const Tensor& t) {
-  REQUIRE(t.dtype() == dtype_of<T>());
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
-
-// 0, 1, ..., n-1 as f32 in the given shape.
-Tensor iota(const Shape& s) {
-  std::vector<float> v(size_t(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = float(i);
-  return make(v, s);
-}
-
-}  // namespace
+using namespace nntest;
 
 TEST_CASE("reshape shares memory and resolves -1") {
   Tensor x = iota({2, 3});

@@ -8,19 +8,10 @@
 #include "backend/autograd.h"
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
+#include "script_test_util.h"
 
 using namespace nn::frontend;
-
-namespace {
-std::string error_of(Interpreter& vm, const std::string& code) {
-  try {
-    vm.run_code("t.nn", code);
-  } catch (const ScriptError& e) {
-    return e.diagnostics().front().message;
-  }
-  return "";
-}
-}  // namespace
+using namespace nntest;
 
 TEST_CASE("grad answers in the structure of wrt") {
   Interpreter vm;
@@ -46,14 +37,14 @@ TEST_CASE("value_and_grad calls f with its arguments") {
   REQUIRE(t.is_tuple());
   CHECK(t.as_tuple()->items[0].as_tensor().item_double() == 7.0);
   CHECK(to_str(t.as_tuple()->items[1]) == "[f32[1] [2.0]]");
-  CHECK(error_of(vm, "value_and_grad(fn() { (1, 2) }, w)()") ==
+  CHECK(script_error(vm, "value_and_grad(fn() { (1, 2) }, w)()") ==
         "value_and_grad: the function must return a scalar tensor, not a tuple");
-  CHECK(error_of(vm, "value_and_grad(3, w)") == "value_and_grad needs a function, not an int");
+  CHECK(script_error(vm, "value_and_grad(3, w)") == "value_and_grad needs a function, not an int");
 }
 
 TEST_CASE("no_grad restores grad mode even when its function fails") {
   Interpreter vm;
-  CHECK(error_of(vm, "no_grad(fn() { assert(false) })") == "assertion failed");
+  CHECK(script_error(vm, "no_grad(fn() { assert(false) })") == "assertion failed");
   CHECK(nn::backend::grad_enabled());
   vm.run_code("a.nn", "let x = param([1.0])\nlet y = no_grad(fn() { x * 2.0 })");
   CHECK(to_str(vm.run_code("b.nn", "grad(sum(y), x)")) == "f32[1] [0.0]");
@@ -63,12 +54,12 @@ TEST_CASE("no_grad restores grad mode even when its function fails") {
 TEST_CASE("autodiff diagnostics") {
   Interpreter vm;
   vm.run_code("a.nn", "let x = param([1.0, 2.0])");
-  CHECK(error_of(vm, "grad(x * 2.0, x)") ==
+  CHECK(script_error(vm, "grad(x * 2.0, x)") ==
         "grad needs a scalar loss, not f32[2]; reduce it first, e.g. with sum() or mean()");
-  CHECK(error_of(vm, "grad(sum(x), [x, 3])") ==
+  CHECK(script_error(vm, "grad(sum(x), [x, 3])") ==
         "wrt must be a tensor or a list, tuple or record of tensors, but it holds an int");
-  CHECK(error_of(vm, "grad(none, x)") == "grad needs a scalar tensor as the loss, not none");
-  CHECK(error_of(vm, "param([1, 2])") ==
+  CHECK(script_error(vm, "grad(none, x)") == "grad needs a scalar tensor as the loss, not none");
+  CHECK(script_error(vm, "param([1, 2])") ==
         "param needs a float tensor, not i64[2]; convert it first, e.g. astype(x, f32)");
-  CHECK(error_of(vm, "no_grad(1)") == "no_grad needs a function to call, not an int");
+  CHECK(script_error(vm, "no_grad(1)") == "no_grad needs a function to call, not an int");
 }

@@ -8,25 +8,18 @@
 #include "frontend/builtins/progress_bar.h"
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
+#include "script_test_util.h"
 
 using namespace nn::frontend;
+using namespace nntest;
 
 namespace {
-std::string run(Interpreter& vm, const std::string& code) { return to_str(vm.run_code("t.nn", code)); }
 // Every item an iterator value yields, printed.
 std::vector<std::string> items(Interpreter& vm, const std::string& code) {
   Value it = vm.run_code("t.nn", code);
   std::vector<std::string> out;
   while (auto v = it.as_iterator()->next()) out.push_back(to_str(*v));
   return out;
-}
-std::string script_error(Interpreter& vm, const std::string& code) {
-  try {
-    vm.run_code("t.nn", code);
-  } catch (const ScriptError& e) {
-    return e.diagnostics().front().message;
-  }
-  return "";
 }
 }  // namespace
 

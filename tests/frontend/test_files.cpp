@@ -16,8 +16,10 @@
 #include "frontend/builtins/safetensors_format.h"
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
+#include "script_test_util.h"
 
 using namespace nn::frontend;
+using namespace nntest;
 namespace fs = std::filesystem;
 using nn::backend::DType;
 using nn::backend::Tensor;
@@ -61,14 +63,6 @@ std::string error_of(F&& f) {
     f();
   } catch (const nn::backend::Error& e) {
     return e.what();
-  }
-  return "";
-}
-std::string script_error(Interpreter& vm, const std::string& code) {
-  try {
-    vm.run_code("t.nn", code);
-  } catch (const ScriptError& e) {
-    return e.diagnostics().front().message;
   }
   return "";
 }
@@ -144,7 +138,7 @@ TEST_CASE("npy: nn writes the bytes NumPy writes, and reads them back") {
   vm.run_code("t.nn", "let x = [[1, 2], [3, 4]]\nsave_npy(x, p)\nlet y = load_npy(p)");
   CHECK(to_str(*vm.find_global("y")) == to_str(*vm.find_global("x")));
   vm.run_code("t.nn", "save_npy(2.5, p)");
-  CHECK(to_str(vm.run_code("t.nn", "load_npy(p)")) == "2.5");
+  CHECK(run(vm, "load_npy(p)") == "2.5");
   CHECK(vm.run_code("t.nn", "load_npy(p).dtype").as_dtype() == DType::f64);
 }
 
@@ -244,13 +238,13 @@ TEST_CASE("safetensors: nested records round trip through dotted names") {
               "         hp: {kind: \"M\", eps: 1e-5, n: -3, on: true, b: none, big: 1.0 / 0.0, nan: 0.0 / 0.0}}\n"
               "save(m, p)\n"
               "let r = load(p)\n");
-  CHECK(to_str(vm.run_code("t.nn", "r.layers[1].w")) == to_str(vm.run_code("t.nn", "m.layers[1].w")));
-  CHECK(to_str(vm.run_code("t.nn", "r.layers[0].b")) == "f32[1] [0.5]");
-  CHECK(to_str(vm.run_code("t.nn", "r.step")) == "7");
-  CHECK(to_str(vm.run_code("t.nn", "r.mask")) == "bool[2] [true, false]");
+  CHECK(run(vm, "r.layers[1].w") == run(vm, "m.layers[1].w"));
+  CHECK(run(vm, "r.layers[0].b") == "f32[1] [0.5]");
+  CHECK(run(vm, "r.step") == "7");
+  CHECK(run(vm, "r.mask") == "bool[2] [true, false]");
   CHECK(vm.run_code("t.nn", "r.d.dtype").as_dtype() == DType::f64);
   CHECK(vm.run_code("t.nn", "len(r)").as_int() == 5);  // the function was not saved
-  CHECK(to_str(vm.run_code("t.nn", "r.hp")) ==
+  CHECK(run(vm, "r.hp") ==
         "{kind: \"M\", eps: 1e-05, n: -3, on: true, b: none, big: inf, nan: nan}");
   // The file as the format says: 8-byte length, JSON header, aligned data.
   std::string bytes = read_bytes(tmp / "ck.safetensors");
@@ -265,9 +259,9 @@ TEST_CASE("safetensors: nested records round trip through dotted names") {
   CHECK(header.find("\"step\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[0,8]}") != std::string::npos);
   CHECK(bytes.size() == 8 + n + 8 + 4 + 8 + 4 + 8 + 2 + 16);
   // A list at the top comes back as a list; an empty record as an empty record.
-  CHECK(to_str(vm.run_code("t.nn", "let a = [1, 2]\nlet b = [3.0]\nsave([a, b], p)\nload(p)")) ==
+  CHECK(run(vm, "let a = [1, 2]\nlet b = [3.0]\nsave([a, b], p)\nload(p)") ==
         "[i64[2] [1, 2], f32[1] [3.0]]");
-  CHECK(to_str(vm.run_code("t.nn", "save({}, p)\nload(p)")) == "{}");
+  CHECK(run(vm, "save({}, p)\nload(p)") == "{}");
 }
 
 TEST_CASE("safetensors: bad files and bad values are diagnostics") {
@@ -312,7 +306,7 @@ TEST_CASE("safetensors: bad files and bad values are diagnostics") {
                       R"( "x.0": {"dtype": "I32", "shape": [], "data_offsets": [0, 4]},)"
                       R"( "y": {"dtype": "BOOL", "shape": [2], "data_offsets": [8, 10]}})",
                       std::string("\x01\0\0\0\x02\0\0\0\x01\x05", 10)));
-  CHECK(to_str(vm.run_code("t.nn", "load(p)")) == "{x: [1, 2], y: bool[2] [true, true]}");
+  CHECK(run(vm, "load(p)") == "{x: [1, 2], y: bool[2] [true, true]}");
   write_bytes(p, file(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},)"
                       R"( "a.b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})",
                       "abcd"));
@@ -376,11 +370,11 @@ TEST_CASE("load_csv: numbers, header, blank lines, and cells that are not number
   Interpreter vm;
   vm.set_global("p", Value(p));
   write_bytes(p, "a,b,c\r\n1, 2.5 ,-3\r\n\r\n+4,5e2,nan\r\n");
-  CHECK(to_str(vm.run_code("t.nn", "load_csv(p)")) == "f32[2, 3]\n[[1.0,   2.5, -3.0],\n [4.0, 500.0,  nan]]");
+  CHECK(run(vm, "load_csv(p)") == "f32[2, 3]\n[[1.0,   2.5, -3.0],\n [4.0, 500.0,  nan]]");
   write_bytes(p, "1,2\n3,4\n");
   CHECK(vm.run_code("t.nn", "load_csv(p, header=false, dtype=i64).shape").as_list()->items.size() == 2);
-  CHECK(to_str(vm.run_code("t.nn", "load_csv(p, header=false, dtype=i64)")) == "i64[2, 2]\n[[1, 2],\n [3, 4]]");
-  CHECK(to_str(vm.run_code("t.nn", "load_csv(p)")) == "f32[1, 2]\n[[3.0, 4.0]]");
+  CHECK(run(vm, "load_csv(p, header=false, dtype=i64)") == "i64[2, 2]\n[[1, 2],\n [3, 4]]");
+  CHECK(run(vm, "load_csv(p)") == "f32[1, 2]\n[[3.0, 4.0]]");
   write_bytes(p, "h\n1,2\n3,abc\n");
   CHECK(script_error(vm, "load_csv(p)") == p + ":3: cell 2 is not a number: `abc`");
   write_bytes(p, "1,2\n3\n");
@@ -388,7 +382,7 @@ TEST_CASE("load_csv: numbers, header, blank lines, and cells that are not number
   write_bytes(p, "1,,2\n");
   CHECK(script_error(vm, "load_csv(p, header=false)") == p + ":1: cell 2 is empty");
   write_bytes(p, "h\n");
-  CHECK(to_str(vm.run_code("t.nn", "load_csv(p).shape")) == "[0, 0]");
+  CHECK(run(vm, "load_csv(p).shape") == "[0, 0]");
 }
 
 TEST_CASE("allow_files=false: no file is opened, except the data shipped with nn") {
@@ -408,8 +402,8 @@ TEST_CASE("allow_files=false: no file is opened, except the data shipped with nn
   // `..` out of the data folder is not inside it.
   CHECK(script_error(vm, "load_csv(data_file(\"iris.csv\") + \"/../../README.md\")")
             .rfind("file access is not allowed", 0) == 0);
-  CHECK(to_str(vm.run_code("t.nn", "load_csv(data_file(\"iris.csv\")).shape")) == "[150, 5]");
-  CHECK(to_str(vm.run_code("t.nn", "load_digits()[0].shape")) == "[1797, 64]");
+  CHECK(run(vm, "load_csv(data_file(\"iris.csv\")).shape") == "[150, 5]");
+  CHECK(run(vm, "load_digits()[0].shape") == "[1797, 64]");
 }
 
 TEST_CASE("save: strings that are not UTF-8 are saved with replacement characters") {
@@ -417,5 +411,5 @@ TEST_CASE("save: strings that are not UTF-8 are saved with replacement character
   Interpreter vm;
   vm.set_global("p", Value(tmp / "s.st"));
   vm.set_global("bad", Value(std::string("a\xff")));
-  CHECK(to_str(vm.run_code("t.nn", "save({s: bad}, p)\nload(p).s")) == "a\xef\xbf\xbd");
+  CHECK(run(vm, "save({s: bad}, p)\nload(p).s") == "a\xef\xbf\xbd");
 }

@@ -8,25 +8,16 @@
 
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
+#include "script_test_util.h"
 
 using namespace nn::frontend;
-
-namespace {
-std::string error_of(Interpreter& vm, const std::string& code) {
-  try {
-    vm.run_code("t.nn", code);
-  } catch (const ScriptError& e) {
-    return e.diagnostics().front().message;
-  }
-  return "";
-}
-}  // namespace
+using namespace nntest;
 
 TEST_CASE("a program's value is its last expression statement") {
   Interpreter vm;
   CHECK(vm.run_code("t.nn", "1 + 2").as_int() == 3);
   CHECK(vm.run_code("t.nn", "let a = 1").is_none());
-  CHECK(to_str(vm.run_code("t.nn", "[1, 2] * 3")) == "i64[2] [3, 6]");
+  CHECK(run(vm, "[1, 2] * 3") == "i64[2] [3, 6]");
 }
 
 TEST_CASE("globals persist across runs and can be set from C++") {
@@ -81,7 +72,7 @@ TEST_CASE("names are checked before anything runs") {
   InterpreterOptions opts;
   opts.out = &out;
   Interpreter vm(opts);
-  CHECK(error_of(vm, "print(\"side effect\")\nprint(undefined_name)") == "unknown name `undefined_name`");
+  CHECK(script_error(vm, "print(\"side effect\")\nprint(undefined_name)") == "unknown name `undefined_name`");
   CHECK(out.str().empty());
 }
 
@@ -102,21 +93,21 @@ TEST_CASE("diagnostics carry spans and call-stack notes") {
 TEST_CASE("an error leaves the interpreter usable with its state") {
   Interpreter vm;
   vm.run_code("a.nn", "let kept = 7");
-  CHECK(error_of(vm, "kept + [1, 2] @ [1, 2, 3]").find("matmul") == 0);
+  CHECK(script_error(vm, "kept + [1, 2] @ [1, 2, 3]").find("matmul") == 0);
   CHECK(vm.run_code("b.nn", "kept").as_int() == 7);
 }
 
 TEST_CASE("host errors: types, conversions, containers") {
   Interpreter vm;
-  CHECK(error_of(vm, "1 + \"a\"") == "cannot add an int and a string with `+`");
-  CHECK(error_of(vm, "let r = {a: 1}\nr.b") == "record has no field `b`");
-  CHECK(error_of(vm, "[1, \"a\"][5]") == "index 5 is out of range for length 2");
-  CHECK(error_of(vm, "let (a, b) = (1, 2, 3)") == "cannot destructure 3 values into 2 names");
-  CHECK(error_of(vm, "if zeros([2]) { }").find("is ambiguous") != std::string::npos);
-  CHECK(error_of(vm, "for i in 3 { }") == "cannot iterate over an int");
-  CHECK(error_of(vm, "print = 3") == "cannot assign to the built-in `print`; declare a new name with `let`");
-  CHECK(error_of(vm, "assert(1 == 2, \"math\")") == "assertion failed: math");
-  CHECK(error_of(vm, "let x = zeros([2, 2])\nx[0][1] = 1") ==
+  CHECK(script_error(vm, "1 + \"a\"") == "cannot add an int and a string with `+`");
+  CHECK(script_error(vm, "let r = {a: 1}\nr.b") == "record has no field `b`");
+  CHECK(script_error(vm, "[1, \"a\"][5]") == "index 5 is out of range for length 2");
+  CHECK(script_error(vm, "let (a, b) = (1, 2, 3)") == "cannot destructure 3 values into 2 names");
+  CHECK(script_error(vm, "if zeros([2]) { }").find("is ambiguous") != std::string::npos);
+  CHECK(script_error(vm, "for i in 3 { }") == "cannot iterate over an int");
+  CHECK(script_error(vm, "print = 3") == "cannot assign to the built-in `print`; declare a new name with `let`");
+  CHECK(script_error(vm, "assert(1 == 2, \"math\")") == "assertion failed: math");
+  CHECK(script_error(vm, "let x = zeros([2, 2])\nx[0][1] = 1") ==
         "chained indexing assigns into a copy; write `x[i, j] = v` to change x itself");
 }
 
@@ -127,7 +118,7 @@ struct ThreadResult {
 void* deep_recursion(void* arg) {
   auto* r = static_cast<ThreadResult*>(arg);
   Interpreter vm;
-  r->message = error_of(vm, "fn f(n) { f(n + 1) + 1 }\nf(0)");
+  r->message = script_error(vm, "fn f(n) { f(n + 1) + 1 }\nf(0)");
   return nullptr;
 }
 }  // namespace
