@@ -90,33 +90,19 @@ Value Interpreter::eval_name(const NameExpr& e, const EnvPtr& env) {
   throw ScriptError(std::move(d));
 }
 
-namespace {
-// A bracket literal is a tensor when every leaf is a number or bool (nested
-// lists must be rectangular); otherwise it is a list.
-bool numeric_leaf(const Value& v) { return v.is_number(); }
-
-bool all_numeric(const std::vector<Value>& items) {
-  for (auto& v : items) {
-    if (numeric_leaf(v)) continue;
-    if (v.is_tensor() && !v.as_tensor().weak()) continue;  // nested literal rows are tensors already
-    return false;
-  }
-  return true;
-}
-}  // namespace
-
 Value Interpreter::eval_list(const ListExpr& e, const EnvPtr& env) {
+  // A bracket literal is a tensor when each item is a number or bool, or a
+  // nested bracket literal that became a tensor (a row); anything else, a
+  // tensor variable included, makes it a list.
   std::vector<Value> items;
   items.reserve(e.items.size());
-  bool nested_literals = true;
+  bool tensor_literal = !e.items.empty();
   for (auto& it : e.items) {
     items.push_back(eval(*it, env));
-    if (it->kind != ExprKind::List && !numeric_leaf(items.back())) nested_literals = false;
+    const Value& v = items.back();
+    if (!v.is_number() && !(it->kind == ExprKind::List && v.is_tensor())) tensor_literal = false;
   }
-  if (items.empty() || !all_numeric(items)) return Value(make_list(std::move(items)));
-  // Rows made by nested bracket literals stack into one tensor; a tensor
-  // variable inside a literal (not a literal row) makes a list instead.
-  if (!nested_literals) return Value(make_list(std::move(items)));
+  if (!tensor_literal) return Value(make_list(std::move(items)));
   bool any_tensor = false, any_float = false, all_bool = true;
   for (auto& v : items) {
     if (v.is_tensor()) any_tensor = true;

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -120,6 +121,18 @@ void stack_extent(char*& base, size_t& limit) {
 }
 }  // namespace
 
+namespace {
+std::atomic<bool> g_interrupt{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the interrupt flag is set from a signal handler");
+}  // namespace
+
+void request_interrupt() noexcept { g_interrupt.store(true, std::memory_order_relaxed); }
+void clear_interrupt() noexcept { g_interrupt.store(false, std::memory_order_relaxed); }
+
+void Interpreter::check_interrupt(Span span) {
+  if (g_interrupt.load(std::memory_order_relaxed) && g_interrupt.exchange(false)) fail(span, "interrupted");
+}
+
 void Interpreter::check_stack(Span span) {
   char here;
   if (!stack_base_) stack_extent(stack_base_, stack_limit_);
@@ -180,6 +193,7 @@ Interpreter::Flow Interpreter::exec_block(const Block& b, const EnvPtr& env, Val
 }
 
 Interpreter::Flow Interpreter::exec(const Stmt& s, const EnvPtr& env, Value* last) {
+  check_interrupt(s.span);
   if (last) *last = Value();
   switch (s.kind) {
     case StmtKind::ExprStmt: {
@@ -215,6 +229,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, const EnvPtr& env, Value* las
       auto& w = static_cast<const WhileStmt&>(s);
       Value result;
       while (truthy(eval(*w.cond, env), w.cond->span)) {
+        check_interrupt(w.span);
         Flow f = exec_block(*w.body, env, &result);
         if (f == Flow::Break) break;
         if (f == Flow::Return) {
@@ -311,6 +326,7 @@ Interpreter::Flow Interpreter::exec_for(const ForStmt& s, const EnvPtr& env, Val
       fail(s.iterable->span, e.what());
     }
     if (!item) break;
+    check_interrupt(s.span);
     auto scope = std::make_shared<Env>(env);
     bind_pattern(s.var, std::move(*item), scope, s.iterable->span);
     Flow f = exec_stmts(s.body->stmts, scope, &result);

@@ -28,6 +28,14 @@ struct InterpreterOptions {
   std::ostream* out = nullptr;            // print(); null: std::cout
 };
 
+// Ctrl-C in the REPL: a process-wide request to stop the code that runs.
+// request_interrupt() is safe to call from a signal handler; the interpreter
+// checks the flag at each statement and loop iteration, clears it and throws
+// a ScriptError "interrupted" at the current statement. A host clears a stale
+// request with clear_interrupt() before running new code.
+void request_interrupt() noexcept;
+void clear_interrupt() noexcept;
+
 // Thrown by exit(code): unwinds to the host, which ends the program.
 struct ExitRequest {
   int code;
@@ -122,6 +130,7 @@ class Interpreter {
   // guards
   void enter_call(Span call_span);
   void check_stack(Span span);
+  void check_interrupt(Span span);
 
   InterpreterOptions opts_;
   SourceManager sources_;

@@ -9,16 +9,12 @@
 
 #include "frontend/interpreter.h"
 #include "frontend/parser.h"
+#include "frontend/stdlib_path.h"
 
 namespace nn::frontend {
 namespace fs = std::filesystem;
 
 namespace {
-std::string stdlib_dir() {
-  if (const char* p = std::getenv("NN_STDLIB")) return p;
-  return NN_STDLIB_DIR;
-}
-
 bool read_text(const fs::path& p, std::string& out) {
   std::ifstream in(p, std::ios::binary);
   if (!in) return false;

@@ -208,7 +208,7 @@ bool Interpreter::truthy(const Value& v, Span span) {
       const auto& t = v.as_tensor();
       if (t.numel() != 1)
         fail(span, "the truth value of a tensor with " + std::to_string(t.numel()) + " elements (" + t.type().str() +
-                       ") is ambiguous; use any()/all() style reductions such as max() or sum()");
+                       ") is ambiguous; reduce it first, e.g. with max() or min()");
       return t.item_bool();
     }
     default: return true;

@@ -3,6 +3,7 @@
 // 1 an error in the script (its diagnostics on stderr), 2 bad usage, 3 an
 // internal failure; exit(code) in a script ends with that code.
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <exception>
@@ -14,6 +15,7 @@
 
 #include "frontend/interpreter.h"
 #include "repl/cli.h"
+#include "repl/repl.h"
 
 namespace {
 
@@ -57,6 +59,7 @@ nn::frontend::InterpreterOptions interpreter_options(const CliOptions& cli) {
 // Runs what the command line asked for; returns the exit code. Every
 // exception ends here, so none crosses the thread boundary.
 int run(const CliOptions& cli) {
+  if (cli.mode == Mode::Repl) return nn::repl::run_repl(interpreter_options(cli));
   std::unique_ptr<Interpreter> interp;
   try {
     interp = std::make_unique<Interpreter>(interpreter_options(cli));
@@ -67,7 +70,7 @@ int run(const CliOptions& cli) {
         break;
       case Mode::Code: interp->run_code("<-e>", cli.code); break;
       case Mode::Stdin:
-      case Mode::Repl: interp->run_code("<stdin>", read_all(std::cin)); break;
+      case Mode::Repl: interp->run_code("<stdin>", read_all(std::cin)); break;  // Repl: handled above
       case Mode::Check:
         interp->check_file(cli.file);
         std::cout << cli.file << ": ok\n";
@@ -123,6 +126,11 @@ int run_with_big_stack(const CliOptions& cli) {
                  pthread_create(&thread, &attr, thread_main, &job) == 0;
   pthread_attr_destroy(&attr);
   if (!started) return run(cli);
+  // Ctrl-C (the REPL's SIGINT handler) is for the thread that runs the code.
+  sigset_t sigint;
+  sigemptyset(&sigint);
+  sigaddset(&sigint, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
   pthread_join(thread, nullptr);
   return job.exit_code;
 }
@@ -152,14 +160,7 @@ int main(int argc, char** argv) {
   }
   if (int rc = check_unsupported(cli)) return rc;
 
-  if (cli.mode == Mode::Repl) {
-    if (!isatty(STDIN_FILENO)) {
-      cli.mode = Mode::Stdin;
-    } else {
-      // Until the interactive REPL exists, a terminal is read like a pipe.
-      std::cerr << "nn " << NN_VERSION
-                << ": the interactive REPL comes in a later version; type a script and end it with Ctrl-D\n";
-    }
-  }
+  // The interactive REPL on a terminal (repl/repl.h); otherwise stdin is a script.
+  if (cli.mode == Mode::Repl && !isatty(STDIN_FILENO)) cli.mode = Mode::Stdin;
   return run_with_big_stack(cli);
 }

@@ -16,6 +16,7 @@
 
 #include "backend/device.h"
 #include "backend/ops.h"
+#include "frontend/stdlib_path.h"
 
 namespace nn::frontend::fileio {
 namespace fs = std::filesystem;
@@ -173,10 +174,7 @@ void AtomicFile::commit() {
 
 // ---------------------------------------------------------------- places
 
-std::string stdlib_dir() {
-  if (const char* p = std::getenv("NN_STDLIB")) return p;
-  return NN_STDLIB_DIR;
-}
+std::string stdlib_dir() { return nn::frontend::stdlib_dir(); }
 
 std::string data_dir() { return (fs::path(stdlib_dir()) / "data").string(); }
 

@@ -21,22 +21,32 @@ std::string sx(const Stmt* s);
 
 std::string sx(const Block& b) {
   std::string out = "{";
-  for (size_t i = 0; i < b.stmts.size(); ++i) out += (i ? " " : "") + sx(b.stmts[i].get());
+  for (size_t i = 0; i < b.stmts.size(); ++i) {
+    if (i) out += ' ';  // appended piecewise: GCC 12's -Wrestrict misfires on `" " + string`
+    out += sx(b.stmts[i].get());
+  }
   return out + "}";
 }
 
 std::string sx(const Pattern& p) {
   if (!p.is_tuple) return p.name;
   std::string out = "(";
-  for (size_t i = 0; i < p.items.size(); ++i) out += (i ? " " : "") + sx(p.items[i]);
+  for (size_t i = 0; i < p.items.size(); ++i) {
+    if (i) out += ' ';
+    out += sx(p.items[i]);
+  }
   return out + ")";
 }
 
 std::string sx(const FunctionDef& f) {
   std::string out = "(";
   for (size_t i = 0; i < f.params.size(); ++i) {
-    out += (i ? " " : "") + f.params[i].name;
-    if (f.params[i].default_value) out += "=" + sx(f.params[i].default_value.get());
+    if (i) out += ' ';
+    out += f.params[i].name;
+    if (f.params[i].default_value) {
+      out += '=';
+      out += sx(f.params[i].default_value.get());
+    }
   }
   return out + ") " + sx(*f.body);
 }
@@ -44,7 +54,10 @@ std::string sx(const FunctionDef& f) {
 template <typename Items>
 std::string items(const char* head, const Items& list) {
   std::string out = std::string("(") + head;
-  for (const auto& item : list) out += " " + sx(item.get());
+  for (const auto& item : list) {
+    out += ' ';
+    out += sx(item.get());
+  }
   return out + ")";
 }
 

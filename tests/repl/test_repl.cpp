@@ -1,0 +1,287 @@
+// The interactive REPL driven through a real pseudo-terminal: nn runs on a
+// pty with HOME set to a fresh temporary folder; the test types input and
+// waits for output. Every wait has a deadline and the child is killed at the
+// end, so a broken REPL fails the test rather than hanging it.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#ifndef NN_BINARY
+#error "NN_BINARY (the path of the nn program) must be defined"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+class TempHome {
+ public:
+  TempHome() {
+    char tmpl[] = "/tmp/nn-repl-test-XXXXXX";
+    char* d = mkdtemp(tmpl);
+    REQUIRE(d != nullptr);
+    path_ = d;
+  }
+  ~TempHome() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// nn on a pseudo-terminal.
+class PtySession {
+ public:
+  explicit PtySession(const std::string& home) {
+    struct winsize ws {};
+    ws.ws_row = 40;
+    ws.ws_col = 200;
+    pid_ = forkpty(&fd_, nullptr, nullptr, &ws);
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      setenv("HOME", home.c_str(), 1);
+      setenv("TERM", "dumb", 1);
+      unsetenv("NN_PATH");
+      execl(NN_BINARY, NN_BINARY, "--threads", "1", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  }
+  ~PtySession() {
+    if (pid_ > 0 && !exited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (fd_ >= 0) close(fd_);
+  }
+
+  void write(const std::string& text) {
+    size_t done = 0;
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (done < text.size() && std::chrono::steady_clock::now() < deadline) {
+      ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+      if (n > 0) done += size_t(n);
+      else std::this_thread::sleep_for(5ms);
+    }
+    REQUIRE(done == text.size());
+  }
+
+  // Types a line, one key at a time would be slow: the whole line at once.
+  void line(const std::string& text) { write(text + "\r"); }
+
+  // Waits until `needle` appears in the output after the last match; true
+  // when it did before the deadline. Moves past the match.
+  bool expect(const std::string& needle, std::chrono::milliseconds timeout = 10s) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      size_t at = out_.find(needle, seen_);
+      if (at != std::string::npos) {
+        seen_ = at + needle.size();
+        return true;
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      if (!read_some(left)) {
+        // The child is gone and nothing more will come.
+        if (out_.find(needle, seen_) == std::string::npos) return false;
+      }
+    }
+  }
+
+  // Everything the session printed so far (for failure messages).
+  const std::string& output() const { return out_; }
+  std::string unseen() const { return out_.substr(seen_); }
+
+  // Leaves with Ctrl-D. A lone ^D typed in the instant before libedit puts
+  // the terminal in raw mode is swallowed by the line discipline (a person
+  // never types that fast after a prompt), so it is typed again if needed.
+  int ctrl_d_exit() {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      write("\x15\x04");  // ^U empties the line: ^D leaves only from an empty one
+      int code = wait_exit(3s);
+      if (code != -1) return code;
+    }
+    return -1;
+  }
+
+  // Waits for the child to end; its exit code, or -1 after the deadline.
+  int wait_exit(std::chrono::milliseconds timeout = 10s) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      read_some(20ms);
+      int status = 0;
+      pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        exited_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+    }
+    return -1;
+  }
+
+ private:
+  // Reads what is there within `timeout`; false when the pty is closed.
+  bool read_some(std::chrono::milliseconds timeout) {
+    struct pollfd p {fd_, POLLIN, 0};
+    int r = poll(&p, 1, int(std::max<int64_t>(1, timeout.count())));
+    if (r <= 0) return true;
+    char buf[4096];
+    ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n > 0) {
+      out_.append(buf, size_t(n));
+      return true;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+    // EIO: the child closed its side.
+    std::this_thread::sleep_for(10ms);
+    return false;
+  }
+
+  int fd_ = -1;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  std::string out_;
+  size_t seen_ = 0;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("a multi-line function, then a call prints its result") {
+  TempHome home;
+  PtySession s(home.path());
+  REQUIRE_MESSAGE(s.expect("nn> "), s.output());
+  s.line("fn add_one(x) {");
+  REQUIRE_MESSAGE(s.expect("... "), s.output());
+  s.line("  x + 1");
+  REQUIRE_MESSAGE(s.expect("... "), s.output());
+  s.line("}");
+  REQUIRE_MESSAGE(s.expect("nn> "), s.output());
+  s.line("add_one(41)");
+  CHECK_MESSAGE(s.expect("42\r\n"), s.output());
+  REQUIRE_MESSAGE(s.expect("nn> "), s.output());
+  CHECK(s.ctrl_d_exit() == 0);  // Ctrl-D leaves
+}
+
+TEST_CASE("an error prints its diagnostic and the session goes on") {
+  TempHome home;
+  PtySession s(home.path());
+  REQUIRE(s.expect("nn> "));
+  s.line("let base = 10");
+  REQUIRE(s.expect("nn> "));
+  s.line("base + no_such_name");
+  CHECK_MESSAGE(s.expect("error:"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line("base * 3");
+  CHECK_MESSAGE(s.expect("30\r\n"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line("let t = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]");
+  REQUIRE(s.expect("nn> "));
+  s.line(":type t");
+  CHECK_MESSAGE(s.expect("[2, 3]"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line(":graphs");
+  CHECK_MESSAGE(s.expect("graph mode is not available yet"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line(":quit");
+  CHECK(s.wait_exit() == 0);
+}
+
+TEST_CASE("Ctrl-C stops a running loop and keeps the session") {
+  TempHome home;
+  PtySession s(home.path());
+  REQUIRE(s.expect("nn> "));
+  s.line("let keep = 5");
+  REQUIRE(s.expect("nn> "));
+  s.line("while true { }");
+  std::this_thread::sleep_for(300ms);
+  s.write("\x03");
+  CHECK_MESSAGE(s.expect("interrupted"), s.output());
+  REQUIRE_MESSAGE(s.expect("nn> "), s.output());
+  s.line("keep + 1");
+  CHECK_MESSAGE(s.expect("6\r\n"), s.output());
+  REQUIRE(s.expect("nn> "));
+  // At the prompt Ctrl-C drops the line being typed.
+  s.write("this_is_not_defined");
+  s.write("\x03");
+  REQUIRE_MESSAGE(s.expect("nn> "), s.output());
+  s.line("keep + 2");
+  CHECK_MESSAGE(s.expect("7\r\n"), s.output());
+  REQUIRE(s.expect("nn> "));
+  CHECK_MESSAGE(s.output().find("this_is_not_defined`") == std::string::npos, s.output());
+  s.line(":quit");
+  CHECK(s.wait_exit() == 0);
+}
+
+TEST_CASE("Tab completes session names and record fields") {
+  TempHome home;
+  PtySession s(home.path());
+  REQUIRE(s.expect("nn> "));
+  s.line("let my_long_variable = 1234");
+  REQUIRE(s.expect("nn> "));
+  s.write("my_long_va\t");
+  s.line("");
+  CHECK_MESSAGE(s.expect("1234\r\n"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line("let point = {xcoord: 3, ycoord: 4}");
+  REQUIRE(s.expect("nn> "));
+  s.write("point.yc\t");
+  s.line("");
+  CHECK_MESSAGE(s.expect("4\r\n"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line(":quit");
+  CHECK(s.wait_exit() == 0);
+}
+
+TEST_CASE("history is written to ~/.nn_history, a multi-line entry whole") {
+  TempHome home;
+  {
+    PtySession s(home.path());
+    REQUIRE(s.expect("nn> "));
+    s.line("let first_entry = 1");
+    REQUIRE(s.expect("nn> "));
+    s.line("fn twice(x) {");
+    REQUIRE(s.expect("... "));
+    s.line("  x * 2");
+    REQUIRE(s.expect("... "));
+    s.line("}");
+    REQUIRE(s.expect("nn> "));
+    s.line(":quit");
+    CHECK(s.wait_exit() == 0);
+  }
+  std::string text = read_text(home.path() + "/.nn_history");
+  CHECK_MESSAGE(text.find("let first_entry = 1\n") != std::string::npos, text);
+  CHECK_MESSAGE(text.find("fn twice(x) {\\n  x * 2\\n}\n") != std::string::npos, text);
+  CHECK_MESSAGE(text.find(":quit\n") != std::string::npos, text);
+
+  // A new session recalls the multi-line entry whole (Ctrl-P twice: it came before :quit).
+  PtySession s(home.path());
+  REQUIRE(s.expect("nn> "));
+  s.write("\x10\x10\r");  // Ctrl-P, Ctrl-P, Enter
+  REQUIRE_MESSAGE(s.expect("nn> "), s.output());
+  s.line("twice(21)");
+  CHECK_MESSAGE(s.expect("42\r\n"), s.output());
+  s.line(":quit");
+  CHECK(s.wait_exit() == 0);
+}
