@@ -174,9 +174,8 @@ void AtomicFile::commit() {
 
 // ---------------------------------------------------------------- places
 
-std::string stdlib_dir() { return nn::frontend::stdlib_dir(); }
 
-std::string data_dir() { return (fs::path(stdlib_dir()) / "data").string(); }
+std::string data_dir() { return (fs::path(nn::frontend::stdlib_dir()) / "data").string(); }
 
 bool in_data_dir(const std::string& path) {
   std::error_code ec;

@@ -78,9 +78,8 @@ class AtomicFile {
   bool committed_ = false;
 };
 
-// The stdlib folder ($NN_STDLIB, else the source tree's stdlib/) and the
-// data shipped in its data/ folder.
-std::string stdlib_dir();
+// The data shipped in the stdlib's data/ folder (frontend/stdlib_path.h
+// says where the stdlib is).
 std::string data_dir();
 // Whether `path` names a file inside data_dir() (after resolving links and
 // `..`): the one place scripts may read with allow_files=false.
