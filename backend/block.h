@@ -3,11 +3,20 @@
 // the last reference goes.
 #pragma once
 #include <cstddef>
+#include <string>
 
 #include "backend/device.h"
 #include "backend/ref.h"
 
 namespace nn::backend {
+
+// The mark of a block that belongs to a graph trace: such a block stands for
+// a value that exists only when the graph runs, so it never gets memory, and
+// reading it is an error the mark words (ir/tracer.h).
+struct TraceMark : RefCounted {
+  virtual ~TraceMark() = default;
+  virtual std::string misuse() const = 0;
+};
 
 class Block : public RefCounted {
  public:
@@ -15,14 +24,16 @@ class Block : public RefCounted {
   // Memory owned by someone else (a host's buffer): never returned to the pool.
   Block(Device* device, void* external, size_t bytes)
       : device_(device), bytes_(bytes), ptr_(external), external_(true) {}
+  Block(Device* device, size_t bytes, Ref<TraceMark> mark) : device_(device), bytes_(bytes), mark_(std::move(mark)) {}
   ~Block() {
     if (ptr_ && !external_) device_->pool().release(ptr_, bytes_);
   }
   Device* device() const { return device_; }
   size_t bytes() const { return bytes_; }
   bool allocated() const { return ptr_ != nullptr; }
+  TraceMark* trace_mark() const { return mark_.get(); }
   void* data() {
-    if (!ptr_) ptr_ = device_->pool().allocate(bytes_);
+    if (!ptr_) allocate();
     return ptr_;
   }
 
@@ -31,6 +42,8 @@ class Block : public RefCounted {
   size_t bytes_;
   void* ptr_ = nullptr;
   bool external_ = false;
+  Ref<TraceMark> mark_;
+  void allocate();  // from the pool; a traced block throws its mark's error
 };
 
 using BlockPtr = Ref<Block>;

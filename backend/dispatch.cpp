@@ -45,7 +45,12 @@ OutTypes infer_types(const OpDef& op, std::span<const Tensor> in, const Attrs& a
 Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs) {
   OutTypes types = infer_types(op, in, attrs);
   Tensors out;
-  if (t_hook && t_hook->on_dispatch(op, in, attrs, types, out)) return out;
+  if (t_hook && t_hook->on_dispatch(op, in, attrs, types, out)) {
+    // A traced call is recorded on the tape too: grad() inside a graph then
+    // walks it and its backward rules trace the backward part (ir/tracer.h).
+    if (op.backward) record_op(op, in, attrs, out);
+    return out;
+  }
   out.reserve(types.size());
   if (op.view) {
     out.push_back(in[0].view(types[0].shape));

@@ -27,6 +27,13 @@ Tensor linspace(double start, double stop, int64_t n, DType dtype = DType::f32);
 Tensor eye(int64_t n, DType dtype = DType::f32);
 // Random (counter-based Philox generator; deterministic under manual_seed).
 void manual_seed(uint64_t seed);
+// The generator's position, to run a piece of code twice on the same draws
+// (--check-graph).
+struct RngState {
+  uint64_t seed = 0, offset = 0;
+};
+RngState rng_state();
+void set_rng_state(RngState s);
 Tensor rand(const Shape& shape, DType dtype = DType::f32);   // uniform [0, 1)
 Tensor randn(const Shape& shape, DType dtype = DType::f32);  // standard normal
 Tensor randint(int64_t lo, int64_t hi, const Shape& shape, DType dtype = DType::i64);  // [lo, hi)

@@ -40,6 +40,22 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, Device* de
   return t;
 }
 
+Tensor Tensor::traced(const TensorType& type, Ref<TraceMark> mark) {
+  Tensor t;
+  t.impl_ = make_ref<TensorImpl>();
+  t.impl_->block = make_ref<Block>(type.device ? type.device : cpu_device(),
+                                   size_t(type.shape.numel()) * dtype_size(type.dtype), std::move(mark));
+  t.impl_->shape = type.shape;
+  t.impl_->dtype = type.dtype;
+  t.impl_->weak = type.weak;
+  return t;
+}
+
+void Block::allocate() {
+  if (mark_) throw Error(mark_->misuse());
+  ptr_ = device_->pool().allocate(bytes_);
+}
+
 Tensor Tensor::view(const Shape& shape) const {
   Tensor t;
   t.impl_ = make_ref<TensorImpl>();

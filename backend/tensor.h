@@ -44,6 +44,8 @@ class Tensor {
   static Tensor empty(const TensorType& t) { return empty(t.shape, t.dtype, t.device); }
   // A tensor over memory the caller owns and keeps alive; nothing is copied.
   static Tensor from_blob(void* data, const Shape& shape, DType dtype, Device* device = nullptr);
+  // A tensor of a graph trace: a type and a mark, never memory (ir/tracer.h).
+  static Tensor traced(const TensorType& type, Ref<TraceMark> mark);
 
   bool defined() const { return bool(impl_); }
   const Shape& shape() const { return impl_->shape; }
@@ -68,6 +70,7 @@ class Tensor {
   int64_t item_int() const;
   bool item_bool() const;
 
+  bool is_traced() const { return impl_->block->trace_mark() != nullptr; }
   const BlockPtr& block() const { return impl_->block; }
   size_t offset() const { return impl_->offset; }
   TensorImpl* impl() const { return impl_.get(); }

@@ -30,9 +30,13 @@ PhiloxDraw philox_reserve(uint64_t n) {
   return {g_seed.load(std::memory_order_relaxed), g_offset.fetch_add(n, std::memory_order_relaxed)};
 }
 
-void manual_seed(uint64_t seed) {
-  g_seed.store(seed, std::memory_order_relaxed);
-  g_offset.store(0, std::memory_order_relaxed);
+void manual_seed(uint64_t seed) { set_rng_state({seed, 0}); }
+
+RngState rng_state() { return {g_seed.load(std::memory_order_relaxed), g_offset.load(std::memory_order_relaxed)}; }
+
+void set_rng_state(RngState s) {
+  g_seed.store(s.seed, std::memory_order_relaxed);
+  g_offset.store(s.offset, std::memory_order_relaxed);
 }
 
 namespace {

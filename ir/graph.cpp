@@ -1,0 +1,59 @@
+// Building a graph: values and nodes appended in trace order.
+#include "ir/graph.h"
+
+namespace nn::ir {
+
+const char* role_name(Role r) {
+  switch (r) {
+    case Role::intermediate: return "value";
+    case Role::input: return "input";
+    case Role::param: return "param";
+    case Role::state: return "state";
+    case Role::constant: return "const";
+  }
+  return "?";
+}
+
+const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::forward: return "forward";
+    case Phase::backward: return "backward";
+    case Phase::optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+ValueId Graph::add_value(const backend::TensorType& type, Role role, std::string name) {
+  Value v;
+  v.type = type;
+  v.role = role;
+  v.name = std::move(name);
+  values.push_back(std::move(v));
+  return ValueId(values.size() - 1);
+}
+
+NodeId Graph::add_node(const backend::OpDef* op, std::vector<ValueId> in, const backend::Attrs& attrs,
+                       const backend::OutTypes& types) {
+  const NodeId id = NodeId(nodes.size());
+  Node n;
+  n.op = op;
+  n.inputs = std::move(in);
+  n.attrs = attrs;
+  n.outputs.reserve(types.size());
+  for (uint32_t i = 0; i < types.size(); ++i) {
+    ValueId v = add_value(types[i], Role::intermediate);
+    values[v].producer = id;
+    values[v].index = i;
+    n.outputs.push_back(v);
+  }
+  nodes.push_back(std::move(n));
+  return id;
+}
+
+size_t Graph::edge_count() const {
+  size_t e = 0;
+  for (const Node& n : nodes) e += n.inputs.size();
+  return e;
+}
+
+}  // namespace nn::ir

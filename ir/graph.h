@@ -1,0 +1,103 @@
+// The graph IR: values and nodes in a valid order. A value is an input, a
+// param, a state, a constant or the result of one node; a node is an op call
+// of the registry (or a host call such as print) with its attributes, output
+// types, the source location that made it, the nn function call it belongs
+// to, and the part of the program it is in (forward, backward, optimizer).
+// Values are single-assignment: an in-place update in the script becomes a
+// new value, and a state's last value is written back after each run.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/op_registry.h"
+
+namespace nn::ir {
+
+using ValueId = uint32_t;
+using NodeId = uint32_t;
+inline constexpr uint32_t kNone = UINT32_MAX;
+
+enum class Role : uint8_t {
+  intermediate,  // made by a node
+  input,         // an argument of the graph, bound on each run
+  param,         // a captured tensor that requires grad (by reference)
+  state,         // a captured tensor the graph updates (by reference)
+  constant,      // a captured tensor the graph only reads (by reference)
+};
+const char* role_name(Role r);
+
+enum class Phase : uint8_t { forward, backward, optimizer };
+const char* phase_name(Phase p);
+
+// A source location; ir/ does not read it, the frontend renders it.
+struct Loc {
+  uint32_t file = 0, begin = 0, end = 0;
+  bool valid() const { return file != 0; }
+};
+
+struct Value {
+  backend::TensorType type;
+  Role role = Role::intermediate;
+  bool output = false;      // handed to the host after each run
+  NodeId producer = kNone;  // kNone for everything but intermediates
+  uint32_t index = 0;       // which output of its producer
+  std::string name;         // inputs: the argument or variable name
+  backend::Tensor captured; // param, state, constant: the tensor itself
+};
+
+// A host call inside a graph (print): runs on every replay with the values
+// of its inputs.
+using HostFn = std::function<void(std::span<const backend::Tensor>)>;
+
+struct Node {
+  const backend::OpDef* op = nullptr;  // null: a host call
+  std::string host_name;               // a host call's name ("print")
+  HostFn host;
+  backend::Attrs attrs;
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+  Loc loc;
+  uint32_t scope = 0;  // index in Graph::scopes
+  Phase phase = Phase::forward;
+  const std::string& name() const { return op ? op->name : host_name; }
+  // Random ops and host calls keep their trace order in every schedule: the
+  // draws and the printed lines come out as in eager mode.
+  bool ordered_effect() const { return !op || op->effect == backend::Effect::random; }
+};
+
+// An nn function call during the trace; scope 0 is the graph itself.
+struct Scope {
+  std::string name;
+  uint32_t parent = 0;
+  Loc call;
+};
+
+// After each run, the captured tensor of `state` takes the contents of `value`.
+struct StateUpdate {
+  ValueId state;
+  ValueId value;
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::vector<Scope> scopes{Scope{}};
+  std::vector<ValueId> inputs;   // arguments, in the order a run binds them
+  std::vector<ValueId> outputs;  // in the order a run returns them
+  std::vector<StateUpdate> updates;
+  // "file.nn:12:5" for a location; set by whoever traced the graph.
+  std::function<std::string(const Loc&)> locate;
+
+  ValueId add_value(const backend::TensorType& type, Role role, std::string name = {});
+  // Appends a node and one intermediate value per output type.
+  NodeId add_node(const backend::OpDef* op, std::vector<ValueId> inputs, const backend::Attrs& attrs,
+                  const backend::OutTypes& types);
+  size_t edge_count() const;
+  std::string where(const Loc& l) const { return locate && l.valid() ? locate(l) : std::string(); }
+};
+
+}  // namespace nn::ir
