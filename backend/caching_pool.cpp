@@ -38,6 +38,7 @@ void* CachingPool::allocate(size_t bytes) {
     st_.cached -= sz;
     st_.current += sz;
     st_.peak = std::max(st_.peak, st_.current);
+    st_.window_peak = std::max(st_.window_peak, st_.current);
     ++st_.reuses;
     return p;
   }
@@ -59,6 +60,7 @@ void* CachingPool::allocate(size_t bytes) {
                       bytes);
   st_.current += sz;
   st_.peak = std::max(st_.peak, st_.current);
+  st_.window_peak = std::max(st_.window_peak, st_.current);
   ++st_.allocations;
   return p;
 }
@@ -91,6 +93,18 @@ MemoryStats CachingPool::stats() const {
 void CachingPool::set_limit(size_t bytes) {
   std::lock_guard lock(mu_);
   st_.limit = bytes;
+}
+
+size_t CachingPool::begin_window() {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t enclosing = st_.window_peak;
+  st_.window_peak = st_.current;
+  return enclosing;
+}
+
+void CachingPool::end_window(size_t enclosing) {
+  std::lock_guard<std::mutex> lock(mu_);
+  st_.window_peak = std::max(st_.window_peak, enclosing);
 }
 
 void CachingPool::reset_peak() {

@@ -15,6 +15,7 @@ namespace nn::backend {
 struct MemoryStats {
   size_t current = 0;  // bytes handed out and not yet returned
   size_t peak = 0;     // highest `current` since start or reset_peak()
+  size_t window_peak = 0;  // highest `current` since begin_window()
   size_t cached = 0;   // bytes kept in free lists
   size_t limit = 0;    // 0: no limit
   size_t allocations = 0;  // system allocations made
@@ -37,6 +38,11 @@ class CachingPool {
   MemoryStats stats() const;
   void set_limit(size_t bytes);
   void reset_peak();
+  // A window measures the peak of one piece of work (a graph run) without
+  // disturbing an enclosing one: begin returns the enclosing window's peak,
+  // which end takes back.
+  size_t begin_window();
+  void end_window(size_t enclosing);
   static size_t size_class(size_t bytes);
 
  private:

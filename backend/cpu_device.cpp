@@ -23,6 +23,7 @@ class CpuDevice final : public Device {
   }
   void copy_to_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
   void copy_from_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
+  void copy(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
 };
 
 int g_threads = 0;

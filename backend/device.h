@@ -21,6 +21,8 @@ class Device {
   // Copies between this device's memory and host memory.
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* src, size_t bytes) = 0;
+  // Copies within this device's memory.
+  virtual void copy(void* dst, const void* src, size_t bytes) = 0;
 
  protected:
   Device(DeviceType t, int index, std::string name) : type_(t), index_(index), name_(std::move(name)) {}

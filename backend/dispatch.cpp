@@ -5,6 +5,7 @@
 #include <array>
 
 #include "backend/autograd.h"
+#include "backend/profiler.h"
 
 namespace nn::backend {
 namespace {
@@ -69,7 +70,13 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs
     // Take the output memory here, outside any parallel region of the kernel,
     // so that an allocation failure names the op.
     for (auto& t : out) t.raw_data();
-    kernel_for(op, dev)(in, out, attrs);
+    if (Profiler* prof = Profiler::active()) {
+      const int64_t t0 = Profiler::now_ns();
+      kernel_for(op, dev)(in, out, attrs);
+      prof->record(op.name, "eager", t0, Profiler::now_ns());
+    } else {
+      kernel_for(op, dev)(in, out, attrs);
+    }
   } catch (const OutOfMemory& e) {
     throw OutOfMemory(op.name + ": " + e.what(), e.asked());
   }

@@ -44,6 +44,7 @@ Value Interpreter::update_in_place(const Value& old, BinOp op, const Value& v, S
                    ", which autodiff is tracking; write `x = x " + binop_symbol(op) + " v`");
   // The update itself is never part of a gradient (an optimizer step on a param).
   backend::NoGradGuard no_grad;
+  trace_loc(span);
   // Fast path: an elementwise op whose result has x's type writes straight
   // into x, one pass over memory.
   if (const backend::OpDef* d = elementwise_op(op)) {
@@ -63,6 +64,12 @@ Value Interpreter::update_in_place(const Value& old, BinOp op, const Value& v, S
     fail(span, std::string("`") + binop_symbol(op) + "=` writes into " + target.type().str() +
                    " in place and cannot store a result of dtype " + std::string(backend::dtype_name(r.dtype())) +
                    " in it; write `x = x " + binop_symbol(op) + " v`");
+  // Inside a graph the update is a new value the tensor stands for from
+  // here on; the last one is written back after each run (ir/tracer.h).
+  if (ir::Tracer* tr = ir::Tracer::active()) {
+    tr->rebind(target, r.dtype() == target.dtype() ? r : backend::astype(r, target.dtype()));
+    return old;
+  }
   try {
     backend::index_assign(target, {}, r);
   } catch (const backend::Error& e) {
@@ -124,6 +131,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
       if (target.as_tensor().impl()->grad_fn && backend::grad_enabled())
         fail(ix.span, "assigning into " + target.as_tensor().type().str() +
                           ", which autodiff is tracking, would make its gradient wrong; build a new tensor with where() or concat()");
+      trace_loc(s.span);
       try {
         backend::Tensor t = target.as_tensor();
         if (s.op != AssignOp::Set) v = binary(compound_op(s.op), Value(backend::index(t, items)), v, s.span);

@@ -165,11 +165,16 @@ Value Interpreter::call_closure(const Function& f, std::vector<Value>& positiona
         fail(call_span, fname + " is missing its argument `" + params[i].name + "`");
       values[i] = eval(*params[i].default_value, f.env);
     }
-    env->define(intern(params[i].name), std::move(values[i]));
   }
   Value result;
   try {
-    exec_stmts(def.body->stmts, env, &result);
+    if (def.is_graph && graph_mode_on()) {
+      result = call_graph(f, values, call_span);
+    } else {
+      for (size_t i = 0; i < params.size(); ++i) env->define(intern(params[i].name), std::move(values[i]));
+      TraceScope scope(def.name.empty() ? "<lambda>" : def.name, call_span);
+      exec_stmts(def.body->stmts, env, &result);
+    }
   } catch (ScriptError& e) {
     add_frame_note(e, (def.is_graph ? "graph " : "fn ") + (def.name.empty() ? std::string("<lambda>") : def.name),
                    sources_.location(call_span));
@@ -221,6 +226,7 @@ Value Interpreter::call_builtin(const Builtin& b, std::vector<Value>& positional
     if (!b.params[i].default_value) fail(call_span, b.name + " is missing its argument `" + b.params[i].name + "`");
     args.values_[i] = *b.params[i].default_value;
   }
+  trace_loc(call_span);
   try {
     return b.fn(args);
   } catch (const backend::OutOfMemory& e) {

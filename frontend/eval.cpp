@@ -30,7 +30,7 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
     }
     case ExprKind::Not: {
       auto& n = static_cast<const NotExpr&>(e);
-      return Value(!truthy(eval(*n.operand, env), n.operand->span));
+      return Value(!truthy(eval(*n.operand, env), n.operand->span, "`not`"));
     }
     case ExprKind::Binary: {
       auto& b = static_cast<const BinaryExpr&>(e);
@@ -46,7 +46,7 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
     case ExprKind::Logical: {
       auto& l = static_cast<const LogicalExpr&>(e);
       Value lhs = eval(*l.lhs, env);
-      bool t = truthy(lhs, l.lhs->span);
+      bool t = truthy(lhs, l.lhs->span, l.is_and ? "`and`" : "`or`");
       if (l.is_and ? !t : t) return lhs;
       return eval(*l.rhs, env);
     }
@@ -205,6 +205,7 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
     if (e.items.size() == 1 && !e.items[0].is_slice) {
       Value iv = eval(*e.items[0].index, env);
       if (iv.is_tensor() && iv.as_tensor().ndim() > 0) {
+        trace_loc(e.span);
         try {
           return Value(backend::take(target.as_tensor(), iv.as_tensor()));
         } catch (const backend::Error& ex) {
@@ -213,6 +214,7 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
       }
     }
     std::vector<backend::IndexItem> items = eval_index_items(*this, e, env);
+    trace_loc(e.span);
     try {
       return Value(backend::index(target.as_tensor(), items));
     } catch (const backend::Error& ex) {

@@ -14,6 +14,7 @@ namespace nn::frontend {
 
 class Interpreter;
 struct Env;
+struct GraphCache;
 using EnvPtr = std::shared_ptr<Env>;
 
 // Arguments of a built-in, bound to its parameters by position or keyword.
@@ -77,6 +78,9 @@ struct Function {
   // Bound: `self` becomes the first positional argument of `target`.
   Value self;
   FunctionPtr target;
+
+  // Graph functions: the compiled graphs, one per call signature.
+  mutable std::shared_ptr<GraphCache> graph_cache;
 
   std::string name() const;
 };

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "backend/error.h"
+#include "backend/interrupt.h"
 #include "backend/ops.h"
 #include "frontend/format.h"
 #include "frontend/parser.h"
@@ -26,6 +27,14 @@ Interpreter::Interpreter(InterpreterOptions opts) : opts_(std::move(opts)) {
     for (std::string part; std::getline(ss, part, ':');)
       if (!part.empty()) opts_.search_paths.push_back(part);
   }
+  // NN_LOG=retrace says why graphs are traced again; NN_VERIFY_IR=1 checks
+  // every graph compiled (always on in debug builds).
+  const char* log = std::getenv("NN_LOG");
+  explain_retrace_ = opts_.explain || (log && std::string_view(log).find("retrace") != std::string_view::npos);
+#ifndef NDEBUG
+  verify_graphs_ = true;
+#endif
+  if (const char* v = std::getenv("NN_VERIFY_IR")) verify_graphs_ = verify_graphs_ || std::string_view(v) == "1";
   prelude_ = std::make_shared<Env>();
   install_builtins();
   globals_ = std::make_shared<Env>(prelude_);
@@ -121,16 +130,11 @@ void stack_extent(char*& base, size_t& limit) {
 }
 }  // namespace
 
-namespace {
-std::atomic<bool> g_interrupt{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the interrupt flag is set from a signal handler");
-}  // namespace
-
-void request_interrupt() noexcept { g_interrupt.store(true, std::memory_order_relaxed); }
-void clear_interrupt() noexcept { g_interrupt.store(false, std::memory_order_relaxed); }
+void request_interrupt() noexcept { backend::request_interrupt(); }
+void clear_interrupt() noexcept { backend::clear_interrupt(); }
 
 void Interpreter::check_interrupt(Span span) {
-  if (g_interrupt.load(std::memory_order_relaxed) && g_interrupt.exchange(false)) fail(span, "interrupted");
+  if (backend::take_interrupt()) fail(span, "interrupted");
 }
 
 void Interpreter::check_stack(Span span) {
@@ -215,11 +219,10 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, const EnvPtr& env, Value* las
       return Flow::Normal;
     }
     case StmtKind::GraphBlock:
-      // Graph mode is not built yet: a graph block runs as eager code (SPEC --eager).
-      return exec_block(*static_cast<const GraphBlockStmt&>(s).body, env, nullptr);
+      return exec_graph_block(static_cast<const GraphBlockStmt&>(s), env);
     case StmtKind::If: {
       auto& i = static_cast<const IfStmt&>(s);
-      if (truthy(eval(*i.cond, env), i.cond->span)) return exec_block(*i.then_block, env, last);
+      if (truthy(eval(*i.cond, env), i.cond->span, "`if`")) return exec_block(*i.then_block, env, last);
       if (i.else_block) return exec_block(*i.else_block, env, last);
       return Flow::Normal;
     }
@@ -228,7 +231,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, const EnvPtr& env, Value* las
     case StmtKind::While: {
       auto& w = static_cast<const WhileStmt&>(s);
       Value result;
-      while (truthy(eval(*w.cond, env), w.cond->span)) {
+      while (truthy(eval(*w.cond, env), w.cond->span, "`while`")) {
         check_interrupt(w.span);
         Flow f = exec_block(*w.body, env, &result);
         if (f == Flow::Break) break;

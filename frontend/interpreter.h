@@ -3,6 +3,9 @@
 // op it evaluates goes through backend::dispatch.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <span>
+#include <unordered_map>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -13,8 +16,11 @@
 #include "frontend/diagnostic.h"
 #include "frontend/environment.h"
 #include "frontend/function.h"
+#include "frontend/graph_cache.h"
 #include "frontend/source.h"
 #include "frontend/value.h"
+#include "ir/schedule.h"
+#include "ir/tracer.h"
 
 namespace nn::frontend {
 
@@ -25,6 +31,14 @@ struct InterpreterOptions {
   bool allow_files = true;
   size_t max_memory_bytes = 0;            // 0: the machine's memory
   std::vector<std::string> args;          // `args` in scripts
+  // Graph mode (SPEC §6).
+  bool eager_graphs = false;              // --eager: graphs run as plain code
+  bool check_graphs = false;              // --check-graph: run both and compare
+  bool explain = false;                   // --explain: say why a graph is retraced
+  ir::Schedule schedule = ir::Schedule::serial;
+  // Called with each graph once compiled (nn ir, nn dot); may throw
+  // ExitRequest to stop the script there.
+  std::function<void(const ir::Graph&)> on_compiled;
   std::ostream* out = nullptr;            // print(); null: std::cout
 };
 
@@ -35,6 +49,26 @@ struct InterpreterOptions {
 // request with clear_interrupt() before running new code.
 void request_interrupt() noexcept;
 void clear_interrupt() noexcept;
+
+// While a graph is traced, the op calls that follow come from `s`.
+inline void trace_loc(Span s) { ir::trace_loc({s.file, s.begin, s.end}); }
+
+// While a graph is traced, the nodes made inside a function call belong to
+// that call (the pictures cluster them).
+class TraceScope {
+ public:
+  TraceScope(const std::string& name, Span call) : tracer_(ir::Tracer::active()) {
+    if (tracer_) tracer_->push_scope(name, {call.file, call.begin, call.end});
+  }
+  ~TraceScope() {
+    if (tracer_ && ir::Tracer::active() == tracer_) tracer_->pop_scope();
+  }
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  ir::Tracer* tracer_;
+};
 
 // Thrown by exit(code): unwinds to the host, which ends the program.
 struct ExitRequest {
@@ -71,6 +105,9 @@ class Interpreter {
   Value call(const Value& callee, std::vector<Value> positional,
              std::vector<std::pair<Symbol, Value>> keywords = {}, Span call_span = {});
 
+  // Every graph function and block compiled so far (:graphs, --stats).
+  const std::vector<std::shared_ptr<GraphCache>>& graphs() const { return graphs_; }
+
   // Conversions shared by built-ins.
   backend::Tensor to_tensor(const Value& v, Span span);
   const InterpreterOptions& options() const { return opts_; }
@@ -106,7 +143,8 @@ class Interpreter {
   Value field_of(const Value& target, Symbol name, Span span, const EnvPtr& env, bool for_call);
   Value binary(BinOp op, const Value& a, const Value& b, Span span);
   Value negate(const Value& v, Span span);
-  bool truthy(const Value& v, Span span);
+  // `construct` names what branches (`if`, `while`, `and`) for the trace error.
+  bool truthy(const Value& v, Span span, const char* construct = "a condition");
   Value literal_tensor(const Expr& e);
 
   // calls
@@ -126,6 +164,25 @@ class Interpreter {
   RecordPtr load_module(const std::string& path, Span span, uint32_t from_file);
   void load_stdlib_prelude();
   void install_builtins();
+
+  // graph mode (frontend/graph_mode.cpp, graph_check.cpp)
+  bool graph_mode_on() const;
+  Value call_graph(const Function& f, std::vector<Value>& args, Span call_span);
+  Flow exec_graph_block(const GraphBlockStmt& s, const EnvPtr& env);
+  std::shared_ptr<GraphCache> new_graph_cache(std::string name);
+  CompiledGraph& add_entry(GraphCache& cache, Signature sig, Span span);
+  void start_trace(ir::Tracer& tr);
+  void compile(CompiledGraph& cg);
+  std::vector<backend::Tensor> run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs);
+  // --check-graph: runs the graph, then `eager` on the same state and draws,
+  // and fails at `span` when their results differ; returns the graph's.
+  std::vector<backend::Tensor> check_against_eager(CompiledGraph& cg, std::span<const backend::Tensor> inputs,
+                                                   const std::function<std::vector<backend::Tensor>()>& eager,
+                                                   Span span);
+  std::vector<std::shared_ptr<GraphCache>> graphs_;
+  std::unordered_map<const GraphBlockStmt*, std::shared_ptr<GraphCache>> block_graphs_;
+  bool explain_retrace_ = false;
+  bool verify_graphs_ = false;
 
   // guards
   void enter_call(Span call_span);

@@ -102,6 +102,7 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
   if ((op == BinOp::Eq || op == BinOp::Ne) && (a.is_none() || b.is_none()))
     return Value((a.is_none() && b.is_none()) == (op == BinOp::Eq));
   if (a.is_tensor() || b.is_tensor()) {
+    trace_loc(span);
     try {
       backend::Tensor x = a.is_tensor() ? a.as_tensor() : to_tensor(a, span);
       backend::Tensor y = b.is_tensor() ? b.as_tensor() : to_tensor(b, span);
@@ -186,6 +187,7 @@ Value Interpreter::negate(const Value& v, Span span) {
   if (v.is_float()) return Value(-v.as_float());
   if (v.is_bool()) return Value(-int64_t(v.as_bool()));
   if (v.is_tensor()) {
+    trace_loc(span);
     try {
       return Value(backend::neg(v.as_tensor()));
     } catch (const backend::Error& e) {
@@ -195,7 +197,7 @@ Value Interpreter::negate(const Value& v, Span span) {
   fail(span, "cannot negate " + a_type_name(v));
 }
 
-bool Interpreter::truthy(const Value& v, Span span) {
+bool Interpreter::truthy(const Value& v, Span span, const char* construct) {
   switch (v.kind()) {
     case Value::Kind::Bool: return v.as_bool();
     case Value::Kind::None: return false;
@@ -206,6 +208,12 @@ bool Interpreter::truthy(const Value& v, Span span) {
     case Value::Kind::Tuple: return !v.as_tuple()->items.empty();
     case Value::Kind::Tensor: {
       const auto& t = v.as_tensor();
+      if (ir::Tracer* tr = ir::Tracer::active(); tr && tr->is_traced(t))
+        throw ScriptError(Diagnostic{std::string("cannot branch on a tensor's value in ") + construct + " inside graph `" +
+                                         tr->name() + "`: the value is not known while the graph is traced",
+                                     span,
+                                     {"help: compute both sides and choose with where(cond, a, b), or return the "
+                                      "tensor and branch outside the graph"}});
       if (t.numel() != 1)
         fail(span, "the truth value of a tensor with " + std::to_string(t.numel()) + " elements (" + t.type().str() +
                        ") is ambiguous; reduce it first, e.g. with max() or min()");

@@ -55,7 +55,7 @@ struct CommonOptions {
   std::optional<int> threads;
   std::optional<uint64_t> seed;
   bool eager = false, check_graph = false, explain = false, stats = false;
-  std::string profile_path;
+  std::string profile_path, schedule;
   std::vector<std::string> disabled_passes;
   std::optional<size_t> max_memory_bytes;
 };
@@ -101,9 +101,12 @@ void add_common_options(CLI::App& app, CommonOptions& c) {
   app.add_flag("--explain", c.explain, "Say why each graph is traced again");
   // A flag that may take a value after '=', so `nn --profile f.nn` does not
   // read f.nn as the trace file; given bare, CLI11 stores "true".
-  app.add_flag("--profile", c.profile_path, "Profile ops and write a trace (default FILE: nn-profile.json)")
+  app.add_flag("--profile", c.profile_path, "Print a per-op time table at the end; with =FILE.json, write a Chrome trace too")
       ->type_name("[=FILE.json]");
   app.add_flag("--stats", c.stats, "Print graph and memory statistics at the end");
+  app.add_option("--schedule", c.schedule, "Order in which graphs run their nodes")
+      ->check(CLI::IsMember({"serial", "bfs"}))
+      ->type_name("serial|bfs");
   app.add_option("--no-pass", "Turn one graph optimization off (repeatable)")
       ->type_name("NAME")
       ->expected(1)
@@ -123,9 +126,16 @@ void merge_into(CliOptions& out, const CommonOptions& c) {
   out.check_graph |= c.check_graph;
   out.explain |= c.explain;
   out.stats |= c.stats;
-  if (c.profile_path == "true") out.profile_path = "nn-profile.json";
-  else if (c.profile_path == "false") out.profile_path.clear();
-  else if (!c.profile_path.empty()) out.profile_path = c.profile_path;
+  if (c.profile_path == "true") {
+    out.profile = true;
+  } else if (c.profile_path == "false") {
+    out.profile = false;
+    out.profile_path.clear();
+  } else if (!c.profile_path.empty()) {
+    out.profile = true;
+    out.profile_path = c.profile_path;
+  }
+  if (!c.schedule.empty()) out.schedule = c.schedule;
   out.disabled_passes.insert(out.disabled_passes.end(), c.disabled_passes.begin(), c.disabled_passes.end());
   if (c.max_memory_bytes) out.max_memory_bytes = *c.max_memory_bytes;
 }

@@ -34,7 +34,9 @@ struct CliOptions {
   bool check_graph = false;
   bool explain = false;
   bool stats = false;
-  std::string profile_path;  // empty: no profile
+  bool profile = false;      // --profile: the per-op table at the end
+  std::string profile_path;  // --profile=FILE.json: and a Chrome trace
+  std::string schedule = "serial";  // graph schedule: serial or bfs
   std::vector<std::string> disabled_passes;
   size_t max_memory_bytes = 0;  // 0: no limit but the machine's
 

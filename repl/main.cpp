@@ -13,8 +13,13 @@
 #include <new>
 #include <string>
 
+#include "backend/profiler.h"
 #include "frontend/interpreter.h"
+#include "ir/dot_printer.h"
+#include "ir/dot_render.h"
+#include "ir/printer.h"
 #include "repl/cli.h"
+#include "repl/profile_report.h"
 #include "repl/repl.h"
 
 namespace {
@@ -53,16 +58,89 @@ nn::frontend::InterpreterOptions interpreter_options(const CliOptions& cli) {
   o.seed = cli.seed;
   o.max_memory_bytes = cli.max_memory_bytes;
   o.args = cli.script_args;
+  o.eager_graphs = cli.eager;
+  o.check_graphs = cli.check_graph;
+  o.explain = cli.explain;
+  nn::ir::parse_schedule(cli.schedule, o.schedule);
   return o;
+}
+
+// nn ir / nn dot: once graph G (or the first graph) is compiled, write it
+// and stop the script.
+void stop_at_graph(const CliOptions& cli, nn::frontend::InterpreterOptions& o) {
+  o.on_compiled = [&cli](const nn::ir::Graph& g) {
+    if (!cli.graph_name.empty() && g.name != cli.graph_name) return;
+    if (cli.mode == Mode::Ir) {
+      std::cout << nn::ir::print_ir(g);
+    } else {
+      nn::ir::DotOptions opt;
+      opt.raw = cli.raw;
+      nn::ir::render_dot(nn::ir::print_dot(g, opt), cli.output_path);
+    }
+    throw nn::frontend::ExitRequest{0};
+  };
+}
+
+std::string megabytes(size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MB", double(bytes) / 1e6);
+  return buf;
+}
+
+// --stats: at the end, memory per device and what each graph became.
+void print_stats(const Interpreter& interp) {
+  nn::backend::Device* cpu = nn::backend::cpu_device();
+  nn::backend::MemoryStats m = cpu->stats();
+  std::cerr << "stats: " << cpu->name() << " memory peak " << megabytes(m.peak) << ", in use " << megabytes(m.current)
+            << ", cached " << megabytes(m.cached) << "\n";
+  for (const auto& cache : interp.graphs()) {
+    const nn::frontend::CompiledGraph* cg = cache->latest();
+    if (!cg) continue;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "stats: graph %s: %zu signature(s) traced; latest: %zu nodes, %zu edges, %llu runs, compile %.2f ms "
+                  "(trace %.2f), run peak %s, planned %s\n",
+                  cache->name.c_str(), cache->traces, cg->graph.nodes.size(), cg->graph.edge_count(),
+                  static_cast<unsigned long long>(cg->runs), cg->trace_ms + cg->compile_ms, cg->trace_ms,
+                  megabytes(cg->peak_bytes).c_str(), megabytes(cg->plan.planned_bytes).c_str());
+    std::cerr << buf;
+  }
+}
+
+// --profile: the table, and the Chrome trace when a file was named.
+void report_profile(const CliOptions& cli, const nn::backend::Profiler& prof) {
+  std::cout.flush();
+  nn::repl::print_profile_table(prof.events(), std::cerr);
+  if (cli.profile_path.empty()) return;
+  try {
+    nn::repl::write_chrome_trace(prof.events(), cli.profile_path);
+    std::cerr << "profile: wrote " << cli.profile_path << "\n";
+  } catch (const std::exception& e) {
+    print_error(e.what());
+  }
 }
 
 // Runs what the command line asked for; returns the exit code. Every
 // exception ends here, so none crosses the thread boundary.
+int run_script(const CliOptions& cli, std::unique_ptr<Interpreter>& interp);
+
 int run(const CliOptions& cli) {
   if (cli.mode == Mode::Repl) return nn::repl::run_repl(interpreter_options(cli));
+  nn::backend::Profiler prof;
+  if (cli.profile) nn::backend::Profiler::set_active(&prof);
   std::unique_ptr<Interpreter> interp;
+  int rc = run_script(cli, interp);
+  nn::backend::Profiler::set_active(nullptr);
+  if (cli.profile) report_profile(cli, prof);
+  if (cli.stats && interp) print_stats(*interp);
+  return rc;
+}
+
+int run_script(const CliOptions& cli, std::unique_ptr<Interpreter>& interp) {
   try {
-    interp = std::make_unique<Interpreter>(interpreter_options(cli));
+    nn::frontend::InterpreterOptions opts = interpreter_options(cli);
+    if (cli.mode == Mode::Ir || cli.mode == Mode::Dot) stop_at_graph(cli, opts);
+    interp = std::make_unique<Interpreter>(std::move(opts));
     switch (cli.mode) {
       case Mode::Script:
         if (cli.file == "-") interp->run_code("<stdin>", read_all(std::cin));
@@ -76,7 +154,11 @@ int run(const CliOptions& cli) {
         std::cout << cli.file << ": ok\n";
         break;
       case Mode::Ir:
-      case Mode::Dot: break;  // rejected before the interpreter starts
+      case Mode::Dot:
+        interp->run_file(cli.file);  // stops at the graph: ExitRequest
+        print_error(cli.graph_name.empty() ? "the script ended without compiling a graph"
+                                           : "the script ended without compiling graph `" + cli.graph_name + "`");
+        return 1;
     }
     std::cout.flush();
     return 0;
@@ -87,6 +169,9 @@ int run(const CliOptions& cli) {
       // The prelude failed to load: no interpreter is left to render with.
       for (const auto& d : e.diagnostics()) print_error(d.message);
     }
+    return 1;
+  } catch (const nn::backend::Error& e) {  // writing a picture (nn dot)
+    print_error(e.what());
     return 1;
   } catch (const nn::frontend::ExitRequest& r) {
     std::cout.flush();
@@ -139,10 +224,6 @@ int run_with_big_stack(const CliOptions& cli) {
 int check_unsupported(const CliOptions& cli) {
   if (cli.device != "cpu") {
     print_error("device `" + cli.device + "` is not available: this build of nn runs on the cpu only");
-    return 1;
-  }
-  if (cli.mode == Mode::Ir || cli.mode == Mode::Dot) {
-    print_error("graph mode is not available yet");
     return 1;
   }
   return 0;

@@ -61,7 +61,18 @@ Value grad_of(const Value& y, const Span& y_span, const Value& wrt, const Span& 
     fail(y_span, "grad needs a scalar tensor as the loss, not " + (y.is_none() ? "none" : a_type_name(y)));
   std::vector<backend::Tensor> ts;
   collect(wrt, ts, wrt_span);
-  std::vector<backend::Tensor> grads = backend::grad(y.as_tensor(), ts);
+  // Inside a graph the walk traces the backward part, and what follows it
+  // (an optimizer's step) is the optimizer part.
+  ir::Tracer* tr = ir::Tracer::active();
+  if (tr) tr->set_phase(ir::Phase::backward);
+  std::vector<backend::Tensor> grads;
+  try {
+    grads = backend::grad(y.as_tensor(), ts);
+  } catch (...) {
+    if (tr) tr->set_phase(ir::Phase::optimizer);
+    throw;
+  }
+  if (tr) tr->set_phase(ir::Phase::optimizer);
   size_t next = 0;
   return rebuild(wrt, grads, next);
 }

@@ -23,7 +23,8 @@ void install_host(Interpreter& vm);
 void install_autodiff(Interpreter& vm);  // param grad value_and_grad detach no_grad
 void install_neural(Interpreter& vm);  // neural.cpp: conv, pooling, norms, softmax, losses
 void install_data(Interpreter& vm);   // data.cpp: load_digits split batches progress
-void install_files(Interpreter& vm);  // files.cpp: load_npy save_npy load_idx load_csv save load
+void install_files(Interpreter& vm);
+void install_graphs(Interpreter& vm);  // graphs.cpp: ir graph_stats dot  // files.cpp: load_npy save_npy load_idx load_csv save load
 }  // namespace builtins
 
 }  // namespace nn::frontend

@@ -12,6 +12,26 @@ namespace nn::frontend::builtins {
 
 void install_host(Interpreter& vm) {
   def(vm, "print", "*values", [](Args& a) {
+    // Inside a graph, print the values of every run: a host call node.
+    if (ir::Tracer* tr = ir::Tracer::active()) {
+      std::vector<backend::Tensor> traced;
+      std::vector<Value> items = a.rest();
+      for (const Value& v : items)
+        if (v.is_tensor()) traced.push_back(v.as_tensor());
+      if (!traced.empty()) {
+        Interpreter* vm = &a.vm();
+        tr->add_host_call("print", traced, [vm, items](std::span<const backend::Tensor> now) {
+          std::string line;
+          size_t k = 0;
+          for (size_t i = 0; i < items.size(); ++i) {
+            if (i) line += ' ';
+            line += items[i].is_tensor() ? to_str(Value(now[k++])) : to_str(items[i]);
+          }
+          vm->out() << line << '\n';
+        });
+        return Value();
+      }
+    }
     std::string line;
     for (size_t i = 0; i < a.rest().size(); ++i) {
       if (i) line += ' ';

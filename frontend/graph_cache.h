@@ -1,0 +1,48 @@
+// What graph mode keeps per graph function or graph block: up to 8 compiled
+// graphs, one per call signature, most recently used last.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/source.h"
+#include "frontend/value.h"
+#include "ir/graph.h"
+#include "ir/schedule.h"
+
+namespace nn::frontend {
+
+// One argument of a call as the cache compares it: a tensor by type, any
+// other value by value (or identity, for records and functions).
+struct SignatureItem {
+  std::string name;  // "xb", "xs[1]"
+  bool is_tensor = false;
+  backend::TensorType type;
+  std::string value;  // non-tensors: how the value compares
+  bool operator==(const SignatureItem& o) const {
+    return name == o.name && is_tensor == o.is_tensor && value == o.value &&
+           (!is_tensor || (type.dtype == o.type.dtype && type.shape == o.type.shape && type.device == o.type.device));
+  }
+};
+using Signature = std::vector<SignatureItem>;
+
+struct CompiledGraph {
+  Signature signature;
+  ir::Graph graph;  // as traced, with its backward and optimizer parts
+  ir::Plan plan;
+  Value result;                     // graph functions: the traced return value
+  std::vector<Symbol> assigns;      // graph blocks: the variable of each output
+  double trace_ms = 0, compile_ms = 0;
+  uint64_t runs = 0;
+  size_t peak_bytes = 0;  // memory the last run took at its peak
+};
+
+struct GraphCache {
+  static constexpr size_t kCapacity = 8;
+  std::string name;  // "train_step", or "graph block at f.nn:3:1"
+  std::vector<std::unique_ptr<CompiledGraph>> entries;
+  size_t traces = 0;
+  const CompiledGraph* latest() const { return entries.empty() ? nullptr : entries.back().get(); }
+};
+
+}  // namespace nn::frontend

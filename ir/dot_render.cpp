@@ -1,0 +1,169 @@
+// Rendering dot text in process with Graphviz (libgvc, libcgraph), and
+// counting a dot text's nodes and edges for tests.
+//
+// Plugins: the layout engines and renderers of Graphviz are plugins. Debian's
+// graphviz ships them as shared objects listed in
+// /usr/lib/<triplet>/graphviz/config6a (written by `dot -c` when the package
+// is installed), and gvContext() reads that file and loads them on demand;
+// png and pdf come from the cairo plugin (libgvplugin_pango), svg from core.
+// So gvContext() is enough here (checked: svg, png and pdf all render);
+// gvContextPlugins with lt_preloaded_symbols is only for plugins linked in
+// statically, which Debian does not ship. When the file is missing, layout
+// fails and the error says how to register them.
+//
+// Rendering goes to memory (gvRenderData) and this file writes the bytes:
+// Graphviz 2.42's gvRenderFilename reports a file it cannot open on stderr
+// and still returns 0, so its failure could not be turned into an Error.
+#include "ir/dot_render.h"
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "backend/error.h"
+
+namespace nn::ir {
+namespace {
+
+using backend::Error;
+
+// Graphviz keeps global state (the parser, the error hook), so one picture
+// is made at a time.
+std::mutex& graphviz_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// Messages Graphviz reports while the lock is held; they go into the Error
+// instead of onto stderr.
+std::string& captured() {
+  static std::string text;
+  return text;
+}
+
+int capture(char* msg) {
+  captured() += msg;
+  return 0;
+}
+
+// Holds the lock and routes Graphviz's messages into captured() for its life.
+class GraphvizSession {
+ public:
+  GraphvizSession() : lock_(graphviz_mutex()) {
+    captured().clear();
+    previous_ = agseterrf(capture);
+  }
+  ~GraphvizSession() { agseterrf(previous_); }
+  GraphvizSession(const GraphvizSession&) = delete;
+  GraphvizSession& operator=(const GraphvizSession&) = delete;
+
+  // What Graphviz reported, on one line and without its "Error: " prefixes
+  // (the Error says that already), in parentheses; empty when it said nothing.
+  static std::string messages() {
+    std::string m;
+    const std::string& text = captured();
+    for (size_t i = 0; i < text.size();) {
+      if (text.compare(i, 7, "Error: ") == 0) i += 7;
+      else m += text[i++];
+    }
+    while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+    std::replace(m.begin(), m.end(), '\n', ' ');
+    return m.empty() ? std::string() : " (" + m + ")";
+  }
+
+ private:
+  std::lock_guard<std::mutex> lock_;
+  agusererrf previous_ = nullptr;
+};
+
+// The one Graphviz context of the process, made on first use (with the lock
+// held) and never freed. Graphviz 2.42's pango plugin remembers the last font
+// name in a static pointer into the context's font table
+// (gvtextlayout_pango.c), so after gvFreeContext the next context's layout
+// reads freed memory (AddressSanitizer shows it); one lasting context keeps
+// that pointer valid, and saves loading the plugins on every picture.
+GVC_t* context() {
+  static GVC_t* gvc = nullptr;
+  if (!gvc) gvc = gvContext();
+  if (!gvc) throw Error("dot: cannot start Graphviz" + GraphvizSession::messages());
+  return gvc;
+}
+
+struct GraphCloser {
+  void operator()(Agraph_t* g) const { agclose(g); }
+};
+using GraphPtr = std::unique_ptr<Agraph_t, GraphCloser>;
+
+GraphPtr parse(const std::string& dot_text, const std::string& what) {
+  GraphPtr g(agmemread(dot_text.c_str()));
+  if (!g) throw Error("dot: cannot read " + what + ": it is not valid dot text" + GraphvizSession::messages());
+  return g;
+}
+
+std::string extension_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return {};
+  std::string ext = path.substr(dot + 1);
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+void write_file(const std::string& path, const char* data, size_t size) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw Error("dot: cannot write `" + path + "`: " + std::strerror(errno));
+  const bool wrote = std::fwrite(data, 1, size, f) == size;
+  int err = wrote ? 0 : errno;
+  const bool closed = std::fclose(f) == 0;  // a full disk may show only here
+  if (!closed && !err) err = errno;
+  if (!wrote || !closed) throw Error("dot: cannot write `" + path + "`: " + std::strerror(err));
+}
+
+}  // namespace
+
+void render_dot(const std::string& dot_text, const std::string& path) {
+  const std::string ext = extension_of(path);
+  if (ext == "dot") return write_file(path, dot_text.data(), dot_text.size());
+  if (ext != "svg" && ext != "png" && ext != "pdf")
+    throw Error("dot: cannot write `" + path + "`: the picture's extension must be .dot, .svg, .png or .pdf");
+
+  GraphvizSession session;
+  GVC_t* gvc = context();
+  GraphPtr g = parse(dot_text, "the picture of `" + path + "`");
+  if (gvLayout(gvc, g.get(), "dot") != 0)
+    throw Error("dot: cannot lay out the picture of `" + path + "`" + GraphvizSession::messages() +
+                "; if Graphviz lists no `dot` layout, its plugins are not registered (run `dot -c` as root)");
+  // The layout is freed before the graph closes, whatever happens below.
+  struct LayoutFreer {
+    GVC_t* gvc;
+    Agraph_t* g;
+    ~LayoutFreer() { gvFreeLayout(gvc, g); }
+  } freer{gvc, g.get()};
+
+  char* data = nullptr;
+  unsigned int size = 0;
+  if (gvRenderData(gvc, g.get(), ext.c_str(), &data, &size) != 0 || !data) {
+    gvFreeRenderData(data);
+    throw Error("dot: cannot render `" + path + "` as " + ext + GraphvizSession::messages() +
+                "; png and pdf need Graphviz's cairo plugin (libgvplugin_pango, package libgvc6)");
+  }
+  std::unique_ptr<char, void (*)(char*)> bytes(data, gvFreeRenderData);
+  write_file(path, bytes.get(), size);
+}
+
+DotCounts parse_dot_counts(const std::string& dot_text) {
+  GraphvizSession session;
+  GraphPtr g = parse(dot_text, "the dot text");
+  // Nodes and edges of subgraphs belong to the root graph too, so the root's
+  // counts hold them all.
+  return DotCounts{size_t(agnnodes(g.get())), size_t(agnedges(g.get()))};
+}
+
+}  // namespace nn::ir

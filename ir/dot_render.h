@@ -1,0 +1,23 @@
+// Writing dot text as a picture, in process through Graphviz's libraries
+// (libgvc for layout and rendering, libcgraph for parsing): no `dot`
+// subprocess, so a picture works wherever the program runs.
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace nn::ir {
+
+// Writes `dot_text` to `path` by its extension: .dot as is; .svg, .png, .pdf
+// laid out with Graphviz's dot engine and rendered. Throws backend::Error for
+// another extension, a path that cannot be written, or text Graphviz cannot
+// read or lay out.
+void render_dot(const std::string& dot_text, const std::string& path);
+
+struct DotCounts {
+  size_t nodes = 0, edges = 0;
+};
+// Parses `dot_text` with libcgraph and counts its nodes and edges, those
+// inside subgraphs included; throws backend::Error when it does not parse.
+DotCounts parse_dot_counts(const std::string& dot_text);
+
+}  // namespace nn::ir

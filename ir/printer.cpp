@@ -1,0 +1,130 @@
+// The IR text printer: header with the graph inputs, one line per captured
+// tensor, one line per node (with phase comments and source locations), the
+// state write-backs and the returned values.
+#include "ir/printer.h"
+
+#include <charconv>
+#include <type_traits>
+#include <variant>
+
+namespace nn::ir {
+namespace {
+
+// Source locations line up in one column so a reader can scan them; column
+// 56 counted from 1, so the text before the `#` is padded to 55 characters.
+constexpr size_t kWhereColumn = 55;
+
+// One attribute value as the script would spell it: numbers in their
+// shortest round-trip form, lists and shapes in brackets, strings quoted.
+std::string attr_value_text(const backend::AttrValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          return std::to_string(x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          char buf[32];
+          auto r = std::to_chars(buf, buf + sizeof buf, x);
+          return std::string(buf, r.ptr);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return x ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          std::string s = "[";
+          for (size_t i = 0; i < x.size(); ++i) s += (i ? ", " : "") + std::to_string(x[i]);
+          return s + "]";
+        } else if constexpr (std::is_same_v<T, backend::DType>) {
+          return std::string(backend::dtype_name(x));
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return "\"" + x + "\"";
+        } else {
+          return x.str();  // Shape
+        }
+      },
+      v);
+}
+
+// "axes=[0, 1], keepdims=false". Attrs::str() promises this text but has no
+// definition in the backend yet, so the printer spells it itself.
+std::string attrs_text(const backend::Attrs& a) {
+  std::string s;
+  for (const auto& [key, value] : a.items()) {
+    if (!s.empty()) s += ", ";
+    s += std::string(key) + "=" + attr_value_text(value);
+  }
+  return s;
+}
+
+// The printer also shows broken graphs, so an id past the end is no crash.
+std::string type_text(const Graph& g, ValueId v) { return v < g.values.size() ? g.values[v].type.str() : "?"; }
+
+void append_ids(std::string& out, const std::vector<ValueId>& ids) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ", ";
+    out += (std::string("%") += std::to_string(ids[i]));
+  }
+}
+
+// "%3 name: f32[2]" or "%3: f32[2]" when the value has no name.
+std::string named_value(const Graph& g, ValueId v) {
+  std::string s = (std::string("%") += std::to_string(v));
+  if (v < g.values.size() && !g.values[v].name.empty()) s += " " + g.values[v].name;
+  return s + ": " + type_text(g, v);
+}
+
+std::string node_line(const Graph& g, const Node& n) {
+  std::string line = "  ";
+  // A host call makes no values: it has no `=` and no output types.
+  if (!n.outputs.empty()) {
+    append_ids(line, n.outputs);
+    line += " = ";
+  }
+  line += n.name();
+  if (!n.inputs.empty()) {
+    line += " ";
+    append_ids(line, n.inputs);
+  }
+  if (!n.attrs.empty()) line += " {" + attrs_text(n.attrs) + "}";
+  if (!n.outputs.empty()) {
+    line += " : ";
+    for (size_t i = 0; i < n.outputs.size(); ++i) line += (i ? ", " : "") + type_text(g, n.outputs[i]);
+  }
+  std::string where = g.where(n.loc);
+  if (!where.empty()) {
+    line.append(line.size() + 2 <= kWhereColumn ? kWhereColumn - line.size() : 2, ' ');
+    line += "# " + where;
+  }
+  return line;
+}
+
+}  // namespace
+
+std::string print_ir(const Graph& g) {
+  std::string out = "graph " + g.name + "(";
+  for (size_t i = 0; i < g.inputs.size(); ++i) out += (i ? ", " : "") + named_value(g, g.inputs[i]);
+  out += ") {\n";
+
+  // Captured tensors have no node; listing them first gives every id a
+  // declaration before its first use.
+  for (ValueId v = 0; v < g.values.size(); ++v) {
+    Role r = g.values[v].role;
+    if (r == Role::param || r == Role::state || r == Role::constant)
+      out += std::string("  ") + role_name(r) + " " + named_value(g, v) + "\n";
+  }
+
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (i == 0 || n.phase != g.nodes[i - 1].phase) out += std::string("  # ") + phase_name(n.phase) + "\n";
+    out += node_line(g, n) + "\n";
+  }
+
+  for (const StateUpdate& u : g.updates)
+    out += (std::string("  %") += std::to_string(u.state)) + (std::string(" <- %") += std::to_string(u.value)) + "\n";
+  if (!g.outputs.empty()) {
+    out += "  return ";
+    append_ids(out, g.outputs);
+    out += "\n";
+  }
+  return out + "}\n";
+}
+
+}  // namespace nn::ir

@@ -1,0 +1,176 @@
+// Schedules (serial, BFS) and the run plan: reader counts, the step after
+// which each value dies, in-place writes into dying inputs and states.
+#include "ir/schedule.h"
+
+#include <algorithm>
+#include <deque>
+
+namespace nn::ir {
+
+const char* schedule_name(Schedule s) { return s == Schedule::serial ? "serial" : "bfs"; }
+
+bool parse_schedule(std::string_view name, Schedule& out) {
+  if (name == "serial") out = Schedule::serial;
+  else if (name == "bfs") out = Schedule::bfs;
+  else return false;
+  return true;
+}
+
+std::vector<NodeId> schedule(const Graph& g, Schedule s) {
+  const size_t n = g.nodes.size();
+  std::vector<NodeId> order;
+  order.reserve(n);
+  if (s == Schedule::serial) {
+    for (NodeId i = 0; i < n; ++i) order.push_back(i);
+    return order;
+  }
+  // Kahn's algorithm with a FIFO queue: level by level. Edges go from the
+  // producer of each input, and from each ordered effect to the next.
+  std::vector<uint32_t> pending(n, 0);
+  std::vector<std::vector<NodeId>> next(n);
+  NodeId last_effect = kNone;
+  for (NodeId i = 0; i < n; ++i) {
+    const Node& node = g.nodes[i];
+    for (ValueId v : node.inputs) {
+      NodeId p = g.values[v].producer;
+      if (p != kNone) {
+        next[p].push_back(i);
+        ++pending[i];
+      }
+    }
+    if (node.ordered_effect()) {
+      if (last_effect != kNone) {
+        next[last_effect].push_back(i);
+        ++pending[i];
+      }
+      last_effect = i;
+    }
+  }
+  std::deque<NodeId> ready;
+  for (NodeId i = 0; i < n; ++i)
+    if (!pending[i]) ready.push_back(i);
+  while (!ready.empty()) {
+    NodeId i = ready.front();
+    ready.pop_front();
+    order.push_back(i);
+    for (NodeId j : next[i])
+      if (--pending[j] == 0) ready.push_back(j);
+  }
+  return order;
+}
+
+namespace {
+// The value whose memory v shares: views (reshape) share their input's block.
+ValueId alias_root(const Graph& g, std::vector<ValueId>& root, ValueId v) {
+  if (root[v] != kNone) return root[v];
+  const Value& val = g.values[v];
+  ValueId r = v;
+  if (val.producer != kNone) {
+    const Node& p = g.nodes[val.producer];
+    if (p.op && p.op->view) r = alias_root(g, root, p.inputs[0]);
+  }
+  return root[v] = r;
+}
+
+int input_written(const Node& n) {
+  if (!n.op || n.op->view || n.outputs.size() != 1) return -1;
+  if (n.op->effect == backend::Effect::stateful) return 0;
+  return n.op->inplace_input;
+}
+
+bool same_bytes(const backend::TensorType& a, const backend::TensorType& b) {
+  return a.dtype == b.dtype && a.shape.numel() == b.shape.numel() && a.device == b.device;
+}
+}  // namespace
+
+Plan make_plan(const Graph& g, Schedule s) {
+  Plan p;
+  p.kind = s;
+  p.order = schedule(g, s);
+  const size_t nv = g.values.size(), steps = p.order.size();
+  constexpr uint32_t kForever = UINT32_MAX;
+  p.readers.assign(nv, 0);
+  std::vector<uint32_t> last(nv, kNone);  // step of the last read
+  for (uint32_t step = 0; step < steps; ++step)
+    for (ValueId v : g.nodes[p.order[step]].inputs) {
+      ++p.readers[v];
+      last[v] = step;
+    }
+  // Outputs and the new values of states live to the end of the run.
+  std::vector<bool> kept(nv, false);
+  for (ValueId v : g.outputs) kept[v] = true;
+  for (const StateUpdate& u : g.updates) kept[u.value] = true;
+  for (ValueId v = 0; v < nv; ++v)
+    if (kept[v]) last[v] = kForever;
+  // The last read of each block: the latest read of any value sharing it.
+  std::vector<ValueId> root(nv, kNone);
+  std::vector<uint32_t> block_last(nv, kNone);
+  for (ValueId v = 0; v < nv; ++v) {
+    if (last[v] == kNone) continue;
+    uint32_t& b = block_last[alias_root(g, root, v)];
+    b = b == kNone ? last[v] : std::max(b, last[v]);
+  }
+  std::vector<uint32_t> step_of(g.nodes.size(), 0);
+  for (uint32_t step = 0; step < steps; ++step) step_of[p.order[step]] = step;
+
+  p.dies_after.assign(steps, {});
+  for (ValueId v = 0; v < nv; ++v) {
+    const Value& val = g.values[v];
+    if (val.role != Role::intermediate || kept[v] || val.producer == kNone) continue;
+    uint32_t step = last[v] == kNone ? step_of[val.producer] : last[v];
+    p.dies_after[step].push_back(v);
+  }
+
+  std::vector<int32_t> update_of(nv, -1);  // final value -> its update
+  for (size_t i = 0; i < g.updates.size(); ++i) update_of[g.updates[i].value] = int32_t(i);
+
+  p.reuse_input.assign(steps, -1);
+  p.write_state.assign(steps, -1);
+  for (uint32_t step = 0; step < steps; ++step) {
+    const Node& n = g.nodes[p.order[step]];
+    int k = input_written(n);
+    if (k < 0 || size_t(k) >= n.inputs.size()) continue;
+    ValueId u = n.inputs[size_t(k)];
+    if (std::count(n.inputs.begin(), n.inputs.end(), u) != 1) continue;
+    const backend::TensorType& out = g.values[n.outputs[0]].type;
+    if (!same_bytes(g.values[u].type, out)) continue;
+    const Value& in = g.values[u];
+    const bool dies_here = block_last[alias_root(g, root, u)] == step;
+    if (in.role == Role::intermediate && !kept[u] && dies_here) {
+      p.reuse_input[step] = int8_t(k);
+      continue;
+    }
+    // A state's old value read for the last time by the node making its
+    // new value: write the new value straight into the state's tensor.
+    int32_t up = update_of[n.outputs[0]];
+    if (up >= 0 && g.updates[size_t(up)].state == u && dies_here && in.type.shape == out.shape)
+      p.write_state[step] = up;
+  }
+
+  // Follow the plan counting bytes: a new output takes memory, one written
+  // into a dying input or a state takes that memory over, a view takes none.
+  std::vector<size_t> owned(nv, 0);
+  size_t live = 0;
+  for (uint32_t step = 0; step < steps; ++step) {
+    const Node& n = g.nodes[p.order[step]];
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      ValueId o = n.outputs[i];
+      if (n.op && n.op->view) continue;
+      if (i == 0 && p.write_state[step] >= 0) continue;
+      if (i == 0 && p.reuse_input[step] >= 0) {
+        std::swap(owned[o], owned[n.inputs[size_t(p.reuse_input[step])]]);
+        continue;
+      }
+      owned[o] = g.values[o].type.shape.numel() * backend::dtype_size(g.values[o].type.dtype);
+      live += owned[o];
+    }
+    p.planned_bytes = std::max(p.planned_bytes, live);
+    for (ValueId v : p.dies_after[step]) {
+      live -= owned[v];
+      owned[v] = 0;
+    }
+  }
+  return p;
+}
+
+}  // namespace nn::ir

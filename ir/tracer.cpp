@@ -1,0 +1,190 @@
+// The tracer (ir/tracer.h): op calls become nodes, tensors become values.
+#include "ir/tracer.h"
+
+#include "backend/error.h"
+
+namespace nn::ir {
+
+struct TraceInfo {
+  std::string graph;
+  std::function<std::string(const Loc&)> locate;
+  bool done = false;
+};
+
+namespace {
+thread_local Tracer* t_active = nullptr;
+
+// The mark of one traced tensor: reading its memory is an error that says
+// why there is none.
+struct ValueMark : backend::TraceMark {
+  std::shared_ptr<TraceInfo> info;
+  Loc loc;
+  ValueMark(std::shared_ptr<TraceInfo> i, Loc l) : info(std::move(i)), loc(l) {}
+  std::string where() const { return info->locate && loc.valid() ? info->locate(loc) : std::string(); }
+  std::string misuse() const override {
+    if (info->done) {
+      std::string at = where();
+      return "a tensor made inside graph `" + info->graph + "`" + (at.empty() ? "" : " at " + at) +
+             " escaped the graph without being one of its outputs; return it from the graph";
+    }
+    return "the value of a tensor is not known while graph `" + info->graph +
+           "` is traced; return the tensor from the graph to read it on the host";
+  }
+};
+}  // namespace
+
+Tracer::Tracer(std::string graph_name) : info_(std::make_shared<TraceInfo>()) {
+  graph_.name = std::move(graph_name);
+  info_->graph = graph_.name;
+}
+
+Tracer::~Tracer() {
+  stop();
+  info_->done = true;
+}
+
+Tracer* Tracer::active() { return t_active; }
+
+void Tracer::start() {
+  if (started_) return;
+  saved_hook_ = backend::dispatch_hook();
+  backend::set_dispatch_hook(this);
+  started_ = true;
+  saved_active_ = t_active;
+  t_active = this;
+}
+
+void Tracer::stop() {
+  if (!started_) return;
+  backend::set_dispatch_hook(saved_hook_);
+  t_active = saved_active_;
+  started_ = false;
+}
+
+backend::Tensor Tracer::make_traced(ValueId v) {
+  const Value& val = graph_.values[v];
+  if (!info_->locate) info_->locate = graph_.locate;
+  backend::Tensor t = backend::Tensor::traced(val.type, backend::Ref<backend::TraceMark>(new ValueMark(info_, loc_)));
+  values_[key(t)] = v;
+  return t;
+}
+
+backend::Tensor Tracer::add_input(const backend::TensorType& type, std::string name) {
+  backend::TensorType t = type;
+  t.weak = false;
+  ValueId v = graph_.add_value(t, Role::input, std::move(name));
+  graph_.inputs.push_back(v);
+  backend::Tensor traced = make_traced(v);
+  entries_.push_back({traced, v});
+  return traced;
+}
+
+backend::Tensor Tracer::bind_input(const backend::Tensor& host, std::string name) {
+  backend::TensorType t = host.type();
+  ValueId v = graph_.add_value(t, Role::input, std::move(name));
+  graph_.inputs.push_back(v);
+  values_[key(host)] = v;
+  entries_.push_back({host, v});
+  return host;
+}
+
+bool Tracer::is_traced(const backend::Tensor& t) const { return t.defined() && t.is_traced(); }
+
+void Tracer::rebind(const backend::Tensor& host, const backend::Tensor& now) {
+  ValueId v = value_of(now);
+  value_of(host);  // captured first, so that finish() sees the update
+  values_[key(host)] = v;
+}
+
+ValueId Tracer::capture(const backend::Tensor& t) {
+  if (input_name) {
+    std::string name = input_name(t);
+    if (!name.empty()) {
+      bind_input(t, std::move(name));
+      return values_.at(key(t));
+    }
+  }
+  // A param stays a param; anything else is a constant until the trace
+  // writes into it (finish() makes it a state then).
+  Role role = t.impl()->requires_grad ? Role::param : Role::constant;
+  ValueId v = graph_.add_value(t.type(), role);
+  graph_.values[v].captured = t;
+  values_[key(t)] = v;
+  entries_.push_back({t, v});
+  return v;
+}
+
+ValueId Tracer::value_of(const backend::Tensor& t) {
+  auto it = values_.find(key(t));
+  if (it != values_.end()) return it->second;
+  if (t.is_traced())  // made by another trace, one that has ended
+    throw backend::Error(t.block()->trace_mark()->misuse());
+  return capture(t);
+}
+
+void Tracer::push_scope(std::string name, const Loc& call) {
+  graph_.scopes.push_back({std::move(name), scope_, call});
+  scope_ = uint32_t(graph_.scopes.size() - 1);
+}
+
+void Tracer::pop_scope() { scope_ = graph_.scopes[scope_].parent; }
+
+NodeId Tracer::append(const backend::OpDef* op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
+                      const backend::OutTypes& types) {
+  std::vector<ValueId> ids;
+  ids.reserve(in.size());
+  for (const backend::Tensor& t : in) ids.push_back(value_of(t));
+  NodeId n = graph_.add_node(op, std::move(ids), attrs, types);
+  Node& node = graph_.nodes[n];
+  node.loc = loc_;
+  node.scope = scope_;
+  node.phase = phase_;
+  return n;
+}
+
+bool Tracer::on_dispatch(const backend::OpDef& op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
+                         const backend::OutTypes& types, backend::Tensors& out) {
+  NodeId n = append(&op, in, attrs, types);
+  out.clear();
+  if (op.effect == backend::Effect::stateful) {
+    // The op writes into its first input: from here on, the tensor the host
+    // holds stands for the new value.
+    values_[key(in[0])] = graph_.nodes[n].outputs[0];
+    out.push_back(in[0]);
+    return true;
+  }
+  for (ValueId v : graph_.nodes[n].outputs) out.push_back(make_traced(v));
+  return true;
+}
+
+void Tracer::add_host_call(std::string name, std::span<const backend::Tensor> in, HostFn fn) {
+  NodeId n = append(nullptr, in, {}, {});
+  graph_.nodes[n].host_name = std::move(name);
+  graph_.nodes[n].host = std::move(fn);
+}
+
+std::string Tracer::origin(const backend::Tensor& t) const {
+  auto* mark = dynamic_cast<const ValueMark*>(t.block()->trace_mark());
+  return mark ? mark->where() : std::string();
+}
+
+Graph Tracer::finish(std::span<const backend::Tensor> outputs) {
+  for (const backend::Tensor& t : outputs) {
+    ValueId v = value_of(t);
+    graph_.values[v].output = true;
+    graph_.outputs.push_back(v);
+  }
+  for (const Captured& c : entries_) {
+    ValueId now = values_.at(key(c.tensor));
+    if (now == c.first) continue;
+    if (graph_.values[c.first].role == Role::constant) graph_.values[c.first].role = Role::state;
+    graph_.updates.push_back({c.first, now});
+  }
+  stop();
+  info_->done = true;
+  entries_.clear();
+  values_.clear();
+  return std::move(graph_);
+}
+
+}  // namespace nn::ir

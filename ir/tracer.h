@@ -1,0 +1,123 @@
+// The tracer: while a graph is traced it is the backend's dispatch hook, so
+// every op call appends a node to the IR and returns traced tensors (a type
+// and a mark, no memory). Tensors it has not made are captured: arguments by
+// position, everything else by reference (params, state, constants). An
+// in-place op on a tensor (`p -= lr * g`, a running-statistics update) makes
+// a new value; a captured tensor's last value becomes a state update.
+//
+// grad() inside the trace walks the eager tape, which dispatch keeps for
+// traced calls too: the backward rules then trace the backward part with the
+// same rules as eager mode.
+#pragma once
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/dispatch.h"
+#include "ir/graph.h"
+
+namespace nn::ir {
+
+// Shared by the marks of one trace's tensors: which graph, and whether the
+// trace has ended (a traced tensor read afterwards escaped the graph).
+struct TraceInfo;
+
+class Tracer : public backend::DispatchHook {
+ public:
+  explicit Tracer(std::string graph_name);
+  ~Tracer() override;
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  // The tracer active on this thread, or null.
+  static Tracer* active();
+  // Installs this tracer as the dispatch hook until stop() or destruction.
+  void start();
+  void stop();
+
+  Graph& graph() { return graph_; }
+  const std::string& name() const { return graph_.name; }
+
+  // A new graph input (an argument); returns the traced tensor standing for it.
+  backend::Tensor add_input(const backend::TensorType& type, std::string name);
+  // Marks a tensor the host holds (a graph block reading a variable) as an
+  // input by name: it is bound again on every run rather than captured.
+  backend::Tensor bind_input(const backend::Tensor& host, std::string name);
+  // A graph block names the host variables it reads: a tensor this gives a
+  // name for becomes an input by name instead of a captured one.
+  std::function<std::string(const backend::Tensor&)> input_name;
+  // The value a tensor stands for, capturing it when the trace has not seen it.
+  ValueId value_of(const backend::Tensor& t);
+  bool is_traced(const backend::Tensor& t) const;
+  // An in-place update traced as a new value: from here on, the tensor the
+  // host holds stands for `now` (`p -= lr * g` on a param).
+  void rebind(const backend::Tensor& host, const backend::Tensor& now);
+
+  // Where the next nodes come from, and which nn function call they are in.
+  void set_loc(const Loc& l) { loc_ = l; }
+  void push_scope(std::string name, const Loc& call);
+  void pop_scope();
+  void set_phase(Phase p) { phase_ = p; }
+  Phase phase() const { return phase_; }
+
+  // A host call (print) on every run, with the values of `in`.
+  void add_host_call(std::string name, std::span<const backend::Tensor> in, HostFn fn);
+
+  // Ends the trace: the outputs, in order, and a state update for every
+  // captured tensor the trace changed. Tensors it made become unreadable,
+  // with an error naming where they were made (a tensor escaping the graph).
+  // Returns the graph.
+  Graph finish(std::span<const backend::Tensor> outputs);
+
+  // Where a traced tensor was made ("digits.nn:9:11"), for escape errors.
+  std::string origin(const backend::Tensor& t) const;
+
+  bool on_dispatch(const backend::OpDef& op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
+                   const backend::OutTypes& types, backend::Tensors& out) override;
+
+ private:
+  // A tensor's identity: the same memory seen as the same type is one value,
+  // whatever handle (a param's leaf view, a fresh view of the tape) holds it.
+  struct Key {
+    const void* block;
+    size_t offset;
+    backend::DType dtype;
+    backend::Shape shape;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<const void*>()(k.block) ^ (k.offset * 0x9e3779b97f4a7c15ull) ^
+             (size_t(k.shape.numel()) << 8) ^ size_t(k.dtype);
+    }
+  };
+  static Key key(const backend::Tensor& t) { return {t.block().get(), t.offset(), t.dtype(), t.shape()}; }
+  backend::Tensor make_traced(ValueId v);
+  ValueId capture(const backend::Tensor& t);
+  NodeId append(const backend::OpDef* op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
+                const backend::OutTypes& types);
+
+  Graph graph_;
+  std::shared_ptr<TraceInfo> info_;
+  std::unordered_map<Key, ValueId, KeyHash> values_;  // current value of each tensor
+  struct Captured {
+    backend::Tensor tensor;
+    ValueId first;  // the value it was captured as
+  };
+  std::vector<Captured> entries_;  // arguments and captured tensors, in order
+  Loc loc_;
+  uint32_t scope_ = 0;
+  Phase phase_ = Phase::forward;
+  backend::DispatchHook* saved_hook_ = nullptr;
+  Tracer* saved_active_ = nullptr;
+  bool started_ = false;
+};
+
+// Sets the tracer's location for the op calls of one expression; no-op when
+// nothing is traced.
+inline void trace_loc(const Loc& l) {
+  if (Tracer* t = Tracer::active()) t->set_loc(l);
+}
+
+}  // namespace nn::ir

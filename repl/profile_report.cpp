@@ -1,0 +1,56 @@
+// The --profile table and Chrome trace (repl/profile_report.h).
+#include "repl/profile_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace nn::repl {
+
+void print_profile_table(const std::vector<backend::ProfileEvent>& events, std::ostream& out) {
+  struct Row {
+    std::string op;
+    int64_t count = 0, total_ns = 0;
+  };
+  std::map<std::string, Row> by_op;
+  int64_t all_ns = 0;
+  for (const auto& e : events) {
+    Row& r = by_op[e.name];
+    r.op = e.name;
+    ++r.count;
+    r.total_ns += e.end_ns - e.start_ns;
+    all_ns += e.end_ns - e.start_ns;
+  }
+  std::vector<Row> rows;
+  for (auto& [k, r] : by_op) rows.push_back(r);
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.total_ns > b.total_ns; });
+  out << fmt::format("{:<24} {:>9} {:>12} {:>12} {:>7}\n", "op", "count", "total ms", "mean us", "share");
+  for (const Row& r : rows)
+    out << fmt::format("{:<24} {:>9} {:>12.3f} {:>12.2f} {:>6.1f}%\n", r.op, r.count, r.total_ns / 1e6,
+                       r.total_ns / 1e3 / double(r.count), all_ns ? 100.0 * double(r.total_ns) / double(all_ns) : 0.0);
+  out << fmt::format("{:<24} {:>9} {:>12.3f}\n", "all ops", events.size(), all_ns / 1e6);
+}
+
+void write_chrome_trace(const std::vector<backend::ProfileEvent>& events, const std::string& path) {
+  int64_t t0 = events.empty() ? 0 : events.front().start_ns;
+  for (const auto& e : events) t0 = std::min(t0, e.start_ns);
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : events)
+    list.push_back({{"name", e.name},
+                    {"cat", e.category},
+                    {"ph", "X"},
+                    {"ts", double(e.start_ns - t0) / 1e3},
+                    {"dur", double(e.end_ns - e.start_ns) / 1e3},
+                    {"pid", 1},
+                    {"tid", 1}});
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write the profile to `" + path + "`");
+  f << nlohmann::json{{"traceEvents", list}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+  if (!f) throw std::runtime_error("cannot write the profile to `" + path + "`");
+}
+
+}  // namespace nn::repl
