@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <unordered_map>
 
 namespace nn::ir {
 
@@ -147,27 +148,48 @@ Plan make_plan(const Graph& g, Schedule s) {
       p.write_state[step] = up;
   }
 
-  // Follow the plan counting bytes: a new output takes memory, one written
-  // into a dying input or a state takes that memory over, a view takes none.
-  std::vector<size_t> owned(nv, 0);
+  // Follow the plan counting bytes. A new output takes a block (one the
+  // pool has free in its size class, or a new one); a view, or an output
+  // written into a dying input, shares its input's block; a block is free
+  // again when the last value on it dies.
+  p.block_of_value.assign(nv, kNone);
+  std::unordered_map<size_t, std::vector<uint32_t>> free_blocks;  // by size class
+  std::vector<size_t> block_bytes;
+  std::vector<uint32_t> block_refs;
   size_t live = 0;
   for (uint32_t step = 0; step < steps; ++step) {
     const Node& n = g.nodes[p.order[step]];
     for (size_t i = 0; i < n.outputs.size(); ++i) {
-      ValueId o = n.outputs[i];
-      if (n.op && n.op->view) continue;
-      if (i == 0 && p.write_state[step] >= 0) continue;
-      if (i == 0 && p.reuse_input[step] >= 0) {
-        std::swap(owned[o], owned[n.inputs[size_t(p.reuse_input[step])]]);
-        continue;
+      const ValueId o = n.outputs[i];
+      uint32_t b = kNone;
+      if (n.op && n.op->view) b = p.block_of_value[n.inputs[0]];
+      else if (i == 0 && p.write_state[step] >= 0) continue;
+      else if (i == 0 && p.reuse_input[step] >= 0) b = p.block_of_value[n.inputs[size_t(p.reuse_input[step])]];
+      if (b != kNone) {
+        ++block_refs[b];
+      } else if (!(n.op && n.op->view)) {
+        const size_t bytes = backend::CachingPool::size_class(size_t(g.values[o].type.shape.numel()) *
+                                                               backend::dtype_size(g.values[o].type.dtype));
+        auto& fl = free_blocks[bytes];
+        if (fl.empty()) {
+          b = uint32_t(block_bytes.size());
+          block_bytes.push_back(bytes);
+          block_refs.push_back(0);
+        } else {
+          b = fl.back();
+          fl.pop_back();
+        }
+        block_refs[b] = 1;
+        live += bytes;
       }
-      owned[o] = g.values[o].type.shape.numel() * backend::dtype_size(g.values[o].type.dtype);
-      live += owned[o];
+      p.block_of_value[o] = b;
     }
     p.planned_bytes = std::max(p.planned_bytes, live);
     for (ValueId v : p.dies_after[step]) {
-      live -= owned[v];
-      owned[v] = 0;
+      const uint32_t b = p.block_of_value[v];
+      if (b == kNone || --block_refs[b] > 0) continue;
+      live -= block_bytes[b];
+      free_blocks[block_bytes[b]].push_back(b);
     }
   }
   return p;

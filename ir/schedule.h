@@ -34,6 +34,11 @@ struct Plan {
   // The most bytes of intermediates live at once when the executor follows
   // this plan: what recycling by reader count needs.
   size_t planned_bytes = 0;
+  // Per value: which block of memory holds it when the executor follows
+  // this plan and the pool hands freed blocks out again by size class
+  // (kNone for inputs, params, states and constants). Values with one id
+  // share memory over time: the memory picture of `dot`.
+  std::vector<uint32_t> block_of_value;
 };
 
 Plan make_plan(const Graph& g, Schedule s);
