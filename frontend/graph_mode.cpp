@@ -133,7 +133,51 @@ std::string what_changed(const Signature& old, const Signature& now) {
   return "the number of arguments changed";
 }
 
+// A traced tensor reachable from `v` (looking into lists, tuples and
+// records): where it is, as a path from `name`; empty when none.
+std::string find_traced(const Value& v, const std::string& name, std::unordered_map<const void*, bool>& seen,
+                        backend::Tensor& found) {
+  if (v.is_tensor()) {
+    if (!v.as_tensor().is_traced()) return {};
+    found = v.as_tensor();
+    return name;
+  }
+  const void* id = v.is_list() ? static_cast<const void*>(v.as_list().get())
+                   : v.is_tuple() ? static_cast<const void*>(v.as_tuple().get())
+                   : v.is_record() ? static_cast<const void*>(v.as_record().get())
+                                   : nullptr;
+  if (!id || !seen.emplace(id, true).second) return {};
+  if (v.is_record()) {
+    for (const auto& [k, x] : v.as_record()->fields)
+      if (std::string p = find_traced(x, name + "." + symbol_name(k), seen, found); !p.empty()) return p;
+    return {};
+  }
+  const auto& items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (std::string p = find_traced(items[i], name + "[" + std::to_string(i) + "]", seen, found); !p.empty()) return p;
+  return {};
+}
+
 }  // namespace
+
+// A tensor of the trace left in a variable outside the graph (or in a list
+// or record one holds) that is not an output: an error naming where it was
+// made. `skip` are the variables a graph block assigns as outputs.
+void Interpreter::check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symbol>& skip, Span span) {
+  std::unordered_map<const void*, bool> seen;
+  std::unordered_map<Symbol, bool> shadowed;
+  for (Symbol s : skip) shadowed.emplace(s, true);
+  for (Env* e = env; e && e != prelude_.get(); e = e->parent.get())
+    for (size_t i = 0; i < e->names.size(); ++i) {
+      if (!shadowed.emplace(e->names[i], true).second) continue;
+      backend::Tensor t;
+      std::string where = find_traced(e->values[i], symbol_name(e->names[i]), seen, t);
+      if (where.empty()) continue;
+      std::string made = tr.origin(t);
+      fail(span, "a tensor made inside graph `" + tr.name() + "`" + (made.empty() ? "" : " at " + made) +
+                     " escapes into `" + where + "` without being an output of the graph; return it instead");
+    }
+}
 
 bool Interpreter::graph_mode_on() const { return !opts_.eager_graphs && !ir::Tracer::active(); }
 
@@ -228,6 +272,12 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
     std::vector<backend::Tensor> outs;
     std::unordered_map<const backend::TensorImpl*, size_t> index;
     collect_tensors(cg->result, outs, index);
+    try {
+      check_escapes(tr, f.env.get(), {}, call_span);
+    } catch (...) {
+      cache.entries.pop_back();
+      throw;
+    }
     cg->graph = tr.finish(outs);
     cg->trace_ms = ms_since(t0);
     compile(*cg);
@@ -315,10 +365,14 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
           outs.push_back(v->as_tensor());
           assigns.push_back(sym);
         }
+      check_escapes(tr, env.get(), assigns, s.span);
     } catch (...) {
       for (auto& [v, old] : saved) *v = std::move(old);
       throw;
     }
+    // The variables get this run's outputs below; until then they hold what
+    // they held before (--check-graph runs the block eagerly from there).
+    for (auto& [v, old] : saved) *v = std::move(old);
     ir::Graph g = tr.finish(outs);
     Signature sig;
     inputs.clear();

@@ -172,6 +172,7 @@ class Interpreter {
   std::shared_ptr<GraphCache> new_graph_cache(std::string name);
   CompiledGraph& add_entry(GraphCache& cache, Signature sig, Span span);
   void start_trace(ir::Tracer& tr);
+  void check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symbol>& skip, Span span);
   void compile(CompiledGraph& cg);
   std::vector<backend::Tensor> run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs);
   // --check-graph: runs the graph, then `eager` on the same state and draws,

@@ -3,6 +3,8 @@
 // state write-backs and the returned values.
 #include "ir/printer.h"
 
+#include <cstdio>
+
 #include <charconv>
 #include <type_traits>
 #include <variant>
@@ -107,8 +109,17 @@ std::string print_ir(const Graph& g) {
   // declaration before its first use.
   for (ValueId v = 0; v < g.values.size(); ++v) {
     Role r = g.values[v].role;
-    if (r == Role::param || r == Role::state || r == Role::constant)
-      out += std::string("  ") + role_name(r) + " " + named_value(g, v) + "\n";
+    if (r == Role::param || r == Role::state || r == Role::constant) {
+      out += std::string("  ") + role_name(r) + " " + named_value(g, v);
+      // A one-element constant (a host number in the script) shows its value.
+      const backend::Tensor& c = g.values[v].captured;
+      if (r == Role::constant && c.defined() && c.numel() == 1 && !c.is_traced()) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " = %.9g", c.item_double());
+        out += buf;
+      }
+      out += "\n";
+    }
   }
 
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -27,8 +27,9 @@ struct ValueMark : backend::TraceMark {
       return "a tensor made inside graph `" + info->graph + "`" + (at.empty() ? "" : " at " + at) +
              " escaped the graph without being one of its outputs; return it from the graph";
     }
-    return "the value of a tensor is not known while graph `" + info->graph +
-           "` is traced; return the tensor from the graph to read it on the host";
+    return "cannot read the value of a tensor inside graph `" + info->graph +
+           "`: it is not known while the graph is traced; keep it a tensor, or return it from the graph and read "
+           "it outside";
   }
 };
 }  // namespace
@@ -66,6 +67,7 @@ backend::Tensor Tracer::make_traced(ValueId v) {
   if (!info_->locate) info_->locate = graph_.locate;
   backend::Tensor t = backend::Tensor::traced(val.type, backend::Ref<backend::TraceMark>(new ValueMark(info_, loc_)));
   values_[key(t)] = v;
+  made_.push_back(t);
   return t;
 }
 
@@ -184,6 +186,7 @@ Graph Tracer::finish(std::span<const backend::Tensor> outputs) {
   info_->done = true;
   entries_.clear();
   values_.clear();
+  made_.clear();
   return std::move(graph_);
 }
 

@@ -106,6 +106,9 @@ class Tracer : public backend::DispatchHook {
     ValueId first;  // the value it was captured as
   };
   std::vector<Captured> entries_;  // arguments and captured tensors, in order
+  // Every traced tensor made, alive until the trace ends: the map is keyed
+  // by block address, which a freed block would hand to a newer tensor.
+  std::vector<backend::Tensor> made_;
   Loc loc_;
   uint32_t scope_ = 0;
   Phase phase_ = Phase::forward;

@@ -1,27 +1,73 @@
 // Introspection of graph mode (SPEC §6): ir(g) gives the IR text of the
 // graph's latest compiled signature, graph_stats(g) its counts, memory and
-// compile time.
+// compile time, dot(g, path) writes its Graphviz picture. `g` is a graph
+// function, or the name of a compiled graph function or block as :graphs
+// lists it ("train_step", "graph block at f.nn:3:1"). `dot` is also the
+// linear-algebra dot product (SPEC §7): dot(a, b) of two tensors still is.
+#include <cstdint>
+
 #include "backend/error.h"
+#include "backend/ops.h"
 #include "frontend/builtins/builtins.h"
+#include "frontend/builtins/file_io.h"
+#include "frontend/diagnostic.h"
 #include "frontend/graph_cache.h"
 #include "frontend/interpreter.h"
+#include "ir/dot_printer.h"
+#include "ir/dot_render.h"
 #include "ir/printer.h"
 
 namespace nn::frontend::builtins {
 namespace {
 
-// The latest compiled graph of a graph function argument.
+std::string not_compiled(Args& a, const std::string& name) {
+  std::string m = "graph " + name + " has not been compiled yet";
+  m += a.vm().options().eager_graphs ? " (--eager runs graphs as plain code)" : "; call it once first";
+  return m;
+}
+
+// The latest compiled graph named `name` in the interpreter's list: of the
+// graphs with that name (a graph function defined again in the REPL makes a
+// second one), the most recently made that has compiled.
+const CompiledGraph& compiled_by_name(Args& a, size_t i, const std::string& name) {
+  const auto& graphs = a.vm().graphs();
+  bool known = false;
+  for (size_t k = graphs.size(); k-- > 0;) {
+    if (graphs[k]->name != name) continue;
+    known = true;
+    if (const CompiledGraph* cg = graphs[k]->latest()) return *cg;
+  }
+  if (!known) {  // a graph function that was never called has no cache yet
+    const Value* g = a.vm().find_global(name);
+    const Function* f = g && g->is_function() ? g->as_function().get() : nullptr;
+    known = f && f->kind == Function::Kind::Closure && f->def->is_graph;
+  }
+  if (known) a.fail(i, not_compiled(a, name));
+  std::vector<std::string> names;
+  for (const auto& c : graphs) names.push_back(c->name);
+  std::string m = "no graph named `" + name + "` has been compiled";
+  std::string hint = closest_name(name, names);
+  if (!hint.empty()) m += " (did you mean `" + hint + "`?)";
+  a.fail(i, m);
+}
+
+// The latest compiled graph of a graph function argument, or of the graph
+// the string argument names.
 const CompiledGraph& compiled(Args& a, size_t i) {
   const Value& v = a[i];
+  if (v.is_str()) return compiled_by_name(a, i, v.as_str());
   const Function* f = v.is_function() ? v.as_function().get() : nullptr;
   if (!f || f->kind != Function::Kind::Closure || !f->def->is_graph)
-    a.fail(i, "expected a graph function (`graph name(...) {...}`), got " + a_type_name(v));
+    a.fail(i, "expected a graph function (`graph name(...) {...}`) or a graph's name, got " + a_type_name(v));
   const CompiledGraph* cg = f->graph_cache ? f->graph_cache->latest() : nullptr;
-  if (!cg)
-    a.fail(i, "graph " + f->name() + " has not been compiled yet" +
-                  (a.vm().options().eager_graphs ? std::string(" (--eager runs graphs as plain code)")
-                                                 : "; call it once first"));
+  if (!cg) a.fail(i, not_compiled(a, f->name()));
   return *cg;
+}
+
+// dot(g, "f.svg") draws a graph; dot(a, b) of tensors is the dot product.
+bool is_picture_call(const Args& a) {
+  const Value& g = a[0];
+  return g.is_function() || g.is_str() || a[1].is_str();
 }
 
 }  // namespace
@@ -40,6 +86,38 @@ void install_graphs(Interpreter& vm) {
     r->set(intern("compile_ms"), Value(cg.trace_ms + cg.compile_ms));
     r->set(intern("runs"), Value(int64_t(cg.runs)));
     return Value(r);
+  });
+
+  // dot(g, path, raw=false, memory=false, collapse=-1): the picture of g's
+  // latest compiled graph, by the path's extension (.dot .svg .png .pdf).
+  // memory=true fills the nodes by the block of the memory plan that holds
+  // their value and shows each value's reader count; collapse=N folds the nn
+  // function calls nested deeper than N into one box each (-1: never).
+  // There are no optimization passes yet: raw=true draws the same graph,
+  // titled as the graph before optimization. This replaces math.cpp's
+  // dot(a, b), which it still is for anything that is not a graph.
+  def(vm, "dot", "g, path, raw=false, memory=false, collapse=-1", [](Args& a) {
+    if (!is_picture_call(a)) {
+      for (size_t i = 2; i < 5; ++i)
+        if (a.given(i)) a.fail(i, "dot of two tensors takes no picture options (dot(g, path) draws a graph)");
+      return Value(backend::dot(a.tensor(0), a.tensor(1)));
+    }
+    const CompiledGraph& cg = compiled(a, 0);
+    const std::string& path = a.str(1);
+    std::string denied = fileio::access_denied(a.vm().options().allow_files, path, true);
+    if (!denied.empty()) a.fail(1, denied);
+    ir::DotOptions opt;
+    opt.raw = a.boolean(2);
+    if (a.boolean(3)) {
+      opt.block_of_value = cg.plan.block_of_value;
+      opt.readers = cg.plan.readers;
+    }
+    int64_t collapse = a.integer(4);
+    if (collapse < -1 || collapse > INT32_MAX)
+      a.fail(4, "collapse is a nesting depth (0, 1, ...) or -1 for none, not " + std::to_string(collapse));
+    opt.collapse = int(collapse);
+    ir::render_dot(ir::print_dot(cg.graph, opt), path);  // backend::Error: a diagnostic at the call
+    return Value();
   });
 }
 

@@ -202,7 +202,46 @@ TEST_CASE("an error prints its diagnostic and the session goes on") {
   CHECK_MESSAGE(s.expect("[2, 3]"), s.output());
   REQUIRE(s.expect("nn> "));
   s.line(":graphs");
-  CHECK_MESSAGE(s.expect("graph mode is not available yet"), s.output());
+  CHECK_MESSAGE(s.expect("no graphs compiled yet"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line(":quit");
+  CHECK(s.wait_exit() == 0);
+}
+
+TEST_CASE(":graphs, :ir and :dot show the compiled graphs") {
+  TempHome home;
+  PtySession s(home.path());
+  REQUIRE(s.expect("nn> "));
+  s.line(":ir train");
+  CHECK_MESSAGE(s.expect("no graph named `train` has been compiled"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line("graph train(x) { return relu(x) * 2.0 }");
+  REQUIRE(s.expect("nn> "));
+  s.line(":dot train");
+  CHECK_MESSAGE(s.expect("graph train has not been compiled yet"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line("let y = train(ones([2, 3]))");
+  REQUIRE(s.expect("nn> "));
+  s.line(":graphs");
+  CHECK_MESSAGE(s.expect("train: 1 signature traced; latest: 2 nodes, 1 run\r\n"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line(":ir train");
+  CHECK_MESSAGE(s.expect("graph train("), s.output());
+  CHECK_MESSAGE(s.expect("relu"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line(":ir trian");
+  CHECK_MESSAGE(s.expect("(did you mean `train`?)"), s.output());
+  REQUIRE(s.expect("nn> "));
+  const std::string svg = home.path() + "/train.svg";
+  s.line(":dot train " + svg);
+  CHECK_MESSAGE(s.expect("wrote " + svg), s.output());
+  REQUIRE(s.expect("nn> "));
+  CHECK(read_text(svg).find("<svg") != std::string::npos);
+  s.line(":dot train " + home.path() + "/train.jpg");
+  CHECK_MESSAGE(s.expect("the picture's extension must be"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line("y");  // the session goes on
+  CHECK_MESSAGE(s.expect("2.0"), s.output());
   REQUIRE(s.expect("nn> "));
   s.line(":quit");
   CHECK(s.wait_exit() == 0);

@@ -1,0 +1,155 @@
+// The executor and its plan on graphs built by hand: values die and go back
+// to the pool after their last reader, a dying intermediate is overwritten
+// in place but an input, an output or a param never is (unless it is the
+// param's own update), BFS orders are valid, Ctrl-C stops between nodes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "backend/dispatch.h"
+#include "backend/interrupt.h"
+#include "backend/ops.h"
+#include "ir/executor.h"
+#include "ir/schedule.h"
+
+using namespace nn;
+
+namespace {
+
+backend::TensorType f32(std::initializer_list<int64_t> dims) {
+  return {backend::DType::f32, backend::Shape(dims), backend::cpu_device()};
+}
+
+// Appends `op(in...)` with the op's own type rule.
+ir::ValueId add(ir::Graph& g, const char* op, std::vector<ir::ValueId> in, backend::Attrs attrs = {}) {
+  const backend::OpDef& d = backend::op(op);
+  std::vector<backend::TensorType> types;
+  for (ir::ValueId v : in) types.push_back(g.values[v].type);
+  ir::NodeId n = g.add_node(&d, in, attrs, d.type_rule(types, attrs));
+  return g.nodes[n].outputs[0];
+}
+
+std::vector<float> values(const backend::Tensor& t) {
+  const float* p = t.data<float>();
+  return std::vector<float>(p, p + t.numel());
+}
+
+}  // namespace
+
+TEST_CASE("executor: a chain recycles its values: the peak is two blocks, not the chain") {
+  ir::Graph g;
+  ir::ValueId x = g.add_value(f32({1024}), ir::Role::input, "x");
+  g.inputs.push_back(x);
+  ir::ValueId v = x;
+  for (int i = 0; i < 50; ++i) v = add(g, i % 2 ? "neg" : "add", i % 2 ? std::vector{v} : std::vector{v, x});
+  g.outputs.push_back(v);
+  g.values[v].output = true;
+  ir::Plan p = ir::make_plan(g, ir::Schedule::serial);
+  const size_t block = backend::CachingPool::size_class(4096);
+  CHECK(p.planned_bytes <= 2 * block);
+
+  backend::Tensor in = backend::full(backend::Shape({1024}), 1.0);
+  backend::CachingPool& pool = backend::cpu_device()->pool();
+  size_t before = pool.stats().current, enclosing = pool.begin_window();
+  std::vector<backend::Tensor> out = ir::run(g, p, std::span(&in, 1));
+  size_t peak = pool.stats().window_peak - before;
+  pool.end_window(enclosing);
+  CHECK(peak <= 2 * block);
+  // Worked out by hand: x + x = 2, -2, -2 + 1 = -1, 1, 2, -2, ... period 4.
+  double want = 1;
+  for (int i = 0; i < 50; ++i) want = i % 2 ? -want : want + 1.0;
+  CHECK(want == -2.0);
+  CHECK(values(out[0])[7] == float(want));
+  CHECK(values(in)[0] == 1.0f);  // the input is never written
+}
+
+TEST_CASE("executor: in place only into a dying intermediate, never into an input or an output") {
+  ir::Graph g;
+  ir::ValueId x = g.add_value(f32({4}), ir::Role::input, "x");
+  g.inputs.push_back(x);
+  ir::ValueId a = add(g, "exp", {x});  // x is the caller's: a new block
+  ir::ValueId b = add(g, "neg", {a});  // a dies here: b may take its block
+  ir::ValueId c = add(g, "exp", {b});  // b is an output: c may not
+  g.outputs = {b, c};
+  g.values[b].output = g.values[c].output = true;
+  ir::Plan p = ir::make_plan(g, ir::Schedule::serial);
+  CHECK(p.reuse_input == std::vector<int8_t>{-1, 0, -1});
+  CHECK(p.block_of_value[b] == p.block_of_value[a]);
+  CHECK(p.block_of_value[c] != p.block_of_value[b]);
+
+  backend::Tensor in = backend::full(backend::Shape({4}), 1.0);
+  std::vector<backend::Tensor> out = ir::run(g, p, std::span(&in, 1));
+  CHECK(values(in) == std::vector<float>(4, 1.0f));
+  CHECK(values(out[0])[0] == doctest::Approx(-std::exp(1.0)));
+  CHECK(values(out[1])[0] == doctest::Approx(std::exp(-std::exp(1.0))));
+}
+
+TEST_CASE("executor: a param's update is written into the param's own memory; a state update is applied") {
+  ir::Graph g;
+  backend::Tensor w = backend::full(backend::Shape({3}), 2.0);
+  ir::ValueId x = g.add_value(f32({3}), ir::Role::input, "x");
+  ir::ValueId pw = g.add_value(f32({3}), ir::Role::param);
+  g.values[pw].captured = w;
+  g.inputs.push_back(x);
+  ir::ValueId y = add(g, "mul", {x, pw});  // reads w first
+  ir::ValueId w2 = add(g, "sub", {pw, y});  // w - x * w: w's last reader
+  g.updates.push_back({pw, w2});
+  g.outputs.push_back(y);
+  g.values[y].output = true;
+  ir::Plan p = ir::make_plan(g, ir::Schedule::serial);
+  CHECK(p.write_state == std::vector<int32_t>{-1, 0});
+
+  const void* memory = w.raw_data();
+  backend::Tensor in = backend::full(backend::Shape({3}), 0.5);
+  std::vector<backend::Tensor> out = ir::run(g, p, std::span(&in, 1));
+  CHECK(values(out[0]) == std::vector<float>(3, 1.0f));  // 0.5 * 2
+  CHECK(values(w) == std::vector<float>(3, 1.0f));       // 2 - 1
+  CHECK(w.raw_data() == memory);
+  ir::run(g, p, std::span(&in, 1));  // replayed: 1 - 0.5 * 1
+  CHECK(values(w) == std::vector<float>(3, 0.5f));
+}
+
+TEST_CASE("schedule: BFS is a valid order and keeps host calls in trace order") {
+  ir::Graph g;
+  ir::ValueId x = g.add_value(f32({2}), ir::Role::input, "x");
+  g.inputs.push_back(x);
+  std::vector<int> printed;
+  auto print_node = [&](ir::ValueId v, int tag) {
+    ir::NodeId n = g.add_node(nullptr, {v}, {}, {});
+    g.nodes[n].host_name = "print";
+    g.nodes[n].host = [&printed, tag](std::span<const backend::Tensor>) { printed.push_back(tag); };
+  };
+  ir::ValueId a = add(g, "exp", {x});
+  ir::ValueId b = add(g, "exp", {a});
+  print_node(b, 1);  // waits for b
+  ir::ValueId c = add(g, "neg", {x});
+  print_node(c, 2);  // ready early, but prints after 1
+  g.outputs.push_back(c);
+  g.values[c].output = true;
+  std::vector<ir::NodeId> order = ir::schedule(g, ir::Schedule::bfs);
+  REQUIRE(order.size() == g.nodes.size());
+  std::vector<size_t> at(order.size());
+  for (size_t i = 0; i < order.size(); ++i) at[order[i]] = i;
+  for (ir::NodeId n = 0; n < g.nodes.size(); ++n)
+    for (ir::ValueId v : g.nodes[n].inputs)
+      if (g.values[v].producer != ir::kNone) CHECK(at[g.values[v].producer] < at[n]);
+  CHECK(at[3] < at[1]);  // neg (level 1) before the second exp (level 2)
+  backend::Tensor in = backend::full(backend::Shape({2}), 0.0);
+  ir::run(g, ir::make_plan(g, ir::Schedule::bfs), std::span(&in, 1));
+  CHECK(printed == std::vector<int>{1, 2});
+}
+
+TEST_CASE("executor: Ctrl-C stops a run between nodes") {
+  ir::Graph g;
+  ir::ValueId x = g.add_value(f32({2}), ir::Role::input, "x");
+  g.inputs.push_back(x);
+  ir::ValueId y = add(g, "exp", {x});
+  g.outputs.push_back(y);
+  g.values[y].output = true;
+  backend::Tensor in = backend::full(backend::Shape({2}), 0.0);
+  backend::request_interrupt();
+  CHECK_THROWS_WITH_AS(ir::run(g, ir::make_plan(g, ir::Schedule::serial), std::span(&in, 1)), "interrupted",
+                       ir::RunError);
+  CHECK_FALSE(backend::take_interrupt());  // taken by the executor
+}
