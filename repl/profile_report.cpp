@@ -28,11 +28,11 @@ void print_profile_table(const std::vector<backend::ProfileEvent>& events, std::
   std::vector<Row> rows;
   for (auto& [k, r] : by_op) rows.push_back(r);
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.total_ns > b.total_ns; });
-  out << fmt::format("{:<24} {:>9} {:>12} {:>12} {:>7}\n", "op", "count", "total ms", "mean us", "share");
+  out << fmt::format("{:<32} {:>9} {:>12} {:>12} {:>7}\n", "op", "count", "total ms", "mean us", "share");
   for (const Row& r : rows)
-    out << fmt::format("{:<24} {:>9} {:>12.3f} {:>12.2f} {:>6.1f}%\n", r.op, r.count, r.total_ns / 1e6,
+    out << fmt::format("{:<32} {:>9} {:>12.3f} {:>12.2f} {:>6.1f}%\n", r.op, r.count, r.total_ns / 1e6,
                        r.total_ns / 1e3 / double(r.count), all_ns ? 100.0 * double(r.total_ns) / double(all_ns) : 0.0);
-  out << fmt::format("{:<24} {:>9} {:>12.3f}\n", "all ops", events.size(), all_ns / 1e6);
+  out << fmt::format("{:<32} {:>9} {:>12.3f}\n", "all ops", events.size(), all_ns / 1e6);
 }
 
 void write_chrome_trace(const std::vector<backend::ProfileEvent>& events, const std::string& path) {
