@@ -5,6 +5,7 @@
 #include <array>
 
 #include "backend/autograd.h"
+#include "backend/interrupt.h"
 #include "backend/profiler.h"
 
 namespace nn::backend {
@@ -77,6 +78,8 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs
     } else {
       kernel_for(op, dev)(in, out, attrs);
     }
+    // A long kernel stopped early for Ctrl-C: its output is not whole.
+    if (take_interrupt()) throw Error("interrupted");
   } catch (const OutOfMemory& e) {
     throw OutOfMemory(op.name + ": " + e.what(), e.asked());
   }

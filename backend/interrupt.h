@@ -12,6 +12,9 @@ static_assert(std::atomic<bool>::is_always_lock_free, "the interrupt flag is set
 
 inline void request_interrupt() noexcept { g_interrupt.store(true, std::memory_order_relaxed); }
 inline void clear_interrupt() noexcept { g_interrupt.store(false, std::memory_order_relaxed); }
+// A long kernel stops its remaining chunks early when this is true; dispatch
+// then reports "interrupted" (the output is not used).
+inline bool interrupt_requested() noexcept { return g_interrupt.load(std::memory_order_relaxed); }
 // True once per request: the caller then stops.
 inline bool take_interrupt() noexcept {
   return g_interrupt.load(std::memory_order_relaxed) && g_interrupt.exchange(false);

@@ -96,6 +96,8 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
     if (prof) prof->record(n.name(), category(n.phase), t0, backend::Profiler::now_ns());
   }
 
+  // The last kernel may have stopped early for Ctrl-C.
+  if (backend::take_interrupt()) throw RunError("interrupted", g.nodes.empty() ? Loc{} : g.nodes[p.order.back()].loc, kNone);
   for (size_t i = 0; i < g.updates.size(); ++i) {
     if (state_written[i]) continue;
     const StateUpdate& u = g.updates[i];

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "backend/nn_ops.h"
+#include "backend/interrupt.h"
 #include "backend/ops/nn_common.h"
 #include "backend/ops/register.h"
 
@@ -245,7 +246,7 @@ void conv2d_forward(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor
   }
   const bool direct = g.pointwise();
   split_batch_with_cols<T>(g, batch_threads(g.n), [&](int, int64_t lo, int64_t hi, T* col) {
-    for (int64_t s = lo; s < hi; ++s) {
+    for (int64_t s = lo; s < hi && !interrupt_requested(); ++s) {
       const T* xs = x + s * g.in_sample();
       T* ys = y + s * g.out_sample();
       const T* cs = xs;
@@ -283,7 +284,7 @@ void conv2d_dx(const Tensor& dyt, const Tensor& wt, Tensor& dxt, const ConvGeom&
   }
   const bool direct = g.pointwise();
   split_batch_with_cols<T>(g, batch_threads(g.n), [&](int, int64_t lo, int64_t hi, T* col) {
-    for (int64_t s = lo; s < hi; ++s) {
+    for (int64_t s = lo; s < hi && !interrupt_requested(); ++s) {
       T* dxs = dx + s * g.in_sample();
       T* cs = direct ? dxs : col;  // pointwise: the columns are dx itself
       for (int64_t gi = 0; gi < g.groups; ++gi)
@@ -319,7 +320,7 @@ void conv2d_dw(const Tensor& dyt, const Tensor& xt, Tensor& dwt, const ConvGeom&
   std::vector<char> used(size_t(threads), 0);
   split_batch_with_cols<T>(g, threads, [&](int t, int64_t lo, int64_t hi, T* col) {
     T* acc = t == 0 ? dw : partial.data<T>() + (t - 1) * wsize;
-    for (int64_t s = lo; s < hi; ++s) {
+    for (int64_t s = lo; s < hi && !interrupt_requested(); ++s) {
       const T* cs = x + s * g.in_sample();
       if (!direct) {
         im2col(cs, g, col);
