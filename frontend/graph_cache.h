@@ -8,6 +8,7 @@
 #include "frontend/source.h"
 #include "frontend/value.h"
 #include "ir/graph.h"
+#include "ir/pass.h"
 #include "ir/schedule.h"
 
 namespace nn::frontend {
@@ -28,7 +29,9 @@ using Signature = std::vector<SignatureItem>;
 
 struct CompiledGraph {
   Signature signature;
-  ir::Graph graph;  // as traced, with its backward and optimizer parts
+  ir::Graph raw;    // as traced, with its backward and optimizer parts
+  ir::Graph graph;  // after the passes: what runs
+  std::vector<ir::PassResult> passes;
   ir::Plan plan;
   Value result;                     // graph functions: the traced return value
   std::vector<Symbol> assigns;      // graph blocks: the variable of each output

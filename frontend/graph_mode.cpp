@@ -5,13 +5,18 @@
 // every call runs the plan. --eager runs graphs as plain code; --check-graph
 // runs both and compares (frontend/graph_check.cpp).
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "backend/error.h"
 #include "frontend/graph_cache.h"
 #include "frontend/interpreter.h"
 #include "ir/executor.h"
+#include "ir/printer.h"
 #include "ir/verifier.h"
 
 namespace nn::frontend {
@@ -218,6 +223,11 @@ std::shared_ptr<GraphCache> Interpreter::new_graph_cache(std::string name) {
 void Interpreter::compile(CompiledGraph& cg) {
   auto t0 = std::chrono::steady_clock::now();
   if (verify_graphs_) ir::check(cg.graph);
+  cg.raw = cg.graph;
+  std::function<void(const std::string&, const ir::Graph&)> dump;
+  if (!opts_.dump_passes_dir.empty()) dump = dump_passes(cg.graph.name, cg.raw);
+  cg.passes = ir::optimize(cg.graph, opts_.disabled_passes, dump);
+  if (verify_graphs_) ir::check(cg.graph);
   cg.plan = ir::make_plan(cg.graph, opts_.schedule);
   cg.compile_ms = ms_since(t0);
   if (opts_.on_compiled) opts_.on_compiled(cg.graph);
@@ -239,6 +249,24 @@ std::vector<backend::Tensor> Interpreter::run_compiled(CompiledGraph& cg, std::s
   pool.end_window(enclosing);
   ++cg.runs;
   return outs;
+}
+
+// nn ir --dump-passes DIR: the IR before the passes and after each, in
+// numbered files (00-traced.ir, 01-constant-fold.ir, ...).
+std::function<void(const std::string&, const ir::Graph&)> Interpreter::dump_passes(const std::string& graph,
+                                                                                    const ir::Graph& raw) {
+  std::filesystem::path dir = opts_.dump_passes_dir;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  auto write = [dir, graph](int k, const std::string& what, const ir::Graph& g) {
+    std::filesystem::path file = dir / fmt::format("{}.{:02d}-{}.ir", graph, k, what);
+    std::ofstream out(file);
+    out << ir::print_ir(g);
+    if (!out) throw backend::Error("cannot write `" + file.string() + "`");
+  };
+  write(0, "traced", raw);
+  auto k = std::make_shared<int>(0);
+  return [write, k](const std::string& pass, const ir::Graph& g) { write(++*k, pass, g); };
 }
 
 void Interpreter::start_trace(ir::Tracer& tr) {

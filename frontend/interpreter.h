@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <iosfwd>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ struct InterpreterOptions {
   bool check_graphs = false;              // --check-graph: run both and compare
   bool explain = false;                   // --explain: say why a graph is retraced
   ir::Schedule schedule = ir::Schedule::serial;
+  std::set<std::string> disabled_passes;  // --no-pass NAME
+  std::string dump_passes_dir;            // nn ir --dump-passes DIR
   // Called with each graph once compiled (nn ir, nn dot); may throw
   // ExitRequest to stop the script there.
   std::function<void(const ir::Graph&)> on_compiled;
@@ -172,6 +175,7 @@ class Interpreter {
   std::shared_ptr<GraphCache> new_graph_cache(std::string name);
   CompiledGraph& add_entry(GraphCache& cache, Signature sig, Span span);
   void start_trace(ir::Tracer& tr);
+  std::function<void(const std::string&, const ir::Graph&)> dump_passes(const std::string& graph, const ir::Graph& raw);
   void check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symbol>& skip, Span span);
   void compile(CompiledGraph& cg);
   std::vector<backend::Tensor> run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs);

@@ -16,45 +16,6 @@ namespace {
 // 56 counted from 1, so the text before the `#` is padded to 55 characters.
 constexpr size_t kWhereColumn = 55;
 
-// One attribute value as the script would spell it: numbers in their
-// shortest round-trip form, lists and shapes in brackets, strings quoted.
-std::string attr_value_text(const backend::AttrValue& v) {
-  return std::visit(
-      [](const auto& x) -> std::string {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) {
-          return std::to_string(x);
-        } else if constexpr (std::is_same_v<T, double>) {
-          char buf[32];
-          auto r = std::to_chars(buf, buf + sizeof buf, x);
-          return std::string(buf, r.ptr);
-        } else if constexpr (std::is_same_v<T, bool>) {
-          return x ? "true" : "false";
-        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          std::string s = "[";
-          for (size_t i = 0; i < x.size(); ++i) s += (i ? ", " : "") + std::to_string(x[i]);
-          return s + "]";
-        } else if constexpr (std::is_same_v<T, backend::DType>) {
-          return std::string(backend::dtype_name(x));
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          return "\"" + x + "\"";
-        } else {
-          return x.str();  // Shape
-        }
-      },
-      v);
-}
-
-// "axes=[0, 1], keepdims=false". Attrs::str() promises this text but has no
-// definition in the backend yet, so the printer spells it itself.
-std::string attrs_text(const backend::Attrs& a) {
-  std::string s;
-  for (const auto& [key, value] : a.items()) {
-    if (!s.empty()) s += ", ";
-    s += std::string(key) + "=" + attr_value_text(value);
-  }
-  return s;
-}
 
 // The printer also shows broken graphs, so an id past the end is no crash.
 std::string type_text(const Graph& g, ValueId v) { return v < g.values.size() ? g.values[v].type.str() : "?"; }
@@ -85,7 +46,7 @@ std::string node_line(const Graph& g, const Node& n) {
     line += " ";
     append_ids(line, n.inputs);
   }
-  if (!n.attrs.empty()) line += " {" + attrs_text(n.attrs) + "}";
+  if (!n.attrs.empty()) line += " {" + n.attrs.str() + "}";
   if (!n.outputs.empty()) {
     line += " : ";
     for (size_t i = 0; i < n.outputs.size(); ++i) line += (i ? ", " : "") + type_text(g, n.outputs[i]);

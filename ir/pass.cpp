@@ -1,0 +1,138 @@
+// The pass pipeline and the Rewriter every pass edits the graph through.
+#include "ir/pass.h"
+
+#include <chrono>
+
+namespace nn::ir {
+
+std::unique_ptr<Pass> make_constant_fold();
+std::unique_ptr<Pass> make_algebraic();
+std::unique_ptr<Pass> make_transpose_transpose();
+std::unique_ptr<Pass> make_reshape_reshape();
+std::unique_ptr<Pass> make_broadcast_into_consumer();
+std::unique_ptr<Pass> make_common_subexpr();
+std::unique_ptr<Pass> make_dead_code();
+
+std::vector<std::unique_ptr<Pass>> default_passes() {
+  std::vector<std::unique_ptr<Pass>> p;
+  p.push_back(make_constant_fold());
+  p.push_back(make_algebraic());
+  p.push_back(make_transpose_transpose());
+  p.push_back(make_reshape_reshape());
+  p.push_back(make_broadcast_into_consumer());
+  p.push_back(make_common_subexpr());
+  p.push_back(make_dead_code());
+  return p;
+}
+
+std::vector<std::string> pass_names() {
+  std::vector<std::string> names;
+  for (auto& p : default_passes()) names.push_back(p->name());
+  return names;
+}
+
+std::vector<PassResult> optimize(Graph& g, const std::set<std::string>& disabled,
+                                 const std::function<void(const std::string&, const Graph&)>& after) {
+  std::vector<PassResult> results;
+  for (auto& pass : default_passes()) {
+    if (disabled.contains(pass->name())) continue;
+    auto t0 = std::chrono::steady_clock::now();
+    PassResult r;
+    r.pass = pass->name();
+    r.changed = pass->run(g);
+    r.nodes_after = g.nodes.size();
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    results.push_back(r);
+    if (after) after(r.pass, g);
+  }
+  return results;
+}
+
+Uses count_uses(const Graph& g) {
+  Uses u;
+  u.readers.assign(g.values.size(), 0);
+  u.kept.assign(g.values.size(), false);
+  for (const Node& n : g.nodes)
+    for (ValueId v : n.inputs) ++u.readers[v];
+  for (ValueId v : g.outputs) u.kept[v] = true;
+  for (const StateUpdate& s : g.updates) u.kept[s.value] = true;
+  return u;
+}
+
+Rewriter::Rewriter(Graph& g) : g_(g), to_(g.values.size()), dropped_(g.nodes.size(), false) {
+  for (ValueId v = 0; v < to_.size(); ++v) to_[v] = v;
+}
+
+void Rewriter::replace(ValueId from, ValueId to) { to_[from] = to; }
+
+ValueId Rewriter::resolve(ValueId v) {
+  ValueId r = v;
+  while (to_[r] != r) r = to_[r];
+  while (to_[v] != r) v = std::exchange(to_[v], r);  // shorten the chain
+  return r;
+}
+
+ValueId Rewriter::add_constant(const backend::Tensor& t) {
+  ValueId v = g_.add_value(t.type(), Role::constant);
+  g_.values[v].captured = t;
+  to_.push_back(v);
+  return v;
+}
+
+void Rewriter::apply() {
+  for (Node& n : g_.nodes)
+    for (ValueId& v : n.inputs) v = resolve(v);
+  for (ValueId& v : g_.outputs) v = resolve(v);
+  for (StateUpdate& s : g_.updates) s.value = resolve(s.value);
+  // An update to the value the state already holds does nothing.
+  std::erase_if(g_.updates, [](const StateUpdate& s) { return s.state == s.value; });
+
+  // What survives: live nodes, their values, the inputs, and the captured
+  // values something still reads.
+  const size_t nv = g_.values.size();
+  std::vector<bool> used(nv, false);
+  for (NodeId i = 0; i < g_.nodes.size(); ++i) {
+    if (dropped_[i]) continue;
+    for (ValueId v : g_.nodes[i].inputs) used[v] = true;
+    for (ValueId v : g_.nodes[i].outputs) used[v] = true;
+  }
+  for (ValueId v : g_.inputs) used[v] = true;
+  for (ValueId v : g_.outputs) used[v] = true;
+  for (const StateUpdate& s : g_.updates) used[s.state] = used[s.value] = true;
+
+  std::vector<ValueId> new_id(nv, kNone);
+  std::vector<Value> values;
+  for (ValueId v = 0; v < nv; ++v) {
+    if (!used[v]) continue;
+    new_id[v] = ValueId(values.size());
+    values.push_back(std::move(g_.values[v]));
+  }
+  std::vector<Node> nodes;
+  for (NodeId i = 0; i < g_.nodes.size(); ++i) {
+    if (dropped_[i]) continue;
+    Node n = std::move(g_.nodes[i]);
+    for (ValueId& v : n.inputs) v = new_id[v];
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      n.outputs[k] = new_id[n.outputs[k]];
+      values[n.outputs[k]].producer = NodeId(nodes.size());
+    }
+    nodes.push_back(std::move(n));
+  }
+  for (Value& v : values) v.output = false;
+  for (ValueId& v : g_.inputs) v = new_id[v];
+  for (ValueId& v : g_.outputs) {
+    v = new_id[v];
+    values[v].output = true;
+  }
+  for (StateUpdate& s : g_.updates) {
+    s.state = new_id[s.state];
+    s.value = new_id[s.value];
+  }
+  g_.values = std::move(values);
+  g_.nodes = std::move(nodes);
+  to_.assign(g_.values.size(), 0);
+  for (ValueId v = 0; v < to_.size(); ++v) to_[v] = v;
+  dropped_.assign(g_.nodes.size(), false);
+}
+
+}  // namespace nn::ir

@@ -1,0 +1,71 @@
+// Graph passes: each rewrites one pattern (one file each under ir/passes/,
+// its first comment naming the pattern), reports how many places it
+// changed, and can be turned off by name (`--no-pass NAME`). The pipeline
+// runs them in order; a pass drops nodes and redirects uses through a
+// Rewriter, which renumbers the graph once at the end.
+#pragma once
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace nn::ir {
+
+struct PassResult {
+  std::string pass;
+  size_t changed = 0;  // places rewritten
+  size_t nodes_after = 0;
+  double ms = 0;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual const char* name() const = 0;
+  // Rewrites g; returns how many places changed.
+  virtual size_t run(Graph& g) = 0;
+};
+
+// The passes in pipeline order.
+std::vector<std::unique_ptr<Pass>> default_passes();
+// Names of every pass, for --no-pass and its error message.
+std::vector<std::string> pass_names();
+
+// Runs the pipeline on g, skipping the passes named in `disabled`; calls
+// `after` with each pass's name and the graph it left (nn ir --dump-passes).
+std::vector<PassResult> optimize(Graph& g, const std::set<std::string>& disabled = {},
+                                 const std::function<void(const std::string&, const Graph&)>& after = {});
+
+// Redirects uses of values and drops nodes; apply() rewrites the graph in
+// one pass and renumbers it (values and nodes in their old order).
+class Rewriter {
+ public:
+  explicit Rewriter(Graph& g);
+  // Every read of `from` (node inputs, outputs, state updates' new values)
+  // reads `to` instead. `to` may itself be replaced later.
+  void replace(ValueId from, ValueId to);
+  void drop(NodeId n) { dropped_[n] = true; }
+  bool dropped(NodeId n) const { return dropped_[n]; }
+  ValueId resolve(ValueId v);
+  // A new constant value holding `t` (a folded result).
+  ValueId add_constant(const backend::Tensor& t);
+  void apply();
+
+ private:
+  Graph& g_;
+  std::vector<ValueId> to_;
+  std::vector<bool> dropped_;
+};
+
+// How many nodes read each value, and whether it must stay (an output or a
+// state's new value).
+struct Uses {
+  std::vector<uint32_t> readers;
+  std::vector<bool> kept;
+};
+Uses count_uses(const Graph& g);
+
+}  // namespace nn::ir

@@ -1,0 +1,58 @@
+// Pass `algebraic`: identities that leave a value exactly as it was.
+//   x + 0, 0 + x, x - 0  ->  x     (equal as IEEE values; -0 + 0 gives +0,
+//                                    which compares equal to -0)
+//   x * 1, 1 * x, x / 1  ->  x     (exact for every value, NaN and Inf too)
+// only where the result has x's own dtype and shape (no promotion, no
+// broadcast) and the 0 or 1 is a one-element constant. Rules that change
+// NaN or Inf (x * 0 -> 0, 0 / x -> 0, x - x -> 0) are not applied.
+#include "ir/pass.h"
+
+namespace nn::ir {
+namespace {
+
+// The number a one-element constant holds, or false.
+bool constant_number(const Graph& g, ValueId v, double& out) {
+  const Value& val = g.values[v];
+  if (val.role != Role::constant || !val.captured.defined() || val.captured.numel() != 1) return false;
+  out = val.captured.item_double();
+  return true;
+}
+
+class Algebraic : public Pass {
+ public:
+  const char* name() const override { return "algebraic"; }
+  size_t run(Graph& g) override {
+    Rewriter rw(g);
+    size_t changed = 0;
+    for (NodeId i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      if (!n.op || n.inputs.size() != 2 || n.outputs.size() != 1) continue;
+      const std::string& op = n.op->name;
+      const bool add = op == "add", sub = op == "sub", mul = op == "mul", div = op == "div";
+      if (!add && !sub && !mul && !div) continue;
+      const double unit = add || sub ? 0.0 : 1.0;
+      const ValueId a = rw.resolve(n.inputs[0]), b = rw.resolve(n.inputs[1]);
+      const backend::TensorType& out = g.values[n.outputs[0]].type;
+      auto keeps_type = [&](ValueId x) {
+        const backend::TensorType& t = g.values[x].type;
+        return t.dtype == out.dtype && t.shape == out.shape && t.weak == out.weak;
+      };
+      double c;
+      ValueId same = kNone;
+      if (constant_number(g, b, c) && c == unit && keeps_type(a)) same = a;  // x op unit
+      else if ((add || mul) && constant_number(g, a, c) && c == unit && keeps_type(b)) same = b;  // unit op x
+      if (same == kNone) continue;
+      rw.replace(n.outputs[0], same);
+      rw.drop(i);
+      ++changed;
+    }
+    if (changed) rw.apply();
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_algebraic() { return std::make_unique<Algebraic>(); }
+
+}  // namespace nn::ir
