@@ -48,7 +48,6 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
     if (g.values[v].role != Role::intermediate) slots[v] = bound(g, args, arg_of, v);
 
   backend::Profiler* prof = backend::Profiler::active();
-  std::vector<bool> state_written(g.updates.size(), false);
   std::vector<backend::Tensor> in, out;
   for (size_t step = 0; step < p.order.size(); ++step) {
     const NodeId id = p.order[step];
@@ -67,12 +66,11 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
         if (t.weak) out.back().set_weak(true);
       } else {
         const int reuse = p.reuse_input[step];
-        const int32_t state = p.write_state[step];
+        const ValueId home = p.write_into[step];
         for (size_t i = 0; i < n.outputs.size(); ++i) {
           const backend::TensorType& t = g.values[n.outputs[i]].type;
-          if (i == 0 && state >= 0) {
-            out.push_back(slots[g.updates[size_t(state)].state]);
-            state_written[size_t(state)] = true;
+          if (i == 0 && home != kNone) {
+            out.push_back(slots[home]);
           } else if (i == 0 && reuse >= 0 && in[size_t(reuse)].block()->use_count() == 1) {
             out.push_back(in[size_t(reuse)].view(t.shape));
           } else if (i == 0 && n.op->effect == backend::Effect::stateful) {
@@ -98,12 +96,11 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
 
   // The last kernel may have stopped early for Ctrl-C.
   if (backend::take_interrupt()) throw RunError("interrupted", g.nodes.empty() ? Loc{} : g.nodes[p.order.back()].loc, kNone);
-  for (size_t i = 0; i < g.updates.size(); ++i) {
-    if (state_written[i]) continue;
-    const StateUpdate& u = g.updates[i];
+  for (const StateUpdate& u : g.updates) {
     backend::Tensor& dst = slots[u.state];
     const backend::Tensor& src = slots[u.value];
-    if (dst.same(src) || (dst.block() == src.block() && dst.offset() == src.offset())) continue;
+    // Written there in place already (Plan::write_into).
+    if (dst.block() == src.block() && dst.offset() == src.offset()) continue;
     dst.device()->copy(dst.raw_data(), src.raw_data(), dst.nbytes());
   }
   std::vector<backend::Tensor> result;

@@ -10,6 +10,7 @@ std::unique_ptr<Pass> make_algebraic();
 std::unique_ptr<Pass> make_transpose_transpose();
 std::unique_ptr<Pass> make_reshape_reshape();
 std::unique_ptr<Pass> make_broadcast_into_consumer();
+std::unique_ptr<Pass> make_transpose_into_matmul();
 std::unique_ptr<Pass> make_common_subexpr();
 std::unique_ptr<Pass> make_dead_code();
 
@@ -20,6 +21,7 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   p.push_back(make_transpose_transpose());
   p.push_back(make_reshape_reshape());
   p.push_back(make_broadcast_into_consumer());
+  p.push_back(make_transpose_into_matmul());
   p.push_back(make_common_subexpr());
   p.push_back(make_dead_code());
   return p;

@@ -122,11 +122,12 @@ Plan make_plan(const Graph& g, Schedule s) {
     p.dies_after[step].push_back(v);
   }
 
-  std::vector<int32_t> update_of(nv, -1);  // final value -> its update
-  for (size_t i = 0; i < g.updates.size(); ++i) update_of[g.updates[i].value] = int32_t(i);
+  std::vector<bool> updated(nv, false);  // captured values the graph writes back
+  for (const StateUpdate& u : g.updates) updated[u.state] = true;
+  std::vector<ValueId> home(nv, kNone);  // the captured value whose memory holds a value
 
   p.reuse_input.assign(steps, -1);
-  p.write_state.assign(steps, -1);
+  p.write_into.assign(steps, kNone);
   for (uint32_t step = 0; step < steps; ++step) {
     const Node& n = g.nodes[p.order[step]];
     int k = input_written(n);
@@ -134,18 +135,19 @@ Plan make_plan(const Graph& g, Schedule s) {
     ValueId u = n.inputs[size_t(k)];
     if (std::count(n.inputs.begin(), n.inputs.end(), u) != 1) continue;
     const backend::TensorType& out = g.values[n.outputs[0]].type;
-    if (!same_bytes(g.values[u].type, out)) continue;
     const Value& in = g.values[u];
-    const bool dies_here = block_last[alias_root(g, root, u)] == step;
-    if (in.role == Role::intermediate && !kept[u] && dies_here) {
+    if (!same_bytes(in.type, out) || kept[u] || block_last[alias_root(g, root, u)] != step) continue;
+    if (in.role != Role::intermediate) {
+      // A param, state or input the graph updates, read for the last time.
+      if (!updated[u] || in.type.shape != out.shape) continue;
+      p.write_into[step] = home[n.outputs[0]] = u;
+    } else if (home[u] != kNone) {
+      // A value already living in a state's memory: the chain goes on there.
+      if (in.type.shape != out.shape) continue;
+      p.write_into[step] = home[n.outputs[0]] = home[u];
+    } else {
       p.reuse_input[step] = int8_t(k);
-      continue;
     }
-    // A state's old value read for the last time by the node making its
-    // new value: write the new value straight into the state's tensor.
-    int32_t up = update_of[n.outputs[0]];
-    if (up >= 0 && g.updates[size_t(up)].state == u && dies_here && in.type.shape == out.shape)
-      p.write_state[step] = up;
   }
 
   // Follow the plan counting bytes. A new output takes a block (one the
@@ -163,7 +165,7 @@ Plan make_plan(const Graph& g, Schedule s) {
       const ValueId o = n.outputs[i];
       uint32_t b = kNone;
       if (n.op && n.op->view) b = p.block_of_value[n.inputs[0]];
-      else if (i == 0 && p.write_state[step] >= 0) continue;
+      else if (i == 0 && p.write_into[step] != kNone) continue;
       else if (i == 0 && p.reuse_input[step] >= 0) b = p.block_of_value[n.inputs[size_t(p.reuse_input[step])]];
       if (b != kNone) {
         ++block_refs[b];

@@ -28,9 +28,11 @@ struct Plan {
   // Per step: the input the node's output 0 may overwrite (it dies here and
   // nothing aliases it), or -1.
   std::vector<int8_t> reuse_input;
-  // Per step: the state update whose state tensor output 0 may be written
-  // straight into (the state's old value dies here), or -1.
-  std::vector<int32_t> write_state;
+  // Per step: the captured value (a param, state or input the graph
+  // updates) whose tensor output 0 is written straight into, or kNone. The
+  // state's old value has died by then, and so has every value written
+  // there before: an optimizer's chain of updates runs in the state itself.
+  std::vector<ValueId> write_into;
   // The most bytes of intermediates live at once when the executor follows
   // this plan: what recycling by reader count needs.
   size_t planned_bytes = 0;

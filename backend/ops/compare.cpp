@@ -119,8 +119,9 @@ void detail::register_compare_ops(Registry& r) {
          .elementwise = true, .commutative = true});
   r.add({.name = Or::name, .num_inputs = 2, .type_rule = bool_rule<Or>, .cpu = logical_kernel<Or>,
          .elementwise = true, .commutative = true});
+  // where(c, a, b) may overwrite a (the gradient a relu's backward passes on).
   r.add({.name = "where", .num_inputs = 3, .type_rule = where_rule, .cpu = where_kernel, .backward = where_backward,
-         .elementwise = true});
+         .elementwise = true, .inplace_input = 1});
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) { static const OpDef& d = op("eq"); return run2(d, a, b); }

@@ -5,12 +5,11 @@
 #include <cblas.h>
 #include <omp.h>
 
-#include "backend/interrupt.h"
-
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "backend/interrupt.h"
 #include "backend/ops.h"
 #include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"

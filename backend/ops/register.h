@@ -10,6 +10,7 @@ void register_creation_ops(Registry& r);   // ops/creation.cpp (incl. random)
 void register_cast_ops(Registry& r);       // ops/cast.cpp (astype, to)
 void register_reduction_ops(Registry& r);  // ops/reduction.cpp
 void register_matmul_ops(Registry& r);     // ops/matmul.cpp
+void register_matmul_transposed_ops(Registry& r);  // ops/matmul_transposed.cpp (matmul_tn, matmul_nt)
 void register_shape_ops(Registry& r);      // ops/shape.cpp (reshape, permute, broadcast_to, concat)
 void register_index_ops(Registry& r);      // ops/index.cpp (slice, assign_slice, take)
 void register_nn_conv_ops(Registry& r);     // ops/nn_conv.cpp (conv2d and its backward ops)
@@ -24,6 +25,7 @@ inline void register_all_ops(Registry& r) {
   register_cast_ops(r);
   register_reduction_ops(r);
   register_matmul_ops(r);
+  register_matmul_transposed_ops(r);
   register_shape_ops(r);
   register_index_ops(r);
   register_nn_conv_ops(r);

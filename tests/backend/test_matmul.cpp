@@ -203,3 +203,27 @@ TEST_CASE("matmul: Ctrl-C stops a product and the call reports it") {
   CHECK_FALSE(nn::backend::take_interrupt());
   CHECK(matmul(a, b).data<float>()[0] == 256.0f);  // and the next call runs
 }
+
+TEST_CASE("matmul_tn and matmul_nt: the transposed products of graph mode") {
+  // a^T @ b and a @ b^T against matmul on transposed copies, f32 and f64,
+  // with shapes big enough to split over threads.
+  for (DType t : {DType::f32, DType::f64}) {
+    Tensor a = astype(randn(Shape({70, 50})), t), b = astype(randn(Shape({70, 40})), t);
+    Tensor tn = call(op("matmul_tn"), {a, b});
+    Tensor want = matmul(transpose(a), b);
+    REQUIRE(tn.shape() == Shape({50, 40}));
+    Tensor d = astype(abs(sub(tn, want)), DType::f64);
+    CHECK(max(d).item_double() < 1e-4);
+    Tensor c = astype(randn(Shape({30, 40})), t);
+    Tensor nt = call(op("matmul_nt"), {c, b});  // [30, 40] @ [40, 70]
+    REQUIRE(nt.shape() == Shape({30, 70}));
+    CHECK(max(astype(abs(sub(nt, matmul(c, transpose(b)))), DType::f64)).item_double() < 1e-4);
+  }
+  // Hand-worked: [[1, 2], [3, 4]]^T @ [[1], [1]] = [[4], [6]].
+  Tensor a = t32({1, 2, 3, 4}, Shape({2, 2})), one = full(Shape({2, 1}), 1.0);
+  Tensor r = call(op("matmul_tn"), {a, one});
+  CHECK(r.data<float>()[0] == 4.0f);
+  CHECK(r.data<float>()[1] == 6.0f);
+  CHECK_THROWS_WITH_AS(call(op("matmul_tn"), {a, full(Shape({3, 1}), 1.0)}),
+                       "matmul_tn shapes do not fit: f32[2, 2] and f32[3, 1] (2 != 3)", Error);
+}

@@ -98,7 +98,7 @@ TEST_CASE("executor: a param's update is written into the param's own memory; a 
   g.outputs.push_back(y);
   g.values[y].output = true;
   ir::Plan p = ir::make_plan(g, ir::Schedule::serial);
-  CHECK(p.write_state == std::vector<int32_t>{-1, 0});
+  CHECK(p.write_into == std::vector<ir::ValueId>{ir::kNone, pw});
 
   const void* memory = w.raw_data();
   backend::Tensor in = backend::full(backend::Shape({3}), 0.5);
@@ -152,4 +152,34 @@ TEST_CASE("executor: Ctrl-C stops a run between nodes") {
   CHECK_THROWS_WITH_AS(ir::run(g, ir::make_plan(g, ir::Schedule::serial), std::span(&in, 1)), "interrupted",
                        ir::RunError);
   CHECK_FALSE(backend::take_interrupt());  // taken by the executor
+}
+
+TEST_CASE("executor: an optimizer's chain of updates runs in the state's own memory") {
+  // buf = buf * 0.9 + g; w = w - buf: both links of buf's chain write into
+  // buf, and w's update into w; nothing is copied back at the end.
+  ir::Graph g;
+  backend::Tensor w = backend::full(backend::Shape({3}), 1.0), buf = backend::full(backend::Shape({3}), 2.0);
+  ir::ValueId x = g.add_value(f32({3}), ir::Role::input, "g");
+  g.inputs.push_back(x);
+  ir::ValueId pw = g.add_value(f32({3}), ir::Role::param), sb = g.add_value(f32({3}), ir::Role::state);
+  g.values[pw].captured = w;
+  g.values[sb].captured = buf;
+  ir::ValueId m = g.add_value(backend::TensorType{backend::DType::f32, backend::Shape(), backend::cpu_device()},
+                              ir::Role::constant);
+  g.values[m].captured = backend::full(backend::Shape(), 0.9);
+  ir::ValueId b1 = add(g, "mul", {sb, m});
+  ir::ValueId b2 = add(g, "add", {b1, x});
+  ir::ValueId w2 = add(g, "sub", {pw, b2});
+  g.updates = {{pw, w2}, {sb, b2}};
+  ir::Plan p = ir::make_plan(g, ir::Schedule::serial);
+  CHECK(p.write_into == std::vector<ir::ValueId>{sb, sb, pw});
+  CHECK(p.planned_bytes == 0);
+
+  const void *wm = w.raw_data(), *bm = buf.raw_data();
+  backend::Tensor in = backend::full(backend::Shape({3}), 0.2);
+  ir::run(g, p, std::span(&in, 1));
+  CHECK(values(buf)[0] == doctest::Approx(2.0));  // 2 * 0.9 + 0.2
+  CHECK(values(w)[0] == doctest::Approx(-1.0));   // 1 - 2
+  CHECK(w.raw_data() == wm);
+  CHECK(buf.raw_data() == bm);
 }

@@ -169,8 +169,24 @@ TEST_CASE("optimize: runs the pipeline, skips disabled passes, reports each") {
   std::vector<std::string> seen;
   auto results = ir::optimize(g, {"dead-code"}, [&](const std::string& pass, const ir::Graph&) { seen.push_back(pass); });
   CHECK(seen == std::vector<std::string>{"constant-fold", "algebraic", "transpose-transpose", "reshape-reshape",
-                                         "broadcast-into-consumer", "cse"});
+                                         "broadcast-into-consumer", "transpose-into-matmul", "cse"});
   CHECK(results[1].changed == 1);
   CHECK(ops(g) == "exp");
   CHECK(ir::print_ir(g).find("%1 = exp %0") != std::string::npos);
+}
+
+TEST_CASE("pass transpose-into-matmul: a 2-d transpose feeding a matmul becomes its GEMM's flag") {
+  ir::Graph g;
+  ir::ValueId a = input(g, f32({5, 3}), "a"), b = input(g, f32({5, 4}), "b"), c = input(g, f32({2, 4}), "c");
+  ir::ValueId at = add(g, "permute", {a}, {{"dims", std::vector<int64_t>{1, 0}}});
+  ir::ValueId ab = add(g, "matmul", {at, b});                                         // [3, 4]
+  ir::ValueId ct = add(g, "permute", {c}, {{"dims", std::vector<int64_t>{1, 0}}});
+  output(g, add(g, "matmul", {ab, ct}));                                                // [3, 2]
+  output(g, at);  // the transpose is also an output: it stays, the matmul still folds
+  CHECK(run_pass(g, "transpose-into-matmul") == 2);
+  CHECK(g.nodes[1].name() == "matmul_tn");
+  CHECK(g.nodes[1].inputs == std::vector<ir::ValueId>{a, b});
+  CHECK(g.nodes[3].name() == "matmul_nt");
+  CHECK(run_pass(g, "dead-code") == 1);
+  CHECK(ops(g) == "permute matmul_tn matmul_nt");
 }
