@@ -88,6 +88,18 @@ const CLI::Validator kByteSize(
     },
     "");
 
+// nn dot's output: Graphviz renders by the extension, so a wrong one is a
+// usage error before the script runs.
+const CLI::Validator kPictureFile(
+    [](std::string& path) -> std::string {
+      size_t dot = path.find_last_of("./");
+      std::string ext = dot == std::string::npos || path[dot] == '/' ? "" : path.substr(dot + 1);
+      for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+      if (ext == "dot" || ext == "svg" || ext == "png" || ext == "pdf") return "";
+      return "`" + path + "`: the picture's extension must be .dot, .svg, .png or .pdf";
+    },
+    "");
+
 void add_common_options(CLI::App& app, CommonOptions& c) {
   app.add_option("--device", c.device, "Device to run on: cpu, cuda or cuda:N")
       ->check(kDeviceName)
@@ -187,7 +199,8 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
       "  nn -e CODE [ARGS...]        run code given on the command line\n"
       "  nn check FILE.nn            parse and resolve names; run nothing\n"
       "  nn ir FILE.nn [--graph G] [--raw] [--dump-passes DIR]\n"
-      "  nn dot FILE.nn [--graph G] [--raw] -o OUT.svg|png|pdf|dot\n"
+      "  nn dot FILE.nn [--graph G] [--raw] [--color phase|memory] [--collapse N]\n"
+      "                 -o OUT.svg|png|pdf|dot\n"
       "Arguments after the script path go to the script (`args`).\n"
       "Exit codes: 0 success, 1 error in the script, 2 bad usage.");
   app.prefix_command();
@@ -227,7 +240,15 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
   ir->add_option("--dump-passes", out.dump_passes_dir, "Write the IR after each pass to DIR")->type_name("DIR");
   dot->add_option("-o,--output", out.output_path, "Output file: .svg, .png, .pdf or .dot")
       ->required()
+      ->check(kPictureFile)
       ->type_name("OUT");
+  std::string color;
+  dot->add_option("--color", color, "Fill nodes by phase (default) or by the memory plan's block")
+      ->check(CLI::IsMember({"phase", "memory"}))
+      ->type_name("phase|memory");
+  dot->add_option("--collapse", out.collapse, "Fold nn function calls nested deeper than N into one box each")
+      ->check(CLI::Range(0, 1000000).description(""))
+      ->type_name("N");
 
   try {
     app.parse(argc, argv);
@@ -237,6 +258,7 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
   }
 
   for (const auto& c : commons) merge_into(out, *c);
+  out.color_memory = color == "memory";
 
   bool has_subcommand = app.get_subcommands().size() > 0;
   if (code && has_subcommand) return usage_error("-e cannot be combined with a subcommand");

@@ -45,6 +45,10 @@ struct CliOptions {
   bool raw = false;
   std::string dump_passes_dir;
   std::string output_path;
+  // dot only: --color phase|memory (fill by phase, or by the memory plan's
+  // block with reader counts), --collapse N (fold nn calls deeper than N).
+  bool color_memory = false;
+  int collapse = -1;  // -1: never
 };
 
 // Parses argv into `out`. Returns std::nullopt when the program should go on,

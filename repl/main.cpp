@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <iterator>
@@ -17,7 +18,9 @@
 #include "frontend/interpreter.h"
 #include "ir/dot_printer.h"
 #include "ir/dot_render.h"
+#include "ir/pass.h"
 #include "ir/printer.h"
+#include "ir/schedule.h"
 #include "repl/cli.h"
 #include "repl/profile_report.h"
 #include "repl/repl.h"
@@ -62,20 +65,50 @@ nn::frontend::InterpreterOptions interpreter_options(const CliOptions& cli) {
   o.check_graphs = cli.check_graph;
   o.explain = cli.explain;
   nn::ir::parse_schedule(cli.schedule, o.schedule);
+  o.disabled_passes.insert(cli.disabled_passes.begin(), cli.disabled_passes.end());
+  o.dump_passes_dir = cli.dump_passes_dir;
   return o;
 }
 
+// The cache entry whose optimized graph is `g`, or null.
+const nn::frontend::CompiledGraph* entry_of(const Interpreter& interp, const nn::ir::Graph& g) {
+  for (const auto& cache : interp.graphs())
+    for (const auto& e : cache->entries)
+      if (&e->graph == &g) return e.get();
+  return nullptr;
+}
+
 // nn ir / nn dot: once graph G (or the first graph) is compiled, write it
-// and stop the script.
-void stop_at_graph(const CliOptions& cli, nn::frontend::InterpreterOptions& o) {
-  o.on_compiled = [&cli](const nn::ir::Graph& g) {
+// and stop the script. on_compiled is given the optimized graph; its cache
+// entry (found through the interpreter by that graph's address) holds the
+// raw graph (--raw) and the memory plan (dot --color memory). --collapse N
+// folds calls nested deeper than N into boxes.
+void stop_at_graph(const CliOptions& cli, nn::frontend::InterpreterOptions& o,
+                   const std::unique_ptr<Interpreter>& interp) {
+  o.on_compiled = [&cli, &interp](const nn::ir::Graph& g) {
     if (!cli.graph_name.empty() && g.name != cli.graph_name) return;
+    const nn::frontend::CompiledGraph* entry = interp ? entry_of(*interp, g) : nullptr;
+    const nn::ir::Graph& shown = cli.raw && entry ? entry->raw : g;
     if (cli.mode == Mode::Ir) {
-      std::cout << nn::ir::print_ir(g);
+      std::cout << nn::ir::print_ir(shown);
     } else {
       nn::ir::DotOptions opt;
       opt.raw = cli.raw;
-      nn::ir::render_dot(nn::ir::print_dot(g, opt), cli.output_path);
+      opt.collapse = cli.collapse;
+      if (cli.color_memory) {
+        // The plan that runs; the raw graph never runs, so it is planned here.
+        nn::ir::Plan plan;
+        if (entry && &shown == &entry->graph) {
+          plan = entry->plan;
+        } else {
+          nn::ir::Schedule kind = nn::ir::Schedule::serial;
+          nn::ir::parse_schedule(cli.schedule, kind);
+          plan = nn::ir::make_plan(shown, kind);
+        }
+        opt.block_of_value = std::move(plan.block_of_value);
+        opt.readers = std::move(plan.readers);
+      }
+      nn::ir::render_dot(nn::ir::print_dot(shown, opt), cli.output_path);
     }
     throw nn::frontend::ExitRequest{0};
   };
@@ -139,7 +172,7 @@ int run(const CliOptions& cli) {
 int run_script(const CliOptions& cli, std::unique_ptr<Interpreter>& interp) {
   try {
     nn::frontend::InterpreterOptions opts = interpreter_options(cli);
-    if (cli.mode == Mode::Ir || cli.mode == Mode::Dot) stop_at_graph(cli, opts);
+    if (cli.mode == Mode::Ir || cli.mode == Mode::Dot) stop_at_graph(cli, opts, interp);
     interp = std::make_unique<Interpreter>(std::move(opts));
     switch (cli.mode) {
       case Mode::Script:
@@ -226,6 +259,14 @@ int check_unsupported(const CliOptions& cli) {
     print_error("device `" + cli.device + "` is not available: this build of nn runs on the cpu only");
     return 1;
   }
+  const std::vector<std::string> passes = nn::ir::pass_names();
+  for (const std::string& name : cli.disabled_passes)
+    if (std::find(passes.begin(), passes.end(), name) == passes.end()) {
+      std::string known;
+      for (const std::string& p : passes) known += (known.empty() ? "" : ", ") + p;
+      print_error("--no-pass: there is no pass named `" + name + "` (the passes: " + known + ")");
+      return 2;
+    }
   return 0;
 }
 

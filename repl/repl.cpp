@@ -24,10 +24,16 @@
 #include <set>
 #include <sstream>
 
+#include "backend/error.h"
+#include "frontend/diagnostic.h"
 #include "frontend/format.h"
+#include "frontend/graph_cache.h"
 #include "frontend/parser.h"
 #include "frontend/symbol.h"
 #include "frontend/value.h"
+#include "ir/dot_printer.h"
+#include "ir/dot_render.h"
+#include "ir/printer.h"
 
 namespace nn::repl {
 
@@ -52,7 +58,9 @@ const char* const kHelp =
     "  :type EXPR      the type of EXPR, such as f32[2, 3]\n"
     "  :time EXPR      run EXPR and print the wall time it took\n"
     "  :mem            memory in use, peak and cached\n"
-    "  :graphs, :ir G, :dot G [FILE]   graph inspection (not available yet)\n"
+    "  :graphs         the compiled graphs: signatures traced, nodes, runs\n"
+    "  :ir G           the IR of graph G's latest compiled signature\n"
+    "  :dot G [FILE]   draw graph G (.svg, .png, .pdf or .dot; default G.svg)\n"
     "Tab completes names and record fields; Ctrl-C stops a running computation\n"
     "or clears the line; history is kept in ~/.nn_history.\n";
 
@@ -112,6 +120,11 @@ class Repl {
   bool run_code(const std::string& code, Value* result);
   void print_value(const Value& v);
   void print_error(const ScriptError& e);
+  // :graphs, :ir G, :dot G [FILE].
+  void list_graphs();
+  const frontend::CompiledGraph* find_graph(const std::string& name);
+  void show_ir(const std::string& arg);
+  void draw(const std::string& arg);
 
   frontend::InterpreterOptions options_;
   std::unique_ptr<Interpreter> interp_;
@@ -326,12 +339,110 @@ bool Repl::command(const std::string& line) {
     } catch (const ScriptError& e) {
       print_error(e);
     }
-  } else if (name == ":graphs" || name == ":ir" || name == ":dot") {
-    std::cout << "graph mode is not available yet\n";
+  } else if (name == ":graphs") {
+    list_graphs();
+  } else if (name == ":ir") {
+    show_ir(arg);
+  } else if (name == ":dot") {
+    draw(arg);
   } else {
     std::cerr << "error: unknown command `" << name << "` (:help lists the commands)\n";
   }
   return !leave_;
+}
+
+void Repl::list_graphs() {
+  const auto& graphs = interp_->graphs();
+  if (graphs.empty()) {
+    std::cout << "no graphs compiled yet\n";
+    return;
+  }
+  for (const auto& cache : graphs) {
+    std::string line = cache->name;
+    line += ": ";
+    line += std::to_string(cache->traces);
+    line += cache->traces == 1 ? " signature traced" : " signatures traced";
+    if (const frontend::CompiledGraph* cg = cache->latest()) {
+      size_t nodes = cg->graph.nodes.size();
+      line += "; latest: ";
+      line += std::to_string(nodes);
+      line += nodes == 1 ? " node, " : " nodes, ";
+      line += std::to_string(cg->runs);
+      line += cg->runs == 1 ? " run" : " runs";
+    } else {
+      line += "; none compiled (the trace failed)";
+    }
+    std::cout << line << "\n";
+  }
+}
+
+// The latest compiled graph named `name`: of the graphs with that name (a
+// graph function defined again makes a second one), the most recently made
+// that has compiled. Null after printing why there is none.
+const frontend::CompiledGraph* Repl::find_graph(const std::string& name) {
+  const auto& graphs = interp_->graphs();
+  bool known = false;
+  for (size_t k = graphs.size(); k-- > 0;) {
+    if (graphs[k]->name != name) continue;
+    known = true;
+    if (const frontend::CompiledGraph* cg = graphs[k]->latest()) return cg;
+  }
+  if (!known) {  // a graph function not called yet has no cache
+    const Value* g = interp_->find_global(name);
+    const frontend::Function* f = g && g->is_function() ? g->as_function().get() : nullptr;
+    known = f && f->kind == frontend::Function::Kind::Closure && f->def->is_graph;
+  }
+  std::cout.flush();
+  if (known) {
+    std::cerr << "error: graph " << name << " has not been compiled yet; call it once first\n";
+    return nullptr;
+  }
+  std::vector<std::string> names;
+  for (const auto& c : graphs) names.push_back(c->name);
+  std::string hint = frontend::closest_name(name, names);
+  std::cerr << "error: no graph named `" << name << "` has been compiled";
+  if (!hint.empty()) std::cerr << " (did you mean `" << hint << "`?)";
+  std::cerr << "\n";
+  return nullptr;
+}
+
+void Repl::show_ir(const std::string& arg) {
+  if (arg.empty()) {
+    std::cerr << "error: :ir needs a graph name (:graphs lists them)\n";
+    return;
+  }
+  if (const frontend::CompiledGraph* cg = find_graph(arg)) std::cout << ir::print_ir(cg->graph);
+}
+
+// `:dot G [FILE]`. A block's name has spaces ("graph block at <repl>:1:1"),
+// so the whole argument is G when a graph has that name, else the last word
+// is FILE. Without FILE: G.svg, G's odd characters made `_`.
+void Repl::draw(const std::string& arg) {
+  if (arg.empty()) {
+    std::cerr << "error: :dot needs a graph name (:graphs lists them)\n";
+    return;
+  }
+  std::string name = arg, path;
+  bool whole = false;
+  for (const auto& c : interp_->graphs()) whole = whole || c->name == arg;
+  size_t space = arg.find_last_of(" \t");
+  if (!whole && space != std::string::npos) {
+    name = trim(arg.substr(0, space));
+    path = arg.substr(space + 1);
+  }
+  if (path.empty()) {
+    for (char c : name) path += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ? c : '_';
+    path += ".svg";
+  }
+  const frontend::CompiledGraph* cg = find_graph(name);
+  if (!cg) return;
+  try {
+    ir::render_dot(ir::print_dot(cg->graph), path);
+    std::cout << "wrote " << path << "\n";
+  } catch (const backend::Error& e) {
+    std::cout.flush();
+    std::cerr << "error: " << e.what() << "\n";
+  }
 }
 
 bool Repl::handle(const std::string& entry) {

@@ -1,9 +1,10 @@
-// Introspection of graph mode (SPEC §6): ir(g) gives the IR text of the
-// graph's latest compiled signature, graph_stats(g) its counts, memory and
+// Introspection of graph mode (SPEC §6): ir(g, raw=false) gives the IR text
+// of the graph's latest compiled signature (optimized, or as traced), graph_stats(g) its counts, memory and
 // compile time, dot(g, path) writes its Graphviz picture. `g` is a graph
 // function, or the name of a compiled graph function or block as :graphs
 // lists it ("train_step", "graph block at f.nn:3:1"). `dot` is also the
 // linear-algebra dot product (SPEC §7): dot(a, b) of two tensors still is.
+#include <cctype>
 #include <cstdint>
 
 #include "backend/error.h"
@@ -64,6 +65,15 @@ const CompiledGraph& compiled(Args& a, size_t i) {
   return *cg;
 }
 
+// Whether render_dot can write `path`: .dot .svg .png .pdf, in any case.
+bool picture_extension(const std::string& path) {
+  size_t at = path.find_last_of("./");
+  if (at == std::string::npos || path[at] == '/') return false;
+  std::string ext = path.substr(at + 1);
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext == "dot" || ext == "svg" || ext == "png" || ext == "pdf";
+}
+
 // dot(g, "f.svg") draws a graph; dot(a, b) of tensors is the dot product.
 bool is_picture_call(const Args& a) {
   const Value& g = a[0];
@@ -73,7 +83,11 @@ bool is_picture_call(const Args& a) {
 }  // namespace
 
 void install_graphs(Interpreter& vm) {
-  def(vm, "ir", "g", [](Args& a) { return Value(ir::print_ir(compiled(a, 0).graph)); });
+  // ir(g, raw=false): the optimized graph that runs, or the graph as traced.
+  def(vm, "ir", "g, raw=false", [](Args& a) {
+    const CompiledGraph& cg = compiled(a, 0);
+    return Value(ir::print_ir(a.boolean(1) ? cg.raw : cg.graph));
+  });
 
   def(vm, "graph_stats", "g", [](Args& a) {
     const CompiledGraph& cg = compiled(a, 0);
@@ -93,9 +107,9 @@ void install_graphs(Interpreter& vm) {
   // memory=true fills the nodes by the block of the memory plan that holds
   // their value and shows each value's reader count; collapse=N folds the nn
   // function calls nested deeper than N into one box each (-1: never).
-  // There are no optimization passes yet: raw=true draws the same graph,
-  // titled as the graph before optimization. This replaces math.cpp's
-  // dot(a, b), which it still is for anything that is not a graph.
+  // raw=true draws the graph as traced, before the passes; its memory
+  // picture is the plan it would get (it never runs). This replaces
+  // math.cpp's dot(a, b), which it still is for anything that is not a graph.
   def(vm, "dot", "g, path, raw=false, memory=false, collapse=-1", [](Args& a) {
     if (!is_picture_call(a)) {
       for (size_t i = 2; i < 5; ++i)
@@ -106,17 +120,26 @@ void install_graphs(Interpreter& vm) {
     const std::string& path = a.str(1);
     std::string denied = fileio::access_denied(a.vm().options().allow_files, path, true);
     if (!denied.empty()) a.fail(1, denied);
+    if (!picture_extension(path))  // render_dot says the same; here the path is underlined
+      a.fail(1, "dot: cannot write `" + path + "`: the picture's extension must be .dot, .svg, .png or .pdf");
     ir::DotOptions opt;
     opt.raw = a.boolean(2);
+    const ir::Graph& g = opt.raw ? cg.raw : cg.graph;
     if (a.boolean(3)) {
-      opt.block_of_value = cg.plan.block_of_value;
-      opt.readers = cg.plan.readers;
+      ir::Plan raw_plan;
+      if (opt.raw) raw_plan = ir::make_plan(g, a.vm().options().schedule);
+      const ir::Plan& plan = opt.raw ? raw_plan : cg.plan;
+      opt.block_of_value = plan.block_of_value;
+      opt.readers = plan.readers;
     }
     int64_t collapse = a.integer(4);
-    if (collapse < -1 || collapse > INT32_MAX)
-      a.fail(4, "collapse is a nesting depth (0, 1, ...) or -1 for none, not " + std::to_string(collapse));
+    if (collapse < -1 || collapse > INT32_MAX) {
+      std::string m = "collapse is a nesting depth (0, 1, ...) or -1 for none, not ";
+      m += std::to_string(collapse);
+      a.fail(4, m);
+    }
     opt.collapse = int(collapse);
-    ir::render_dot(ir::print_dot(cg.graph, opt), path);  // backend::Error: a diagnostic at the call
+    ir::render_dot(ir::print_dot(g, opt), path);  // backend::Error: a diagnostic at the call
     return Value();
   });
 }

@@ -24,7 +24,10 @@ namespace fs = std::filesystem;
 // A scratch folder removed at the end of the test.
 class ScratchDir {
  public:
-  ScratchDir() : path_(fs::temp_directory_path() / ("nn_test_graph_dot_" + std::to_string(::getpid()))) {
+  ScratchDir() {
+    std::string name = "nn_test_graph_dot_";
+    name += std::to_string(::getpid());
+    path_ = fs::temp_directory_path() / name;
     fs::create_directories(path_);
   }
   ~ScratchDir() {
@@ -121,6 +124,7 @@ TEST_CASE("ir, graph_stats and dot take a graph's name") {
   Interpreter vm;
   vm.run_code("t.nn", kNestedModel);
   CHECK(run(vm, "ir(\"f\") == ir(f)") == "true");
+  CHECK(run(vm, "ir(\"f\", raw=true) == ir(f, raw=true)") == "true");
   CHECK(run(vm, "graph_stats(\"f\").nodes") == "6");
   const std::string path = dir.file("n.dot");
   vm.run_code("t.nn", "dot(\"f\", \"" + path + "\")");
@@ -136,7 +140,7 @@ TEST_CASE("ir, graph_stats and dot take a graph's name") {
   CHECK(script_error(vm, "ir(\"later\")") == "graph later has not been compiled yet; call it once first");
   CHECK(script_error(vm, "ir(later)") == "graph later has not been compiled yet; call it once first");
   CHECK(script_error(vm, "ir(3)") ==
-        "expected a graph function (`graph name(...) {...}`) or a graph's name, got int");
+        "expected a graph function (`graph name(...) {...}`) or a graph's name, got an int");
 }
 
 TEST_CASE("dot: tensors still get the dot product; bad paths are diagnostics") {

@@ -1,0 +1,1 @@
+ir dot_model.nn --no-pass no_such_pass
