@@ -229,9 +229,11 @@ void float_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
 
 template <class Op>
 void keep_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
-  ew::check_cpu_dtype(Op::name, in[0].dtype());
+  // In the output's dtype: a host number (weak f64) computes in f32, which
+  // the engine converts it to.
+  ew::check_cpu_dtype(Op::name, out[0].dtype());
   Op f = make_op<Op>(attrs);
-  visit_dtype(in[0].dtype(), [&]<class T>() { ew::map<T, T>(out[0], ew::kCheapGrain, f, in[0]); });
+  visit_dtype(out[0].dtype(), [&]<class T>() { ew::map<T, T>(out[0], ew::kCheapGrain, f, in[0]); });
 }
 
 template <class Op>

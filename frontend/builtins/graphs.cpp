@@ -99,6 +99,13 @@ void install_graphs(Interpreter& vm) {
     r->set(intern("planned_bytes"), Value(int64_t(cg.plan.planned_bytes)));
     r->set(intern("compile_ms"), Value(cg.trace_ms + cg.compile_ms));
     r->set(intern("runs"), Value(int64_t(cg.runs)));
+    // The graph as traced, before the passes, and where compile time went.
+    r->set(intern("nodes_traced"), Value(int64_t(cg.raw.nodes.size())));
+    r->set(intern("edges_traced"), Value(int64_t(cg.raw.edge_count())));
+    r->set(intern("trace_ms"), Value(cg.trace_ms));
+    double passes_ms = 0;
+    for (const ir::PassResult& p : cg.passes) passes_ms += p.ms;
+    r->set(intern("passes_ms"), Value(passes_ms));
     return Value(r);
   });
 
