@@ -17,10 +17,10 @@
 // of a few steps after warm-up), the median time per step, samples/s, memory
 // reduction and speedup against eager. PyTorch's eager step for the same
 // model (bench/torch_graph.py, Debian's python3-torch, same thread count) is
-// timed in the same run: a torch_graph.py --serve process runs blocks of
-// PyTorch steps between nn's rounds (while nn waits), so that both see the
-// same load on a shared machine; its column is skipped with a note when
-// torch is missing.
+// timed in the same run: a torch_graph.py --serve process (TorchPeer,
+// common/torch_peer.h) runs blocks of PyTorch steps between nn's rounds
+// (while nn waits), so that both see the same load on a shared machine; its
+// column is skipped with a note when torch is missing.
 //
 // Then the replay overhead per node on bench/models/tiny_chain.nn (2,000 x
 // `x = x * 1.0001 + 0.0001` on f32[4] in a graph function: 4,000 nodes of
@@ -35,7 +35,6 @@
 // least disturbed figure.
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -46,11 +45,9 @@
 #include <thread>
 #include <vector>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "backend/device.h"
 #include "backend/op_registry.h"
+#include "common/torch_peer.h"
 #include "frontend/interpreter.h"
 #include "ir/executor.h"
 
@@ -59,6 +56,7 @@ namespace {
 using nn::frontend::Interpreter;
 using nn::frontend::InterpreterOptions;
 using nn::frontend::Value;
+using nn::bench::TorchPeer;
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
@@ -214,103 +212,6 @@ void graph_info(Runner& r) {
     }
 }
 
-// ---------------------------------------------------------------- PyTorch
-
-// bench/torch_graph.py --serve as a child process: "MODEL N" in, N step
-// times (ms) out.
-class TorchServer {
- public:
-  ~TorchServer() { stop(); }
-
-  // Starts it; on failure says why and leaves it off.
-  void start(const Config& cfg) {
-    if (!cfg.torch) {
-      why_ = "skipped (--no-torch)";
-      return;
-    }
-    if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
-      why_ = "PyTorch not found: /usr/bin/python3 cannot import torch (install Debian's python3-torch)";
-      return;
-    }
-    std::signal(SIGPIPE, SIG_IGN);  // a server that died must not take us with it
-    int down[2], up[2];
-    if (pipe(down) != 0 || pipe(up) != 0) {
-      why_ = "no pipe for /usr/bin/python3";
-      return;
-    }
-    std::fflush(nullptr);
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(down[0], 0);
-      dup2(up[1], 1);
-      if (FILE* null = std::freopen("/dev/null", "w", stderr); !null) _exit(127);
-      close(down[0]), close(down[1]), close(up[0]), close(up[1]);
-      std::string threads = std::to_string(cfg.threads), warmup = std::to_string(cfg.warmup);
-      execl("/usr/bin/python3", "python3", NN_BENCH_DIR "/torch_graph.py", "--serve", threads.c_str(),
-            warmup.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(down[0]);
-    close(up[1]);
-    if (pid_ < 0) {
-      close(down[1]), close(up[0]);
-      why_ = "could not start /usr/bin/python3";
-      return;
-    }
-    to_ = fdopen(down[1], "w");
-    from_ = fdopen(up[0], "r");
-    if (read_line() != "ready") fail();
-  }
-
-  bool on() const { return from_ != nullptr; }
-  const std::string& why() const { return why_; }
-
-  // The times of n steps of `model`; empty (and the server off) on failure.
-  std::vector<double> run(const char* model, int n) {
-    std::vector<double> out;
-    if (!on()) return out;
-    std::fprintf(to_, "%s %d\n", model, n);
-    std::fflush(to_);
-    std::string line = read_line();
-    const char* p = line.c_str();
-    char* end = nullptr;
-    for (double v = std::strtod(p, &end); end != p; v = std::strtod(p, &end)) {
-      out.push_back(v);
-      p = end;
-    }
-    if (int(out.size()) != n) {
-      out.clear();
-      fail();
-    }
-    return out;
-  }
-
-  void stop() {
-    if (to_) std::fprintf(to_, "quit\n"), std::fclose(to_);
-    if (from_) std::fclose(from_);
-    to_ = from_ = nullptr;
-    if (pid_ > 0) waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
- private:
-  std::string read_line() {
-    std::string line;
-    int c;
-    while (from_ && (c = std::fgetc(from_)) != EOF && c != '\n') line += char(c);
-    return line;
-  }
-  void fail() {
-    stop();
-    why_ = "bench/torch_graph.py --serve stopped answering (run it by hand: /usr/bin/python3 bench/torch_graph.py)";
-  }
-
-  pid_t pid_ = -1;
-  FILE* to_ = nullptr;
-  FILE* from_ = nullptr;
-  std::string why_;
-};
-
 // ---------------------------------------------------------------- models
 
 struct Model {
@@ -341,7 +242,7 @@ constexpr int kMemSteps = 3;   // steps whose memory peak is measured
 constexpr int kTorchBlock = 100, kTorchBlockResNet = 10;
 constexpr int kSettleMs = 300;
 
-void bench_model(const Model& m, const Config& cfg, TorchServer& torch, ModelResult& res) {
+void bench_model(const Model& m, const Config& cfg, TorchPeer& torch, ModelResult& res) {
   const std::string script = std::string(NN_BENCH_DIR) + "/models/" + m.script;
   res.steps = m.resnet ? cfg.resnet_steps : cfg.steps;
   for (int k = 0; k < kNumModes; ++k) {
@@ -661,8 +562,9 @@ int main(int argc, char** argv) {
               "replay overhead <= 0.2 us per node\n");
   std::fflush(stdout);
 
-  TorchServer torch;
-  torch.start(cfg);
+  TorchPeer torch;
+  if (cfg.torch) torch.start(cfg.threads, cfg.warmup);
+  else torch.skip("skipped (--no-torch)");
   ModelResult results[std::size(kModels)];
   for (size_t k = 0; k < std::size(kModels); ++k) {
     std::fprintf(stderr, "bench_graph: %s ...\n", kModels[k].script);
@@ -681,9 +583,9 @@ int main(int argc, char** argv) {
   failed += replay_overhead(cfg, overhead);
 
   std::printf("\n== goals\n");
-  std::printf("   graph peak memory >= 50%% below eager:  %d of %d (model, schedule) pairs %s\n", goals.mem_pass,
+  std::printf("   graph peak memory >= 50%% below eager:  met by %d of %d (model, schedule) pairs: %s\n", goals.mem_pass,
               goals.mem_total, goals.mem_pass == goals.mem_total && goals.mem_total ? "MET" : "NOT MET");
-  std::printf("   graph step no slower than eager:      %d of %d (model, schedule) pairs %s"
+  std::printf("   graph step no slower than eager:      met by %d of %d (model, schedule) pairs: %s"
               " (%d of %d within 3%% of eager, about the timing noise here)\n",
               goals.speed_pass, goals.speed_total,
               goals.speed_pass == goals.speed_total && goals.speed_total ? "MET" : "NOT MET", goals.speed_near,
