@@ -12,23 +12,13 @@
 #include "backend/ops.h"
 #include "ir/executor.h"
 #include "ir/schedule.h"
+#include "graph_builder.h"
 
 using namespace nn;
+using nntest::add;
+using nntest::f32;
 
 namespace {
-
-backend::TensorType f32(std::initializer_list<int64_t> dims) {
-  return {backend::DType::f32, backend::Shape(dims), backend::cpu_device()};
-}
-
-// Appends `op(in...)` with the op's own type rule.
-ir::ValueId add(ir::Graph& g, const char* op, std::vector<ir::ValueId> in, backend::Attrs attrs = {}) {
-  const backend::OpDef& d = backend::op(op);
-  std::vector<backend::TensorType> types;
-  for (ir::ValueId v : in) types.push_back(g.values[v].type);
-  ir::NodeId n = g.add_node(&d, in, attrs, d.type_rule(types, attrs));
-  return g.nodes[n].outputs[0];
-}
 
 std::vector<float> values(const backend::Tensor& t) {
   const float* p = t.data<float>();
