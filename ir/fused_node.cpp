@@ -3,6 +3,7 @@
 
 #include <unordered_map>
 
+
 #include "backend/ops/fused_program.h"
 #include "backend/ops/type_rules.h"
 
@@ -28,10 +29,8 @@ uint8_t fusible_dtypes(const Graph& g, const Node& n) {
                                             : 0;
   if (!n.op->tile.f32) m &= uint8_t(~kFuseF32);
   if (!n.op->tile.f64) m &= uint8_t(~kFuseF64);
-  std::vector<backend::TensorType> types;
   for (ValueId v : n.inputs) {
     const Value& val = g.values[v];
-    types.push_back(val.type);
     if (fusion_immediate(val)) continue;
     if (!on_cpu(val.type.device)) return 0;
     if (val.type.dtype == DType::f32) m &= kFuseF32;
@@ -39,6 +38,8 @@ uint8_t fusible_dtypes(const Graph& g, const Node& n) {
     else if (val.type.dtype != DType::boolean) return 0;
   }
   if (out.dtype == DType::boolean) {
+    std::vector<backend::TensorType> types;
+    for (ValueId v : n.inputs) types.push_back(g.values[v].type);
     const DType cd = backend::promote_types(types).dtype;
     if (cd == DType::f32) m &= kFuseF32;
     else if (cd == DType::f64) m &= kFuseF64;
@@ -58,32 +59,45 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
   node.loc = head.loc;
   node.scope = head.scope;
   node.phase = head.phase;
-  std::unordered_map<ValueId, uint32_t> step_of, input_of, immediate_of, read_inside;
+  // Per value the members touch: where the program finds it, and how often
+  // members read it (one map, sized for the group: linear in its size).
+  struct Slot {
+    Kind kind;
+    uint32_t index;
+    uint32_t reads = 0;
+  };
+  std::unordered_map<ValueId, Slot> slots;
+  slots.reserve(members.size() * 3);
+  prog->steps.reserve(members.size());
+  node.parts.reserve(members.size());
   for (NodeId m : members) {
     const Node& src = g.nodes[m];
     backend::FusedProgram::Step st{src.op, src.attrs, {}, g.values[src.outputs[0]].type.dtype};
+    st.args.reserve(src.inputs.size());
     for (ValueId v : src.inputs) {
-      if (auto it = step_of.find(v); it != step_of.end()) {
-        st.args.push_back({Kind::step, it->second});
-        ++read_inside[v];
-      } else if (fusion_immediate(g.values[v])) {
-        auto [at, fresh] = immediate_of.emplace(v, uint32_t(prog->immediates.size()));
-        if (fresh) prog->immediates.push_back(g.values[v].captured.item_double());
-        st.args.push_back({Kind::immediate, at->second});
-      } else {
-        auto [at, fresh] = input_of.emplace(v, uint32_t(node.inputs.size()));
-        if (fresh) node.inputs.push_back(v);
-        st.args.push_back({Kind::input, at->second});
+      auto [it, fresh] = slots.try_emplace(v, Slot{Kind::input, 0});
+      Slot& sl = it->second;
+      if (fresh) {
+        if (fusion_immediate(g.values[v])) {
+          sl = {Kind::immediate, uint32_t(prog->immediates.size())};
+          prog->immediates.push_back(g.values[v].captured.item_double());
+        } else {
+          sl.index = uint32_t(node.inputs.size());
+          node.inputs.push_back(v);
+        }
       }
+      ++sl.reads;
+      st.args.push_back({sl.kind, sl.index});
     }
-    step_of.emplace(src.outputs[0], uint32_t(prog->steps.size()));
+    slots[src.outputs[0]] = {Kind::step, uint32_t(prog->steps.size())};
     prog->steps.push_back(std::move(st));
     node.parts.push_back({src.loc, src.scope, src.phase});
   }
   for (NodeId m : members) {
     const ValueId v = g.nodes[m].outputs[0];
-    if (uses.kept[v] || uses.readers[v] > read_inside[v]) {
-      prog->outputs.push_back(step_of.at(v));
+    const Slot& sl = slots.at(v);
+    if (uses.kept[v] || uses.readers[v] > sl.reads) {
+      prog->outputs.push_back(sl.index);
       node.outputs.push_back(v);
     }
   }

@@ -205,16 +205,18 @@ template <class T>
 void run_tiles(const FusedProgram& p, std::span<const Tensor> in, std::span<Tensor> out, int64_t begin, int64_t end,
                const T* block) {
   const TilePlan<T> plan = make_tile_plan<T>(p, in, block, begin);
-  std::vector<T> scratch(size_t(plan.buffers) * size_t(kTile));
-  auto buf = [&](uint32_t b) { return scratch.data() + size_t(b) * size_t(kTile); };
+  // Tiles no longer than the range: small tensors take small buffers.
+  const int64_t tile = std::min(kTile, end - begin);
+  std::vector<T> scratch(size_t(plan.buffers) * size_t(tile));
+  auto buf = [&](uint32_t b) { return scratch.data() + size_t(b) * size_t(tile); };
   for (const auto* group : {&plan.inputs, &plan.immediates})
     for (const Operand<T>& o : *group)
-      if (o.how == Load::fill) std::fill(buf(o.buffer), buf(o.buffer) + kTile, o.value);
+      if (o.how == Load::fill) std::fill(buf(o.buffer), buf(o.buffer) + tile, o.value);
 
   std::vector<const T*> input(in.size());
   const T* args[3] = {};
-  for (int64_t t = begin; t < end; t += kTile) {
-    const int64_t n = std::min(kTile, end - t);
+  for (int64_t t = begin; t < end; t += tile) {
+    const int64_t n = std::min(tile, end - t);
     for (size_t k = 0; k < in.size(); ++k) input[k] = load(plan.inputs[k], buf(plan.inputs[k].buffer), t, n);
     for (size_t s = 0; s < p.steps.size(); ++s) {
       const FusedProgram::Step& st = p.steps[s];

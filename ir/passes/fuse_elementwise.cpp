@@ -34,6 +34,10 @@ using backend::DType;
 // How far a cycle check may look before it gives up and refuses the merge:
 // keeps the pass linear on long graphs.
 constexpr size_t kMaxSearch = 4096;
+// The most ops in one fused node: a kernel keeps a tile of each live step
+// result, and a long unrolled chain would otherwise be one program whose
+// live tiles no longer fit in cache.
+constexpr size_t kMaxMembers = 256;
 
 bool on_cpu(const backend::Device* d) { return !d || d->type() == backend::DeviceType::cpu; }
 
@@ -69,23 +73,32 @@ class FuseElementwise : public Pass {
       const backend::TensorType& t = out_type(i);
       std::vector<uint32_t> chosen;
       uint8_t m = dtypes[i];
+      size_t size = 1;
       for (ValueId v : g.nodes[i].inputs) {
         const NodeId p = g.values[v].producer;
         if (p == kNone || group_[p] == kNone) continue;
         const uint32_t c = group_[p];
         const Group& cg = groups_[c];
         if (std::find(chosen.begin(), chosen.end(), c) != chosen.end() || cg.epoch != epoch[i] || !(cg.dtypes & m) ||
-            !same_space(out_type(cg.first), t))
+            !same_space(out_type(cg.first), t) || size + cg.members.size() > kMaxMembers)
           continue;
         chosen.push_back(c);
-        if (acyclic(chosen, i)) m &= cg.dtypes;
-        else chosen.pop_back();
+        if (acyclic(chosen, i)) {
+          m &= cg.dtypes;
+          size += cg.members.size();
+        } else {
+          chosen.pop_back();
+        }
       }
       uint32_t gid;
       if (chosen.empty()) {
         gid = uint32_t(groups_.size());
         groups_.push_back(Group{{}, m, i, epoch[i], true, {}});
       } else {
+        // The others join the largest: each member moves O(log n) times.
+        std::swap(chosen[0], *std::max_element(chosen.begin(), chosen.end(), [&](uint32_t a, uint32_t b) {
+          return groups_[a].members.size() < groups_[b].members.size();
+        }));
         gid = chosen[0];
         for (size_t k = 1; k < chosen.size(); ++k) {
           Group& other = groups_[chosen[k]];
