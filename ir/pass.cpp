@@ -13,6 +13,7 @@ std::unique_ptr<Pass> make_broadcast_into_consumer();
 std::unique_ptr<Pass> make_transpose_into_matmul();
 std::unique_ptr<Pass> make_common_subexpr();
 std::unique_ptr<Pass> make_dead_code();
+std::unique_ptr<Pass> make_inplace();
 
 std::vector<std::unique_ptr<Pass>> default_passes() {
   std::vector<std::unique_ptr<Pass>> p;
@@ -24,6 +25,9 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   p.push_back(make_transpose_into_matmul());
   p.push_back(make_common_subexpr());
   p.push_back(make_dead_code());
+  // Last: its annotations name input positions, which a later rewrite of
+  // the nodes would invalidate.
+  p.push_back(make_inplace());
   return p;
 }
 

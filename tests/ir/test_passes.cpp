@@ -160,7 +160,7 @@ TEST_CASE("optimize: runs the pipeline, skips disabled passes, reports each") {
   std::vector<std::string> seen;
   auto results = ir::optimize(g, {"dead-code"}, [&](const std::string& pass, const ir::Graph&) { seen.push_back(pass); });
   CHECK(seen == std::vector<std::string>{"constant-fold", "algebraic", "transpose-transpose", "reshape-reshape",
-                                         "broadcast-into-consumer", "transpose-into-matmul", "cse"});
+                                         "broadcast-into-consumer", "transpose-into-matmul", "cse", "inplace"});
   CHECK(results[1].changed == 1);
   CHECK(ops(g) == "exp");
   CHECK(ir::print_ir(g).find("%1 = exp %0") != std::string::npos);

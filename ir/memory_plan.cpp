@@ -1,0 +1,171 @@
+// The static memory plan (ir/memory_plan.h): live ranges of the arena
+// buffers for one order, then one sweep over the steps that places each
+// buffer with best fit when it is first written and frees it after its last
+// read.
+#include "ir/memory_plan.h"
+
+#include <algorithm>
+
+namespace nn::ir {
+
+void BestFitArena::insert(size_t offset, size_t bytes) {
+  by_offset_.emplace(offset, bytes);
+  by_size_.emplace(bytes, offset);
+}
+
+void BestFitArena::erase(std::map<size_t, size_t>::iterator it) {
+  by_size_.erase({it->second, it->first});
+  by_offset_.erase(it);
+}
+
+size_t BestFitArena::allocate(size_t bytes) {
+  if (bytes == 0) return 0;
+  auto fit = by_size_.lower_bound({bytes, 0});
+  if (fit != by_size_.end()) {
+    const auto [size, offset] = *fit;
+    erase(by_offset_.find(offset));
+    if (size > bytes) insert(offset + bytes, size - bytes);
+    return offset;
+  }
+  // Nothing holds it: the arena grows. No free range ends at the top (a
+  // release there lowers the top instead), so the request starts at the top.
+  const size_t offset = top_;
+  top_ += bytes;
+  high_ = std::max(high_, top_);
+  return offset;
+}
+
+void BestFitArena::release(size_t offset, size_t bytes) {
+  if (bytes == 0) return;
+  size_t begin = offset, end = offset + bytes;
+  auto next = by_offset_.lower_bound(offset);
+  if (next != by_offset_.end() && next->first == end) {
+    end += next->second;
+    auto after = std::next(next);
+    erase(next);
+    next = after;
+  }
+  if (next != by_offset_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == begin) {
+      begin = prev->first;
+      erase(prev);
+    }
+  }
+  if (end == top_) top_ = begin;  // the top comes down; the high-water mark stays
+  else insert(begin, end - begin);
+}
+
+namespace {
+
+// Buffers per step in one flat array: the ones starting (or ending) at step s
+// are items[first[s] .. first[s + 1]).
+struct PerStep {
+  std::vector<uint32_t> first, items;
+  PerStep(size_t steps, const std::vector<uint32_t>& step_of, const std::vector<bool>& use) : first(steps + 1, 0) {
+    for (size_t b = 0; b < step_of.size(); ++b)
+      if (use[b]) ++first[step_of[b] + 1];
+    for (size_t s = 0; s < steps; ++s) first[s + 1] += first[s];
+    items.resize(first[steps]);
+    std::vector<uint32_t> at(first.begin(), first.end() - 1);
+    for (size_t b = 0; b < step_of.size(); ++b)
+      if (use[b]) items[at[step_of[b]]++] = uint32_t(b);
+  }
+  std::span<const uint32_t> at(size_t s) const { return {items.data() + first[s], items.data() + first[s + 1]}; }
+};
+
+}  // namespace
+
+MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> order) {
+  MemoryPlan p;
+  p.buffers = std::move(buffers);
+  const std::vector<Buffer>& list = p.buffers.list;
+  const size_t nb = list.size(), steps = order.size();
+  p.offset.assign(nb, 0);
+  p.arena_of.assign(nb, kNone);
+
+  // Live range of each arena buffer: from the step that writes its root to
+  // the last step that reads or writes any value sharing it.
+  std::vector<uint32_t>& begin = p.begin;
+  std::vector<uint32_t>& end = p.end;
+  std::vector<bool>& in_arena = p.in_arena;
+  begin.assign(nb, 0);
+  end.assign(nb, 0);
+  in_arena.assign(nb, false);
+  for (uint32_t s = 0; s < steps; ++s) {
+    const Node& n = g.nodes[order[s]];
+    for (ValueId v : n.inputs) {
+      const uint32_t b = p.buffers.of_value[v];
+      end[b] = std::max(end[b], s);
+    }
+    for (ValueId v : n.outputs) {
+      const uint32_t b = p.buffers.of_value[v];
+      if (list[b].kind != BufferKind::arena) continue;
+      if (list[b].root == v) {
+        begin[b] = s;
+        in_arena[b] = true;
+      }
+      end[b] = std::max(end[b], s);
+    }
+  }
+  // One arena per device, in order of first use.
+  std::vector<BestFitArena> alloc;
+  std::vector<size_t> live;
+  for (uint32_t b = 0; b < nb; ++b) {
+    if (!in_arena[b]) continue;
+    backend::Device* dev = g.values[list[b].root].type.device;
+    if (!dev) dev = backend::cpu_device();
+    uint32_t a = 0;
+    while (a < p.arenas.size() && p.arenas[a].device != dev) ++a;
+    if (a == p.arenas.size()) {
+      p.arenas.push_back({dev, 0, 0});
+      alloc.emplace_back();
+      live.push_back(0);
+    }
+    p.arena_of[b] = a;
+  }
+
+  const PerStep starts(steps, begin, in_arena), ends(steps, end, in_arena);
+  for (size_t s = 0; s < steps; ++s) {
+    // A node's outputs are written while its inputs are read: both are live.
+    for (uint32_t b : starts.at(s)) {
+      const uint32_t a = p.arena_of[b];
+      const size_t size = arena_size(list[b].bytes);
+      p.offset[b] = alloc[a].allocate(size);
+      live[a] += size;
+      p.arenas[a].lower_bound = std::max(p.arenas[a].lower_bound, live[a]);
+    }
+    for (uint32_t b : ends.at(s)) {
+      const uint32_t a = p.arena_of[b];
+      const size_t size = arena_size(list[b].bytes);
+      alloc[a].release(p.offset[b], size);
+      live[a] -= size;
+    }
+  }
+  for (size_t a = 0; a < p.arenas.size(); ++a) {
+    p.arenas[a].bytes = alloc[a].high_water();
+    p.arena_bytes += p.arenas[a].bytes;
+    p.lower_bound_bytes += p.arenas[a].lower_bound;
+  }
+
+  // Region ids for the picture, numbered in order of first use.
+  std::vector<uint32_t> id_of_buffer(nb, kNone);
+  std::map<std::pair<uint32_t, size_t>, uint32_t> region;
+  uint32_t next_id = 0;
+  for (uint32_t s = 0; s < steps; ++s)
+    for (uint32_t b : starts.at(s)) {
+      auto [it, fresh] = region.emplace(std::make_pair(p.arena_of[b], p.offset[b]), next_id);
+      if (fresh) ++next_id;
+      id_of_buffer[b] = it->second;
+    }
+  for (uint32_t b = 0; b < nb; ++b)
+    if (list[b].kind == BufferKind::own) id_of_buffer[b] = next_id++;
+  p.block_of_value.assign(g.values.size(), kNone);
+  for (ValueId v = 0; v < g.values.size(); ++v) {
+    const uint32_t b = p.buffers.of_value[v];
+    if (b < nb) p.block_of_value[v] = id_of_buffer[b];
+  }
+  return p;
+}
+
+}  // namespace nn::ir
