@@ -96,7 +96,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
       throw RunError(n.name() + ": " + e.what(), n.loc, id);
     }
     for (size_t i = 0; i < out.size(); ++i) slots[n.outputs[i]] = std::move(out[i]);
-    for (ValueId v : p.dies_after[step]) slots[v] = backend::Tensor();
+    for (ValueId v : p.dies_after(step)) slots[v] = backend::Tensor();
     if (prof) prof->record(n.name(), category(n.phase), t0, backend::Profiler::now_ns());
   }
 

@@ -1,60 +1,13 @@
 // The static memory plan (ir/memory_plan.h): live ranges of the arena
-// buffers for one order, then one sweep over the steps that places each
-// buffer with best fit when it is first written and frees it after its last
-// read.
+// buffers for one order; one sweep over the steps that places each buffer
+// with best fit when it is first written, frees it after its last read and
+// measures the lower bound; then, for arenas small enough, the largest-first
+// placement, kept where its arena is smaller.
 #include "ir/memory_plan.h"
 
 #include <algorithm>
 
 namespace nn::ir {
-
-void BestFitArena::insert(size_t offset, size_t bytes) {
-  by_offset_.emplace(offset, bytes);
-  by_size_.emplace(bytes, offset);
-}
-
-void BestFitArena::erase(std::map<size_t, size_t>::iterator it) {
-  by_size_.erase({it->second, it->first});
-  by_offset_.erase(it);
-}
-
-size_t BestFitArena::allocate(size_t bytes) {
-  if (bytes == 0) return 0;
-  auto fit = by_size_.lower_bound({bytes, 0});
-  if (fit != by_size_.end()) {
-    const auto [size, offset] = *fit;
-    erase(by_offset_.find(offset));
-    if (size > bytes) insert(offset + bytes, size - bytes);
-    return offset;
-  }
-  // Nothing holds it: the arena grows. No free range ends at the top (a
-  // release there lowers the top instead), so the request starts at the top.
-  const size_t offset = top_;
-  top_ += bytes;
-  high_ = std::max(high_, top_);
-  return offset;
-}
-
-void BestFitArena::release(size_t offset, size_t bytes) {
-  if (bytes == 0) return;
-  size_t begin = offset, end = offset + bytes;
-  auto next = by_offset_.lower_bound(offset);
-  if (next != by_offset_.end() && next->first == end) {
-    end += next->second;
-    auto after = std::next(next);
-    erase(next);
-    next = after;
-  }
-  if (next != by_offset_.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == begin) {
-      begin = prev->first;
-      erase(prev);
-    }
-  }
-  if (end == top_) top_ = begin;  // the top comes down; the high-water mark stays
-  else insert(begin, end - begin);
-}
 
 namespace {
 
@@ -73,6 +26,25 @@ struct PerStep {
   }
   std::span<const uint32_t> at(size_t s) const { return {items.data() + first[s], items.data() + first[s + 1]}; }
 };
+
+// Arena a placed largest first, where it has few enough buffers for that,
+// and kept if it needs less memory than best fit in order.
+void try_largest_first(MemoryPlan& p, uint32_t a) {
+  std::vector<uint32_t> members;
+  std::vector<LiveRange> ranges;
+  for (uint32_t b = 0; b < p.buffers.list.size(); ++b)
+    if (p.in_arena[b] && p.arena_of[b] == a) {
+      members.push_back(b);
+      ranges.push_back({arena_size(p.buffers.list[b].bytes), p.begin[b], p.end[b]});
+    }
+  if (members.size() > kLargestFirstLimit) return;
+  std::vector<size_t> offsets;
+  const size_t bytes = place_largest_first(ranges, offsets);
+  if (bytes >= p.arenas[a].bytes) return;
+  p.arenas[a].bytes = bytes;
+  p.arenas[a].largest_first = true;
+  for (size_t i = 0; i < members.size(); ++i) p.offset[members[i]] = offsets[i];
+}
 
 }  // namespace
 
@@ -142,8 +114,9 @@ MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> 
       live[a] -= size;
     }
   }
-  for (size_t a = 0; a < p.arenas.size(); ++a) {
+  for (uint32_t a = 0; a < p.arenas.size(); ++a) {
     p.arenas[a].bytes = alloc[a].high_water();
+    if (p.arenas[a].bytes > p.arenas[a].lower_bound) try_largest_first(p, a);
     p.arena_bytes += p.arenas[a].bytes;
     p.lower_bound_bytes += p.arenas[a].lower_bound;
   }

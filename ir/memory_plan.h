@@ -2,48 +2,27 @@
 // the nodes, every arena buffer (ir/buffers.h) gets a byte offset in one
 // arena per device, from its live range: taken when its root is written,
 // free again after the last read of any value sharing it. Offsets come from
-// a best-fit allocator over the free ranges (the smallest hole that fits,
-// adjacent free ranges merged). The plan also gives the lower bound no
-// offsets could beat for that order: the most bytes live at one step.
+// one of two placements (ir/arena_placement.h), whichever needs the smaller
+// arena: best fit in the order buffers are taken (ggml-alloc), or, knowing
+// every live range beforehand, largest first. The plan also gives the lower
+// bound no offsets could beat for that order: the most bytes live at one
+// step.
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <set>
 #include <span>
 #include <vector>
 
+#include "ir/arena_placement.h"
 #include "ir/buffers.h"
 
 namespace nn::ir {
-
-// Every arena offset and size is a multiple of this (a cache line; what the
-// kernels' vector loads like).
-inline constexpr size_t kArenaAlignment = 64;
-inline size_t arena_size(size_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
-
-// Best fit over free ranges of one arena: a request takes the smallest free
-// range that holds it (the lowest such on ties), else grows the arena's top.
-// Freed ranges merge with their neighbours; one that reaches the top lowers
-// it. O(log n) a request.
-class BestFitArena {
- public:
-  size_t allocate(size_t bytes);
-  void release(size_t offset, size_t bytes);
-  size_t high_water() const { return high_; }
-
- private:
-  std::map<size_t, size_t> by_offset_;              // free ranges: offset -> size
-  std::set<std::pair<size_t, size_t>> by_size_;     // the same: (size, offset)
-  size_t top_ = 0, high_ = 0;
-  void insert(size_t offset, size_t bytes);
-  void erase(std::map<size_t, size_t>::iterator it);
-};
 
 struct DeviceArena {
   backend::Device* device = nullptr;
   size_t bytes = 0;        // planned: the arena's size
   size_t lower_bound = 0;  // the most bytes of its buffers live at one step
+  bool largest_first = false;  // which placement gave the offsets
 };
 
 struct MemoryPlan {

@@ -26,15 +26,24 @@ namespace {
 // fills the block of each buffer.
 size_t simulate_pool(const MemoryPlan& m, size_t steps, std::vector<uint32_t>& block_of_buffer) {
   const size_t nb = m.buffers.list.size();
-  std::vector<std::vector<uint32_t>> starts(steps), ends(steps);
+  // Buffers by step, flat: starting at s: items[first[s] .. first[s + 1]),
+  // ending at s: the same with steps + 1 added.
+  std::vector<uint32_t> first(2 * steps + 1, 0), items;
   for (uint32_t b = 0; b < nb; ++b)
-    if (m.in_arena[b]) starts[m.begin[b]].push_back(b), ends[m.end[b]].push_back(b);
+    if (m.in_arena[b]) ++first[m.begin[b] + 1], ++first[steps + m.end[b] + 1];
+  for (size_t s = 0; s < 2 * steps; ++s) first[s + 1] += first[s];
+  items.resize(first.back());
+  std::vector<uint32_t> at(first.begin(), first.end() - 1);
+  for (uint32_t b = 0; b < nb; ++b)
+    if (m.in_arena[b]) items[at[m.begin[b]]++] = b, items[at[steps + m.end[b]]++] = b;
+
   std::unordered_map<size_t, std::vector<uint32_t>> free_blocks;  // by size class
   std::vector<size_t> block_bytes;
   block_of_buffer.assign(nb, kNone);
   size_t live = 0, peak = 0;
   for (size_t s = 0; s < steps; ++s) {
-    for (uint32_t b : starts[s]) {
+    for (uint32_t i = first[s]; i < first[s + 1]; ++i) {
+      const uint32_t b = items[i];
       const size_t bytes = backend::CachingPool::size_class(m.buffers.list[b].bytes);
       auto& fl = free_blocks[bytes];
       if (fl.empty()) {
@@ -47,9 +56,10 @@ size_t simulate_pool(const MemoryPlan& m, size_t steps, std::vector<uint32_t>& b
       live += bytes;
     }
     peak = std::max(peak, live);
-    for (uint32_t b : ends[s]) {
-      live -= block_bytes[block_of_buffer[b]];
-      free_blocks[block_bytes[block_of_buffer[b]]].push_back(block_of_buffer[b]);
+    for (uint32_t i = first[steps + s]; i < first[steps + s + 1]; ++i) {
+      const uint32_t blk = block_of_buffer[items[i]];
+      live -= block_bytes[blk];
+      free_blocks[block_bytes[blk]].push_back(blk);
     }
   }
   for (uint32_t b = 0, next = uint32_t(block_bytes.size()); b < nb; ++b)
@@ -57,11 +67,19 @@ size_t simulate_pool(const MemoryPlan& m, size_t steps, std::vector<uint32_t>& b
   return peak;
 }
 
-Plan plan_for(const Graph& g, const Buffers& buffers, Schedule s, MemoryMode mode) {
+// The order and its memory plan: what the choice of order compares.
+Plan plan_order(const Graph& g, const Buffers& buffers, Schedule s, MemoryMode mode) {
   Plan p;
   p.kind = s;
   p.memory = mode;
   p.order = schedule(g, s);
+  p.memory_plan = plan_memory(g, buffers, p.order);
+  p.lower_bound_bytes = p.memory_plan.lower_bound_bytes;
+  return p;
+}
+
+// The rest of the plan: readers, deaths, the pool's figure, the picture.
+void finish(const Graph& g, Plan& p) {
   const size_t nv = g.values.size(), steps = p.order.size();
   p.readers.assign(nv, 0);
   std::vector<uint32_t> last(nv, kNone);  // step of the last read
@@ -75,38 +93,48 @@ Plan plan_for(const Graph& g, const Buffers& buffers, Schedule s, MemoryMode mod
   for (const StateUpdate& u : g.updates) kept[u.value] = true;
   std::vector<uint32_t> step_of(g.nodes.size(), 0);
   for (uint32_t step = 0; step < steps; ++step) step_of[p.order[step]] = step;
-  p.dies_after.assign(steps, {});
+  // Each intermediate dies after its last read, or where it is made when
+  // nothing reads it; what the host keeps never does.
+  std::vector<uint32_t> death(nv, kNone);
+  p.dead_from.assign(steps + 1, 0);
   for (ValueId v = 0; v < nv; ++v) {
     const Value& val = g.values[v];
     if (val.role != Role::intermediate || kept[v] || val.producer == kNone) continue;
-    p.dies_after[last[v] == kNone ? step_of[val.producer] : last[v]].push_back(v);
+    death[v] = last[v] == kNone ? step_of[val.producer] : last[v];
+    ++p.dead_from[death[v] + 1];
   }
+  for (size_t s = 0; s < steps; ++s) p.dead_from[s + 1] += p.dead_from[s];
+  p.dead.resize(p.dead_from.back());
+  std::vector<uint32_t> at(p.dead_from.begin(), p.dead_from.end() - 1);
+  for (ValueId v = 0; v < nv; ++v)
+    if (death[v] != kNone) p.dead[at[death[v]]++] = v;
 
-  p.memory_plan = plan_memory(g, buffers, p.order);
   std::vector<uint32_t> pool_block;
   p.pool_bytes = simulate_pool(p.memory_plan, steps, pool_block);
-  p.lower_bound_bytes = p.memory_plan.lower_bound_bytes;
-  if (mode == MemoryMode::arena) {
+  if (p.memory == MemoryMode::arena) {
     p.planned_bytes = p.memory_plan.arena_bytes;
     p.block_of_value = p.memory_plan.block_of_value;
   } else {
     p.planned_bytes = p.pool_bytes;
     p.block_of_value.assign(nv, kNone);
-    for (ValueId v = 0; v < nv; ++v) p.block_of_value[v] = pool_block[buffers.of_value[v]];
+    for (ValueId v = 0; v < nv; ++v) p.block_of_value[v] = pool_block[p.memory_plan.buffers.of_value[v]];
   }
-  return p;
 }
 
 }  // namespace
 
 Plan make_plan(const Graph& g, Schedule s, MemoryMode m) {
   const Buffers buffers = find_buffers(g);
-  if (s != Schedule::automatic) return plan_for(g, buffers, s, m);
-  Plan best = plan_for(g, buffers, Schedule::serial, m);
-  for (Schedule other : {Schedule::greedy, Schedule::bfs}) {
-    Plan p = plan_for(g, buffers, other, m);
-    if (p.planned_bytes < best.planned_bytes) best = std::move(p);
-  }
+  Plan best = plan_order(g, buffers, s == Schedule::automatic ? Schedule::serial : s, m);
+  if (s == Schedule::automatic)
+    for (Schedule other : {Schedule::greedy, Schedule::frees_first}) {
+      Plan p = plan_order(g, buffers, other, m);
+      // The arena's size decides with the arena; the pool's peak with it.
+      const bool smaller = m == MemoryMode::arena ? p.memory_plan.arena_bytes < best.memory_plan.arena_bytes
+                                                  : p.lower_bound_bytes < best.lower_bound_bytes;
+      if (smaller) best = std::move(p);
+    }
+  finish(g, best);
   return best;
 }
 

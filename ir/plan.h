@@ -8,6 +8,7 @@
 // host keeps gets a block of its own.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -25,8 +26,13 @@ struct Plan {
   Schedule kind = Schedule::serial;  // the order taken (never automatic)
   MemoryMode memory = MemoryMode::arena;
   std::vector<NodeId> order;
-  std::vector<uint32_t> readers;                 // per value: how many node inputs read it
-  std::vector<std::vector<ValueId>> dies_after;  // per step: intermediates dropped after it
+  std::vector<uint32_t> readers;  // per value: how many node inputs read it
+  // The intermediates dropped after step s: dead[dead_from[s] .. dead_from[s + 1]).
+  std::vector<uint32_t> dead_from;
+  std::vector<ValueId> dead;
+  std::span<const ValueId> dies_after(size_t step) const {
+    return {dead.data() + dead_from[step], dead.data() + dead_from[step + 1]};
+  }
   MemoryPlan memory_plan;                        // the buffers, and the arena's offsets
   // The bytes the run's own buffers take: the arena's size (arena), or the
   // peak of the pool simulation (pool).
@@ -43,8 +49,10 @@ struct Plan {
   std::vector<uint32_t> block_of_value;
 };
 
-// The plan of g for the order s (automatic: of serial, greedy and BFS, the
-// one with the smallest planned bytes, serial on a tie).
+// The plan of g for the order s. Automatic: of serial, greedy and
+// frees-first, the one with the smallest arena (with the pool: the lowest
+// lower bound), the first of them on a tie. BFS, made for running wide
+// graphs level by level, needs more memory than those as a rule.
 Plan make_plan(const Graph& g, Schedule s = Schedule::automatic, MemoryMode m = MemoryMode::arena);
 
 }  // namespace nn::ir

@@ -16,6 +16,7 @@ const char* schedule_name(Schedule s) {
     case Schedule::serial: return "serial";
     case Schedule::bfs: return "bfs";
     case Schedule::greedy: return "greedy";
+    case Schedule::frees_first: return "frees-first";
   }
   return "?";
 }
@@ -25,6 +26,7 @@ bool parse_schedule(std::string_view name, Schedule& out) {
   else if (name == "serial") out = Schedule::serial;
   else if (name == "bfs") out = Schedule::bfs;
   else if (name == "greedy") out = Schedule::greedy;
+  else if (name == "frees-first") out = Schedule::frees_first;
   else return false;
   return true;
 }
@@ -106,10 +108,14 @@ std::vector<NodeId> bfs_order(const Graph& g) {
 
 // Greedy: of the ready nodes, the one whose run frees the most arena bytes
 // less the arena bytes its outputs take; ties go to the earlier node in
-// trace order. A buffer is freed by its last reader, so a node's score rises
-// when the other readers of one of its inputs have all run: such nodes are
-// queued again with their new score (stale entries are skipped).
-std::vector<NodeId> greedy_order(const Graph& g) {
+// trace order. With `clamp` (frees-first), a node that takes at least as
+// much as it frees scores 0: only nodes that free memory move ahead of the
+// trace order (plain greedy also runs a small allocation early, such as a
+// mask nothing reads until much later). A buffer is freed by its last
+// reader, so a node's score rises when the other readers of one of its
+// inputs have all run: such nodes are queued again with their new score
+// (stale entries are skipped).
+std::vector<NodeId> greedy_order(const Graph& g, bool clamp) {
   const size_t n = g.nodes.size();
   Dependencies d(g);
   const Buffers buf = find_buffers(g);
@@ -141,12 +147,14 @@ std::vector<NodeId> greedy_order(const Graph& g) {
   struct Entry {
     int64_t score;
     NodeId node;
-    bool operator<(const Entry& o) const { return score != o.score ? score < o.score : node > o.node; }
+    int64_t key;  // the score, clamped or not
+    bool operator<(const Entry& o) const { return key != o.key ? key < o.key : node > o.node; }
   };
+  auto entry = [&](NodeId i) { return Entry{score[i], i, clamp ? std::max<int64_t>(score[i], 0) : score[i]}; };
   std::priority_queue<Entry> ready;
   std::vector<bool> done(n, false);
   for (NodeId i = 0; i < n; ++i)
-    if (!d.pending[i]) ready.push({score[i], i});
+    if (!d.pending[i]) ready.push(entry(i));
   std::vector<NodeId> order;
   order.reserve(n);
   while (!ready.empty()) {
@@ -165,12 +173,12 @@ std::vector<NodeId> greedy_order(const Graph& g) {
         const NodeId r = readers[j];
         if (done[r]) continue;
         score[r] += int64_t(buf.list[b].bytes);
-        if (!d.pending[r]) ready.push({score[r], r});
+        if (!d.pending[r]) ready.push(entry(r));
         break;
       }
     }
     for (uint32_t k = d.first[i]; k < d.first[i + 1]; ++k)
-      if (--d.pending[d.next[k]] == 0) ready.push({score[d.next[k]], d.next[k]});
+      if (--d.pending[d.next[k]] == 0) ready.push(entry(d.next[k]));
   }
   return order;
 }
@@ -179,7 +187,7 @@ std::vector<NodeId> greedy_order(const Graph& g) {
 
 std::vector<NodeId> schedule(const Graph& g, Schedule s) {
   if (s == Schedule::bfs) return bfs_order(g);
-  if (s == Schedule::greedy) return greedy_order(g);
+  if (s == Schedule::greedy || s == Schedule::frees_first) return greedy_order(g, s == Schedule::frees_first);
   std::vector<NodeId> order(g.nodes.size());
   for (NodeId i = 0; i < order.size(); ++i) order[i] = i;
   return order;

@@ -118,8 +118,8 @@ void add_common_options(CLI::App& app, CommonOptions& c) {
   app.add_flag("--stats", c.stats, "Print graph and memory statistics at the end");
   app.add_option("--schedule", c.schedule,
                  "Order in which graphs run their nodes (auto: the one whose memory plan is smallest)")
-      ->check(CLI::IsMember({"auto", "serial", "bfs", "greedy"}))
-      ->type_name("auto|serial|bfs|greedy");
+      ->check(CLI::IsMember({"auto", "serial", "bfs", "greedy", "frees-first"}))
+      ->type_name("auto|serial|bfs|greedy|frees-first");
   app.add_option("--memory", c.memory,
                  "Where graphs keep their intermediate values: one planned arena, or the pool recycling by reader count")
       ->check(CLI::IsMember({"arena", "pool"}))

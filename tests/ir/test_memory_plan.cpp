@@ -96,20 +96,46 @@ TEST_CASE("memory plan: offsets of a hand-worked graph; a request takes the smal
   CHECK(m.block_of_value[x16] == ir::kNone);
 }
 
-TEST_CASE("memory plan: the lower bound by hand, below an arena that fragmentation makes larger") {
+TEST_CASE("memory plan: the lower bound by hand; best fit in order fragments it, largest first does not") {
   ir::Graph g;
   ir::ValueId x16 = input(g, f32({16}), "x16"), x32 = input(g, f32({32}), "x32");
-  ir::ValueId A = add(g, "exp", {x16});  // s0: [0, 64)
-  ir::ValueId B = add(g, "exp", {x16});  // s1: [64, 128)
-  output(g, add(g, "exp", {A}));         // s2: A is free after it: hole [0, 64)
-  ir::ValueId C = add(g, "exp", {x32});  // s3: 128 bytes fit no hole: [128, 256)
+  ir::ValueId A = add(g, "exp", {x16});  // s0, 64 bytes, read at s2
+  ir::ValueId B = add(g, "exp", {x16});  // s1, 64 bytes, read at s5
+  output(g, add(g, "exp", {A}));         // s2
+  ir::ValueId C = add(g, "exp", {x32});  // s3, 128 bytes, read at s4
   output(g, add(g, "exp", {C}));
   output(g, add(g, "exp", {B}));
+  // In order, best fit puts A at 0 and B at 64; A's 64 bytes, free from s2,
+  // cannot hold C: it goes to 128, and the arena needs 256 bytes.
+  ir::BestFitArena in_order;
+  CHECK(in_order.allocate(64) == 0);
+  CHECK(in_order.allocate(64) == 64);
+  in_order.release(0, 64);
+  CHECK(in_order.allocate(128) == 128);
+  CHECK(in_order.high_water() == 256);
+  // Largest first: C at 0, B (live with C) above it, A (not live with C) at
+  // 0: the arena is the lower bound.
   ir::MemoryPlan m = ir::plan_memory(g, ir::find_buffers(g), trace_order(g));
-  CHECK(offset_of(m, C) == 128);
   // Live at once: A + B = 128 bytes (s0 .. s2), B + C = 192 (s3 .. s4), B (s5).
   CHECK(m.lower_bound_bytes == 192);
-  CHECK(m.arena_bytes == 256);
+  CHECK(m.arena_bytes == 192);
+  REQUIRE(m.arenas.size() == 1);
+  CHECK(m.arenas[0].largest_first);
+  CHECK(offset_of(m, C) == 0);
+  CHECK(offset_of(m, B) == 128);
+  CHECK(offset_of(m, A) == 0);
+}
+
+TEST_CASE("largest first: larger buffers first, of equal sizes the longest-lived, each in a gap it fits") {
+  // Bytes, and the steps of the live range.
+  std::vector<ir::LiveRange> r{{128, 0, 9},   // 0: second: live with 3, above it
+                               {64, 0, 2},    // 1: last: live with 0 and 2 only: the gap under 0
+                               {64, 0, 9},    // 2: third (the longest 64): above 3 and 0
+                               {192, 3, 5},   // 3: first: 0
+                               {64, 6, 9}};   // 4: fourth: live with 0 and 2 only: the gap under 0
+  std::vector<size_t> off;
+  CHECK(ir::place_largest_first(r, off) == 384);
+  CHECK(off == std::vector<size_t>{192, 0, 320, 0, 0});
 }
 
 TEST_CASE("memory plan: views share their root's range, an in-place output its input's") {

@@ -69,7 +69,7 @@ TEST_CASE("schedule: BFS and greedy are valid orders and keep host calls and ran
   ir::ValueId c = add(g, "neg", {x});
   ir::NodeId p2 = print_node(c, 2);  // ready early, but prints after 1
   output(g, add(g, "add", {c, d1}));
-  for (ir::Schedule s : {ir::Schedule::bfs, ir::Schedule::greedy}) {
+  for (ir::Schedule s : {ir::Schedule::bfs, ir::Schedule::greedy, ir::Schedule::frees_first}) {
     printed.clear();
     std::vector<ir::NodeId> order = ir::schedule(g, s);
     check_valid(g, order);
@@ -100,7 +100,7 @@ TEST_CASE("schedule: a node overwriting an input runs after every other reader o
   for (auto& p : ir::default_passes())
     if (std::string(p->name()) == "inplace") p->run(g);
   REQUIRE(g.nodes[g.values[N].producer].overwrites == std::vector<int32_t>{0});
-  for (ir::Schedule s : {ir::Schedule::serial, ir::Schedule::bfs, ir::Schedule::greedy}) {
+  for (ir::Schedule s : {ir::Schedule::serial, ir::Schedule::bfs, ir::Schedule::greedy, ir::Schedule::frees_first}) {
     std::vector<ir::NodeId> order = ir::schedule(g, s);
     check_valid(g, order);
     std::vector<size_t> at = positions(order);
@@ -134,4 +134,27 @@ TEST_CASE("schedule: greedy frees each big value before making the next; auto ta
   CHECK(automatic.kind == ir::Schedule::greedy);
   CHECK(automatic.planned_bytes == block);
   check_valid(g, greedy.order);
+}
+
+TEST_CASE("schedule: frees-first keeps the trace order but for nodes that free more than they take") {
+  // Trace order: big = exp(x); small = neg(y) (read at the very end); s =
+  // sum(big) frees big. Greedy runs the small allocation before the big one
+  // (it takes less); frees-first keeps trace order there, then runs s as
+  // soon as big is made, since it frees 4 KB.
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({1024}), "x"), y = input(g, f32({16}), "y");
+  ir::ValueId big = add(g, "exp", {x});
+  ir::ValueId small = add(g, "neg", {y});
+  ir::ValueId mid = add(g, "exp", {x});  // 4 KB more, read at the end
+  ir::ValueId s = add(g, "sum", {big}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", false}});
+  output(g, s);
+  output(g, add(g, "add", {mid, add(g, "sum", {small}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", false}})}));
+  std::vector<size_t> greedy = positions(ir::schedule(g, ir::Schedule::greedy));
+  std::vector<size_t> first = positions(ir::schedule(g, ir::Schedule::frees_first));
+  const ir::NodeId nb = g.values[big].producer, ns = g.values[small].producer, nm = g.values[mid].producer,
+                   nsum = g.values[s].producer;
+  CHECK(greedy[ns] < greedy[nb]);
+  CHECK(first[nb] < first[ns]);
+  CHECK(first[nsum] == first[nb] + 1);  // right after big, before small and mid
+  CHECK(first[ns] < first[nm]);
 }
