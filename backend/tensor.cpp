@@ -67,7 +67,12 @@ Tensor Tensor::traced(const TensorType& type, Ref<TraceMark> mark) {
 
 void Block::allocate() {
   if (mark_) throw Error(mark_->misuse());
-  ptr_ = device_->pool().allocate(bytes_);
+  if (scratch_) {
+    ptr_ = take_scratch(device_, bytes_);
+    external_ = ptr_ != nullptr;  // the scope's memory: never the pool's
+    if (ptr_) return;
+  }
+  ptr_ = device_->pool().allocate(bytes_, exact_);
 }
 
 Tensor Tensor::view(const Shape& shape) const {

@@ -6,34 +6,17 @@
 
 namespace nn::ir {
 
-void BestFitArena::insert(size_t offset, size_t bytes) {
+void FreeRanges::add(size_t offset, size_t bytes) {
   by_offset_.emplace(offset, bytes);
   by_size_.emplace(bytes, offset);
 }
 
-void BestFitArena::erase(std::map<size_t, size_t>::iterator it) {
+void FreeRanges::erase(std::map<size_t, size_t>::iterator it) {
   by_size_.erase({it->second, it->first});
   by_offset_.erase(it);
 }
 
-size_t BestFitArena::allocate(size_t bytes) {
-  if (bytes == 0) return 0;
-  auto fit = by_size_.lower_bound({bytes, 0});
-  if (fit != by_size_.end()) {
-    const auto [size, offset] = *fit;
-    erase(by_offset_.find(offset));
-    if (size > bytes) insert(offset + bytes, size - bytes);
-    return offset;
-  }
-  // Nothing holds it: the arena grows. No free range ends at the top (a
-  // release there lowers the top instead), so the request starts at the top.
-  const size_t offset = top_;
-  top_ += bytes;
-  high_ = std::max(high_, top_);
-  return offset;
-}
-
-void BestFitArena::release(size_t offset, size_t bytes) {
+void FreeRanges::insert(size_t offset, size_t bytes) {
   if (bytes == 0) return;
   size_t begin = offset, end = offset + bytes;
   auto next = by_offset_.lower_bound(offset);
@@ -50,8 +33,64 @@ void BestFitArena::release(size_t offset, size_t bytes) {
       erase(prev);
     }
   }
-  if (end == top_) top_ = begin;  // the top comes down; the high-water mark stays
-  else insert(begin, end - begin);
+  add(begin, end - begin);
+}
+
+void FreeRanges::remove(size_t offset, size_t bytes) {
+  if (bytes == 0) return;
+  auto it = by_offset_.upper_bound(offset);
+  if (it == by_offset_.begin()) return;
+  --it;
+  const size_t begin = it->first, end = it->first + it->second;
+  if (offset + bytes > end) return;  // not inside: nothing to take
+  erase(it);
+  if (offset > begin) add(begin, offset - begin);
+  if (offset + bytes < end) add(offset + bytes, end - offset - bytes);
+}
+
+size_t FreeRanges::best_fit(size_t bytes) const {
+  auto fit = by_size_.lower_bound({bytes, 0});
+  return fit == by_size_.end() ? SIZE_MAX : fit->second;
+}
+
+std::pair<size_t, size_t> FreeRanges::largest() const {
+  if (by_size_.empty()) return {0, 0};
+  // Of the largest size, the lowest offset.
+  auto it = by_size_.lower_bound({by_size_.rbegin()->first, 0});
+  return {it->second, it->first};
+}
+
+size_t FreeRanges::take_ending_at(size_t end) {
+  if (by_offset_.empty()) return SIZE_MAX;
+  auto last = std::prev(by_offset_.end());
+  if (last->first + last->second != end) return SIZE_MAX;
+  const size_t offset = last->first;
+  erase(last);
+  return offset;
+}
+
+size_t BestFitArena::allocate(size_t bytes) {
+  if (bytes == 0) return 0;
+  const size_t offset = free_.best_fit(bytes);
+  if (offset != SIZE_MAX) {
+    free_.remove(offset, bytes);
+    return offset;
+  }
+  // Nothing holds it: the arena grows. No free range ends at the top (a
+  // release there lowers the top instead), so the request starts at the top.
+  const size_t at = top_;
+  top_ += bytes;
+  high_ = std::max(high_, top_);
+  return at;
+}
+
+void BestFitArena::release(size_t offset, size_t bytes) {
+  if (bytes == 0) return;
+  free_.insert(offset, bytes);
+  // Merged into a range that reaches the top: the top comes down (the
+  // high-water mark stays).
+  const size_t begin = free_.take_ending_at(top_);
+  if (begin != SIZE_MAX) top_ = begin;
 }
 
 size_t place_largest_first(std::span<const LiveRange> ranges, std::vector<size_t>& offsets) {

@@ -25,10 +25,30 @@ namespace nn::ir {
 inline constexpr size_t kArenaAlignment = 64;
 inline size_t arena_size(size_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 
-// Best fit over free ranges of one arena: a request takes the smallest free
-// range that holds it (the lowest such on ties), else grows the arena's top.
-// Freed ranges merge with their neighbours; one that reaches the top lowers
-// it. O(log n) a request.
+// The free ranges of an arena, by offset and by size. Inserted ranges merge
+// with their neighbours. O(log n) an operation.
+class FreeRanges {
+ public:
+  void insert(size_t offset, size_t bytes);  // merged with its neighbours
+  // Removes [offset, offset + bytes), which lies inside one free range.
+  void remove(size_t offset, size_t bytes);
+  // The smallest range of at least `bytes` (the lowest such on ties);
+  // SIZE_MAX when none holds it.
+  size_t best_fit(size_t bytes) const;
+  std::pair<size_t, size_t> largest() const;  // (offset, bytes); (0, 0) when none
+  // The range that ends at `end`, removed; its offset, or SIZE_MAX.
+  size_t take_ending_at(size_t end);
+
+ private:
+  std::map<size_t, size_t> by_offset_;           // offset -> size
+  std::set<std::pair<size_t, size_t>> by_size_;  // (size, offset)
+  void add(size_t offset, size_t bytes);
+  void erase(std::map<size_t, size_t>::iterator it);
+};
+
+// Best fit in the order buffers are taken: a request takes the smallest free
+// range that holds it, else grows the arena's top. A freed range that
+// reaches the top lowers it.
 class BestFitArena {
  public:
   size_t allocate(size_t bytes);
@@ -36,11 +56,8 @@ class BestFitArena {
   size_t high_water() const { return high_; }
 
  private:
-  std::map<size_t, size_t> by_offset_;              // free ranges: offset -> size
-  std::set<std::pair<size_t, size_t>> by_size_;     // the same: (size, offset)
+  FreeRanges free_;  // below the top
   size_t top_ = 0, high_ = 0;
-  void insert(size_t offset, size_t bytes);
-  void erase(std::map<size_t, size_t>::iterator it);
 };
 
 // A buffer to place: its size and the steps of its live range (inclusive).

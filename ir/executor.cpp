@@ -1,8 +1,11 @@
 // The executor (ir/executor.h): one pass over the plan's steps.
 #include "ir/executor.h"
 
+#include <optional>
+
 #include "backend/interrupt.h"
 #include "backend/profiler.h"
+#include "backend/scratch.h"
 
 namespace nn::ir {
 namespace {
@@ -44,7 +47,16 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
   const MemoryPlan& mp = p.memory_plan;
   std::vector<backend::BlockPtr> arenas;
   if (p.memory == MemoryMode::arena)
-    for (const DeviceArena& a : mp.arenas) arenas.push_back(backend::make_ref<backend::Block>(a.device, a.bytes));
+    for (const DeviceArena& a : mp.arenas) {
+      arenas.push_back(backend::make_ref<backend::Block>(a.device, a.bytes));
+      arenas.back()->set_exact();  // asked for at this size on every run: no size class
+    }
+  // The arena of a device, or -1.
+  auto arena_on = [&](backend::Device* d) {
+    for (size_t a = 0; a < arenas.size(); ++a)
+      if (mp.arenas[a].device == d) return int(a);
+    return -1;
+  };
   // New memory for value v: its place in the arena, or a block of its own.
   auto memory_for = [&](ValueId v, const backend::TensorType& t) {
     const uint32_t b = mp.buffers.of_value[v];
@@ -88,7 +100,14 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
         }
         if (stateful) in[0] = out[0];
         for (auto& t : out) t.raw_data();  // memory now, so that running out names the op
-        kernel_for(*n.op, out.empty() ? in[0].device() : out[0].device())(in, out, n.attrs);
+        backend::Device* dev = out.empty() ? in[0].device() : out[0].device();
+        // The kernel's temporaries in the part of the arena this step leaves free.
+        std::optional<backend::ScratchScope> scratch;
+        if (const int a = arena_on(dev); a >= 0) {
+          const auto [offset, bytes] = mp.scratch[step * arenas.size() + size_t(a)];
+          if (bytes) scratch.emplace(arenas[size_t(a)], offset, bytes);
+        }
+        kernel_for(*n.op, dev)(in, out, n.attrs);
       }
     } catch (const RunError&) {
       throw;

@@ -121,6 +121,17 @@ MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> 
     p.lower_bound_bytes += p.arenas[a].lower_bound;
   }
 
+  // What each step leaves free, for the kernels' temporaries.
+  const size_t na = p.arenas.size();
+  p.scratch.assign(steps * na, {0, 0});
+  std::vector<FreeRanges> free(na);
+  for (size_t a = 0; a < na; ++a) free[a].insert(0, p.arenas[a].bytes);
+  for (size_t s = 0; s < steps; ++s) {
+    for (uint32_t b : starts.at(s)) free[p.arena_of[b]].remove(p.offset[b], arena_size(list[b].bytes));
+    for (size_t a = 0; a < na; ++a) p.scratch[s * na + a] = free[a].largest();
+    for (uint32_t b : ends.at(s)) free[p.arena_of[b]].insert(p.offset[b], arena_size(list[b].bytes));
+  }
+
   // Region ids for the picture, numbered in order of first use.
   std::vector<uint32_t> id_of_buffer(nb, kNone);
   std::map<std::pair<uint32_t, size_t>, uint32_t> region;

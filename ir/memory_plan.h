@@ -36,6 +36,10 @@ struct MemoryPlan {
   std::vector<DeviceArena> arenas;
   size_t arena_bytes = 0;        // summed over devices
   size_t lower_bound_bytes = 0;  // summed over devices
+  // Per step and arena ([step * arenas.size() + a]): the largest range of the
+  // arena no buffer uses at that step, as (offset, bytes): where the
+  // kernel's temporaries go (backend/scratch.h).
+  std::vector<std::pair<size_t, size_t>> scratch;
   // Per value: the id of the region of memory that holds it, for the memory
   // picture: buffers at one offset of one arena share an id (one region
   // reused over time), each own buffer has one; kNone for bound values.

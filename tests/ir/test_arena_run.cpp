@@ -86,7 +86,7 @@ TEST_CASE("arena run: the pool sees one arena block and the outputs at the run's
     return peak;
   };
   const size_t out = 2 * backend::CachingPool::size_class(1024);
-  CHECK(peak_of(arena) == backend::CachingPool::size_class(arena.planned_bytes) + out);
+  CHECK(peak_of(arena) == backend::CachingPool::size_of(arena.planned_bytes, true) + out);
   // The pool: a with -x (then exp(-x) over it), then the two outputs.
   CHECK(pool.pool_bytes == 1024);
   CHECK(peak_of(pool) == 2 * 1024);
