@@ -3,6 +3,7 @@
 // without a system allocation. Counts the bytes in use, their peak, the bytes
 // cached, and enforces an optional limit.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <mutex>
@@ -47,7 +48,9 @@ class CachingPool {
   size_t begin_window();
   void end_window(size_t enclosing);
   static size_t size_class(size_t bytes);
-  static size_t size_of(size_t bytes, bool exact) { return exact ? (bytes + 511) / 512 * 512 : size_class(bytes); }
+  static size_t size_of(size_t bytes, bool exact) {
+    return exact ? (std::max<size_t>(bytes, 1) + 511) / 512 * 512 : size_class(bytes);
+  }
 
  private:
   std::string device_;

@@ -46,79 +46,90 @@ void try_largest_first(MemoryPlan& p, uint32_t a) {
   for (size_t i = 0; i < members.size(); ++i) p.offset[members[i]] = offsets[i];
 }
 
-}  // namespace
-
-MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> order) {
-  MemoryPlan p;
-  p.buffers = std::move(buffers);
+// Live ranges of the arena buffers for `order`, each buffer's arena (one per
+// device, in order of first use), and each arena's lower bound.
+void find_live_ranges(const Graph& g, std::span<const NodeId> order, MemoryPlan& p) {
   const std::vector<Buffer>& list = p.buffers.list;
   const size_t nb = list.size(), steps = order.size();
   p.offset.assign(nb, 0);
   p.arena_of.assign(nb, kNone);
-
-  // Live range of each arena buffer: from the step that writes its root to
-  // the last step that reads or writes any value sharing it.
-  std::vector<uint32_t>& begin = p.begin;
-  std::vector<uint32_t>& end = p.end;
-  std::vector<bool>& in_arena = p.in_arena;
-  begin.assign(nb, 0);
-  end.assign(nb, 0);
-  in_arena.assign(nb, false);
+  // From the step that writes its root to the last step that reads or
+  // writes any value sharing it.
+  p.begin.assign(nb, 0);
+  p.end.assign(nb, 0);
+  p.in_arena.assign(nb, false);
   for (uint32_t s = 0; s < steps; ++s) {
     const Node& n = g.nodes[order[s]];
     for (ValueId v : n.inputs) {
       const uint32_t b = p.buffers.of_value[v];
-      end[b] = std::max(end[b], s);
+      p.end[b] = std::max(p.end[b], s);
     }
     for (ValueId v : n.outputs) {
       const uint32_t b = p.buffers.of_value[v];
       if (list[b].kind != BufferKind::arena) continue;
       if (list[b].root == v) {
-        begin[b] = s;
-        in_arena[b] = true;
+        p.begin[b] = s;
+        p.in_arena[b] = true;
       }
-      end[b] = std::max(end[b], s);
+      p.end[b] = std::max(p.end[b], s);
     }
   }
-  // One arena per device, in order of first use.
-  std::vector<BestFitArena> alloc;
-  std::vector<size_t> live;
   for (uint32_t b = 0; b < nb; ++b) {
-    if (!in_arena[b]) continue;
+    if (!p.in_arena[b]) continue;
     backend::Device* dev = g.values[list[b].root].type.device;
     if (!dev) dev = backend::cpu_device();
     uint32_t a = 0;
     while (a < p.arenas.size() && p.arenas[a].device != dev) ++a;
-    if (a == p.arenas.size()) {
-      p.arenas.push_back({dev, 0, 0});
-      alloc.emplace_back();
-      live.push_back(0);
-    }
+    if (a == p.arenas.size()) p.arenas.push_back({dev, 0, 0});
     p.arena_of[b] = a;
   }
+  // The bytes live at each step: taken at the first, given back after the
+  // last; a node's outputs are written while its inputs are read.
+  const size_t na = p.arenas.size();
+  std::vector<int64_t> delta((steps + 1) * na, 0);
+  for (uint32_t b = 0; b < nb; ++b)
+    if (p.in_arena[b]) {
+      const int64_t size = int64_t(arena_size(list[b].bytes));
+      delta[p.begin[b] * na + p.arena_of[b]] += size;
+      delta[(p.end[b] + 1) * na + p.arena_of[b]] -= size;
+    }
+  std::vector<int64_t> live(na, 0);
+  for (size_t s = 0; s < steps; ++s)
+    for (size_t a = 0; a < na; ++a) {
+      live[a] += delta[s * na + a];
+      p.arenas[a].lower_bound = std::max(p.arenas[a].lower_bound, size_t(live[a]));
+    }
+  p.lower_bound_bytes = 0;
+  for (const DeviceArena& a : p.arenas) p.lower_bound_bytes += a.lower_bound;
+}
 
-  const PerStep starts(steps, begin, in_arena), ends(steps, end, in_arena);
+}  // namespace
+
+size_t liveness_lower_bound(const Graph& g, const Buffers& buffers, std::span<const NodeId> order) {
+  MemoryPlan p;
+  p.buffers = buffers;
+  find_live_ranges(g, order, p);
+  return p.lower_bound_bytes;
+}
+
+MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> order) {
+  MemoryPlan p;
+  p.buffers = std::move(buffers);
+  find_live_ranges(g, order, p);
+  const std::vector<Buffer>& list = p.buffers.list;
+  const size_t steps = order.size();
+  std::vector<BestFitArena> alloc(p.arenas.size());
+  // Best fit in order: outputs placed before the inputs dying at their step
+  // are given back.
+  const PerStep starts(steps, p.begin, p.in_arena), ends(steps, p.end, p.in_arena);
   for (size_t s = 0; s < steps; ++s) {
-    // A node's outputs are written while its inputs are read: both are live.
-    for (uint32_t b : starts.at(s)) {
-      const uint32_t a = p.arena_of[b];
-      const size_t size = arena_size(list[b].bytes);
-      p.offset[b] = alloc[a].allocate(size);
-      live[a] += size;
-      p.arenas[a].lower_bound = std::max(p.arenas[a].lower_bound, live[a]);
-    }
-    for (uint32_t b : ends.at(s)) {
-      const uint32_t a = p.arena_of[b];
-      const size_t size = arena_size(list[b].bytes);
-      alloc[a].release(p.offset[b], size);
-      live[a] -= size;
-    }
+    for (uint32_t b : starts.at(s)) p.offset[b] = alloc[p.arena_of[b]].allocate(arena_size(list[b].bytes));
+    for (uint32_t b : ends.at(s)) alloc[p.arena_of[b]].release(p.offset[b], arena_size(list[b].bytes));
   }
   for (uint32_t a = 0; a < p.arenas.size(); ++a) {
     p.arenas[a].bytes = alloc[a].high_water();
     if (p.arenas[a].bytes > p.arenas[a].lower_bound) try_largest_first(p, a);
     p.arena_bytes += p.arenas[a].bytes;
-    p.lower_bound_bytes += p.arenas[a].lower_bound;
   }
 
   // What each step leaves free, for the kernels' temporaries.
@@ -133,6 +144,7 @@ MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> 
   }
 
   // Region ids for the picture, numbered in order of first use.
+  const size_t nb = list.size();
   std::vector<uint32_t> id_of_buffer(nb, kNone);
   std::map<std::pair<uint32_t, size_t>, uint32_t> region;
   uint32_t next_id = 0;
@@ -142,7 +154,7 @@ MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> 
       if (fresh) ++next_id;
       id_of_buffer[b] = it->second;
     }
-  for (uint32_t b = 0; b < nb; ++b)
+  for (uint32_t b = 0; b < list.size(); ++b)
     if (list[b].kind == BufferKind::own) id_of_buffer[b] = next_id++;
   p.block_of_value.assign(g.values.size(), kNone);
   for (ValueId v = 0; v < g.values.size(); ++v) {

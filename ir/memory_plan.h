@@ -49,4 +49,8 @@ struct MemoryPlan {
 // Plans the arena of g's buffers for the nodes run in `order`.
 MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> order);
 
+// The lower bound alone (summed over devices), in linear time: no arena
+// placed for `order` can be smaller.
+size_t liveness_lower_bound(const Graph& g, const Buffers& buffers, std::span<const NodeId> order);
+
 }  // namespace nn::ir

@@ -67,12 +67,12 @@ size_t simulate_pool(const MemoryPlan& m, size_t steps, std::vector<uint32_t>& b
   return peak;
 }
 
-// The order and its memory plan: what the choice of order compares.
-Plan plan_order(const Graph& g, const Buffers& buffers, Schedule s, MemoryMode mode) {
+// The order and its memory plan.
+Plan plan_order(const Graph& g, const Buffers& buffers, Schedule s, std::vector<NodeId> order, MemoryMode mode) {
   Plan p;
   p.kind = s;
   p.memory = mode;
-  p.order = schedule(g, s);
+  p.order = std::move(order);
   p.memory_plan = plan_memory(g, buffers, p.order);
   p.lower_bound_bytes = p.memory_plan.lower_bound_bytes;
   return p;
@@ -125,14 +125,33 @@ void finish(const Graph& g, Plan& p) {
 
 Plan make_plan(const Graph& g, Schedule s, MemoryMode m) {
   const Buffers buffers = find_buffers(g);
-  Plan best = plan_order(g, buffers, s == Schedule::automatic ? Schedule::serial : s, m);
-  if (s == Schedule::automatic)
-    for (Schedule other : {Schedule::greedy, Schedule::frees_first}) {
-      Plan p = plan_order(g, buffers, other, m);
-      // The arena's size decides with the arena; the pool's peak with it.
-      const bool smaller = m == MemoryMode::arena ? p.memory_plan.arena_bytes < best.memory_plan.arena_bytes
-                                                  : p.lower_bound_bytes < best.lower_bound_bytes;
-      if (smaller) best = std::move(p);
+  if (s != Schedule::automatic) {
+    Plan p = plan_order(g, buffers, s, schedule(g, s), m);
+    finish(g, p);
+    return p;
+  }
+  // The candidate orders by their lower bound (serial first on a tie). With
+  // the pool the lowest bound wins; with the arena, an order is placed only
+  // while its bound is below the smallest arena placed so far (no arena is
+  // below its bound), which is mostly the first one.
+  struct Candidate {
+    Schedule kind;
+    std::vector<NodeId> order;
+    size_t lower_bound;
+  };
+  std::vector<Candidate> cands;
+  for (Schedule k : {Schedule::serial, Schedule::greedy, Schedule::frees_first}) {
+    std::vector<NodeId> order = schedule(g, k);
+    const size_t bound = liveness_lower_bound(g, buffers, order);
+    cands.push_back({k, std::move(order), bound});
+  }
+  std::stable_sort(cands.begin(), cands.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.lower_bound < b.lower_bound; });
+  Plan best = plan_order(g, buffers, cands[0].kind, std::move(cands[0].order), m);
+  if (m == MemoryMode::arena)
+    for (size_t i = 1; i < cands.size() && cands[i].lower_bound < best.memory_plan.arena_bytes; ++i) {
+      Plan p = plan_order(g, buffers, cands[i].kind, std::move(cands[i].order), m);
+      if (p.memory_plan.arena_bytes < best.memory_plan.arena_bytes) best = std::move(p);
     }
   finish(g, best);
   return best;

@@ -3,6 +3,7 @@
 // by bytes freed minus bytes taken (greedy).
 #include "ir/schedule.h"
 
+#include <algorithm>
 #include <deque>
 #include <queue>
 
@@ -153,6 +154,7 @@ std::vector<NodeId> greedy_order(const Graph& g, bool clamp) {
   auto entry = [&](NodeId i) { return Entry{score[i], i, clamp ? std::max<int64_t>(score[i], 0) : score[i]}; };
   std::priority_queue<Entry> ready;
   std::vector<bool> done(n, false);
+  std::vector<uint32_t> counted(nb, kNone);  // the last node that counted its read of each buffer
   for (NodeId i = 0; i < n; ++i)
     if (!d.pending[i]) ready.push(entry(i));
   std::vector<NodeId> order;
@@ -166,8 +168,8 @@ std::vector<NodeId> greedy_order(const Graph& g, bool clamp) {
     order.push_back(i);
     for (ValueId v : g.nodes[i].inputs) {
       const uint32_t b = buf.of_value[v];
-      if (!in_arena(b) || seen[b] == i + n) continue;  // each buffer once per node
-      seen[b] = uint32_t(i + n);
+      if (!in_arena(b) || counted[b] == i) continue;  // each buffer once per node
+      counted[b] = i;
       if (--left[b] != 1) continue;
       for (uint32_t j = rfirst[b]; j < rfirst[b + 1]; ++j) {
         const NodeId r = readers[j];

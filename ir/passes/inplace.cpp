@@ -2,8 +2,8 @@
 // (ggml-alloc's reuse of a dying parent, Owl's in-place ops), recorded in
 // Node::overwrites for the schedules and the memory plan.
 //
-//   %5 = exp %4            ->   %5 = exp %4      (%5 overwrites %4)
-//   %6 = add %5, %3        ->   %6 = add %5, %3  (%6 overwrites %5)
+//   %5 = exp %4        (%4 read for the last time)   %5 is written over %4
+//   %6 = add %5, %3    (%5 read for the last time)   %6 is written over %5
 //
 // Which output may take which input: an elementwise op any output into any
 // input of exactly its dtype and shape (its kernels read element i of every
@@ -17,11 +17,8 @@
 // when the graph updates it, read here for the last time (an optimizer's
 // chain then runs in the state's own memory), and only by a value that is
 // not kept or is that state's new value.
-#include "ir/pass.h"
-
-#include <algorithm>
-
 #include "ir/buffers.h"
+#include "ir/pass.h"
 
 namespace nn::ir {
 namespace {

@@ -123,3 +123,17 @@ TEST_CASE("arena run: the numbers of the pool path, in every order, with views, 
       CHECK(out[1].shape() == backend::Shape({4, 8}));
     }
 }
+
+TEST_CASE("arena run: tensors with no elements take no room and still run") {
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({0, 3}), "x");
+  ir::ValueId y = add(g, "exp", {x});
+  ir::ValueId z = add(g, "sum", {add(g, "neg", {y})}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", false}});
+  output(g, z);
+  decide_inplace(g);
+  ir::Plan p = ir::make_plan(g);
+  CHECK(p.planned_bytes == 0);
+  backend::Tensor in = backend::Tensor::empty(backend::Shape({0, 3}), backend::DType::f32);
+  std::vector<backend::Tensor> r = ir::run(g, p, std::span(&in, 1));
+  CHECK(values(r[0]) == std::vector<float>(3, 0.0f));
+}
