@@ -1,13 +1,14 @@
 // bench_memory_plan: the static memory plan of the training steps of
 // bench/models/ (digits MLP, digits CNN, ResNet-8). For each model's compiled
 // train_step and each order (serial, greedy, frees-first, BFS, and the one
-// `auto` takes): nodes, arena bytes, the liveness lower bound for that order, their ratio
-// (goal: at most 1.10 on the CNN and ResNet-8 with the order auto takes),
-// and the peak of the same buffers recycled by the pool by size class. Then
-// one step's measured peak (the pool's window: arena or recycled blocks,
-// plus outputs and states' new values) with the arena, with the pool, and
-// eagerly. Last, the time make_plan takes on synthetic graphs of 1,000,
-// 4,000 and 16,000 nodes.
+// `auto` takes): nodes, arena bytes, the liveness lower bound for that
+// order, their ratio (goal: at most 1.10 on the CNN and ResNet-8 with the
+// order auto takes), and the peak of the same buffers recycled by the pool
+// by size class. Then one step's measured peak (the pool's window: the arena
+// or the recycled blocks, plus outputs, states' new values and the
+// temporaries that found no room in the arena) with the arena, with the
+// pool, and eagerly. Last, the time make_plan takes on synthetic graphs of
+// 1,000, 4,000 and 16,000 nodes.
 //
 //   bench_memory_plan [--threads N]
 #include <algorithm>
