@@ -1,7 +1,9 @@
 // The executor: replays a graph by its plan. With the arena (MemoryMode::
 // arena), one block per device of the plan's arena size is taken from the
 // device pool when the run first writes into it and goes back at the end;
-// the values living only during the run are tensors at their offsets in it.
+// the values living only during the run are tensors at their offsets in it,
+// and a kernel's temporaries go to the part the step leaves free (backend/
+// scratch.h).
 // With the pool, such a value takes memory from the pool when first written
 // and gives it back after the step where the plan says it dies (SINGA's
 // automatic recycling), unless a view still holds its block. Either way, a
