@@ -28,8 +28,8 @@ size_t CachingPool::size_class(size_t bytes) {
   return (bytes + large - 1) / large * large;
 }
 
-void* CachingPool::allocate(size_t bytes) {
-  size_t sz = size_class(bytes);
+void* CachingPool::allocate(size_t bytes, bool exact) {
+  size_t sz = size_of(bytes, exact);
   std::lock_guard lock(mu_);
   auto it = free_lists_.find(sz);
   if (it != free_lists_.end() && !it->second.empty()) {
@@ -65,8 +65,8 @@ void* CachingPool::allocate(size_t bytes) {
   return p;
 }
 
-void CachingPool::release(void* p, size_t bytes) {
-  size_t sz = size_class(bytes);
+void CachingPool::release(void* p, size_t bytes, bool exact) {
+  size_t sz = size_of(bytes, exact);
   std::lock_guard lock(mu_);
   free_lists_[sz].push_back(p);
   st_.current -= sz;

@@ -3,6 +3,7 @@
 // without a system allocation. Counts the bytes in use, their peak, the bytes
 // cached, and enforces an optional limit.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <mutex>
@@ -31,9 +32,12 @@ class CachingPool {
 
   // Returns memory for at least `bytes`; throws OutOfMemory with the bytes
   // asked, the device and what is in use when neither the cache nor the
-  // system can give it.
-  void* allocate(size_t bytes);
-  void release(void* p, size_t bytes);
+  // system can give it. `exact`: rounded to 512 bytes only, not to a size
+  // class, for a block that is asked for again at the same size (a graph's
+  // arena) and would only waste the rest of a class. release() takes the
+  // same `exact`.
+  void* allocate(size_t bytes, bool exact = false);
+  void release(void* p, size_t bytes, bool exact = false);
   void empty_cache();
   MemoryStats stats() const;
   void set_limit(size_t bytes);
@@ -44,6 +48,9 @@ class CachingPool {
   size_t begin_window();
   void end_window(size_t enclosing);
   static size_t size_class(size_t bytes);
+  static size_t size_of(size_t bytes, bool exact) {
+    return exact ? (std::max<size_t>(bytes, 1) + 511) / 512 * 512 : size_class(bytes);
+  }
 
  private:
   std::string device_;

@@ -72,6 +72,10 @@ struct OpDef {
   TileKernels tile = {};      // set: graph fusion may merge the op into a fused kernel
   bool view = false;          // output shares input 0's block (reshape)
   int inplace_input = -1;     // input the output may overwrite when it dies here
+  // Inputs from this index on are read at element i before any output is
+  // written at i: any output may overwrite one of them of its own dtype and
+  // shape, as with an elementwise op (matmul_epilogue's program operands).
+  int overwritable_from = -1;
   bool commutative = false;
   Effect effect = Effect::pure;
 };

@@ -40,6 +40,20 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, Device* de
   return t;
 }
 
+Tensor Tensor::in_block(const BlockPtr& block, size_t offset, const Shape& shape, DType dtype) {
+  const size_t bytes = size_t(shape.numel()) * dtype_size(dtype);
+  if (offset > block->bytes() || bytes > block->bytes() - offset)
+    throw Error("internal: a tensor of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                " does not fit a block of " + std::to_string(block->bytes()) + " bytes");
+  Tensor t;
+  t.impl_ = make_ref<TensorImpl>();
+  t.impl_->block = block;
+  t.impl_->offset = offset;
+  t.impl_->shape = shape;
+  t.impl_->dtype = dtype;
+  return t;
+}
+
 Tensor Tensor::traced(const TensorType& type, Ref<TraceMark> mark) {
   Tensor t;
   t.impl_ = make_ref<TensorImpl>();
@@ -53,7 +67,12 @@ Tensor Tensor::traced(const TensorType& type, Ref<TraceMark> mark) {
 
 void Block::allocate() {
   if (mark_) throw Error(mark_->misuse());
-  ptr_ = device_->pool().allocate(bytes_);
+  if (scratch_) {
+    ptr_ = take_scratch(device_, bytes_);
+    external_ = ptr_ != nullptr;  // the scope's memory: never the pool's
+    if (ptr_) return;
+  }
+  ptr_ = device_->pool().allocate(bytes_, exact_);
 }
 
 Tensor Tensor::view(const Shape& shape) const {

@@ -44,6 +44,9 @@ class Tensor {
   static Tensor empty(const TensorType& t) { return empty(t.shape, t.dtype, t.device); }
   // A tensor over memory the caller owns and keeps alive; nothing is copied.
   static Tensor from_blob(void* data, const Shape& shape, DType dtype, Device* device = nullptr);
+  // A tensor over `block` from byte `offset` (a graph's arena); the block
+  // must hold it. Shares the block, like a view.
+  static Tensor in_block(const BlockPtr& block, size_t offset, const Shape& shape, DType dtype);
   // A tensor of a graph trace: a type and a mark, never memory (ir/tracer.h).
   static Tensor traced(const TensorType& type, Ref<TraceMark> mark);
 

@@ -1,20 +1,22 @@
 // Graph mode against eager mode on CPU: SINGA's benchmark table (memory and
 // speed of a training step run eagerly, as a graph with the serial schedule
-// and as a graph with the BFS schedule), for three models under
-// bench/models/:
+// and as a graph with the BFS schedule), plus the graph as compiled by
+// default (`auto`: the order whose memory plan is smallest), each graph in
+// its arena (ir/plan.h), for three models under bench/models/:
 //   digits_mlp.nn  the MLP of examples/digits_mlp.nn, 64-128-10, batch 64
 //   digits_cnn.nn  the CNN of examples/digits_cnn.nn, 1x8x8, batch 64
 //   resnet8.nn     a ResNet-8 on 3x32x32, batch 32, 10 classes, random data
 // Each script defines `graph train_step(xb, yb)` (forward, minimize, returns
 // the loss) and its batches `xs`, `ys`. One interpreter per mode loads the
-// script (same seed, hence the same initial weights); the three run their
+// script (same seed, hence the same initial weights); the modes run their
 // steps interleaved (rotating which goes first) so that a change in the
 // machine's load hits all rows alike, and the losses of the same step can be
 // compared: eager's and the graphs' must agree.
 //
 // Per row: peak memory of one step (the device pool's window: begin_window
-// before the step, window_peak minus the bytes in use before it; the largest
-// of a few steps after warm-up), the median time per step, samples/s, memory
+// before the step, window_peak minus the bytes in use before it, so for a
+// graph its arena, its outputs and any temporaries the arena had no room
+// for; the largest of a few steps after warm-up), the median time per step, samples/s, memory
 // reduction and speedup against eager. PyTorch's eager step for the same
 // model (bench/torch_graph.py, Debian's python3-torch, same thread count) is
 // timed in the same run: a torch_graph.py --serve process (TorchPeer,
@@ -87,8 +89,9 @@ const Mode kModes[] = {
     {"eager", true, nn::ir::Schedule::serial},
     {"graph serial", false, nn::ir::Schedule::serial},
     {"graph BFS", false, nn::ir::Schedule::bfs},
+    {"graph auto", false, nn::ir::Schedule::automatic},
 };
-constexpr int kNumModes = 3;
+constexpr int kNumModes = 4;
 
 // One mode's interpreter with the model loaded, and what it measured.
 struct Runner {
@@ -101,7 +104,8 @@ struct Runner {
   std::vector<double> losses;        // every step's loss, in order
   std::vector<double> step_ms;       // the timed steps
   size_t peak_bytes = 0;             // the largest window peak of the measured steps
-  size_t graph_nodes = 0, planned_bytes = 0;
+  size_t graph_nodes = 0, planned_bytes = 0, lower_bound_bytes = 0;
+  const char* order = "";
   double compile_ms = 0;
   std::vector<nn::backend::Tensor> final_state;  // model and optimizer tensors after the last step
 
@@ -200,7 +204,8 @@ double max_abs_diff(const std::vector<nn::backend::Tensor>& a, const std::vector
   return worst;
 }
 
-// The compiled train_step of a graph mode: node count, planned bytes.
+// The compiled train_step of a graph mode: node count, arena and its lower
+// bound, the order taken.
 void graph_info(Runner& r) {
   if (r.mode->eager || !r.ok()) return;
   for (const auto& c : r.vm->graphs())
@@ -208,6 +213,8 @@ void graph_info(Runner& r) {
       const auto* cg = c->latest();
       r.graph_nodes = cg->graph.nodes.size();
       r.planned_bytes = cg->plan.planned_bytes;
+      r.lower_bound_bytes = cg->plan.lower_bound_bytes;
+      r.order = nn::ir::schedule_name(cg->plan.kind);
       r.compile_ms = cg->trace_ms + cg->compile_ms;
     }
 }
@@ -371,8 +378,8 @@ void report_model(const Model& m, const ModelResult& res, const Config& cfg, Goa
                 m.resnet ? kTorchBlockResNet : kTorchBlock);
   for (const Runner& r : res.runs)
     if (r.graph_nodes)
-      std::printf("   %s: %zu nodes, planned %.3f MB of intermediates, trace + plan %.1f ms\n", r.mode->name,
-                  r.graph_nodes, mb(r.planned_bytes), r.compile_ms);
+      std::printf("   %s: %zu nodes, %s order, arena %.3f MB (lower bound %.3f MB), trace + plan %.1f ms\n",
+                  r.mode->name, r.graph_nodes, r.order, mb(r.planned_bytes), mb(r.lower_bound_bytes), r.compile_ms);
 
   // Summary line.
   std::printf("SUMMARY %-10s", m.script);

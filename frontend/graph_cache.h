@@ -9,7 +9,7 @@
 #include "frontend/value.h"
 #include "ir/graph.h"
 #include "ir/pass.h"
-#include "ir/schedule.h"
+#include "ir/plan.h"
 
 namespace nn::frontend {
 

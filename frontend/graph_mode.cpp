@@ -228,7 +228,7 @@ void Interpreter::compile(CompiledGraph& cg) {
   if (!opts_.dump_passes_dir.empty()) dump = dump_passes(cg.graph.name, cg.raw);
   cg.passes = ir::optimize(cg.graph, opts_.disabled_passes, dump);
   if (verify_graphs_) ir::check(cg.graph);
-  cg.plan = ir::make_plan(cg.graph, opts_.schedule);
+  cg.plan = ir::make_plan(cg.graph, opts_.schedule, opts_.memory);
   cg.compile_ms = ms_since(t0);
   if (opts_.on_compiled) opts_.on_compiled(cg.graph);
 }

@@ -20,7 +20,7 @@
 #include "frontend/graph_cache.h"
 #include "frontend/source.h"
 #include "frontend/value.h"
-#include "ir/schedule.h"
+#include "ir/plan.h"
 #include "ir/tracer.h"
 
 namespace nn::frontend {
@@ -36,7 +36,8 @@ struct InterpreterOptions {
   bool eager_graphs = false;              // --eager: graphs run as plain code
   bool check_graphs = false;              // --check-graph: run both and compare
   bool explain = false;                   // --explain: say why a graph is retraced
-  ir::Schedule schedule = ir::Schedule::serial;
+  ir::Schedule schedule = ir::Schedule::automatic;  // --schedule
+  ir::MemoryMode memory = ir::MemoryMode::arena;    // --memory
   std::set<std::string> disabled_passes;  // --no-pass NAME
   std::string dump_passes_dir;            // nn ir --dump-passes DIR
   // Called with each graph once compiled (nn ir, nn dot); may throw

@@ -1,8 +1,11 @@
 // The executor (ir/executor.h): one pass over the plan's steps.
 #include "ir/executor.h"
 
+#include <optional>
+
 #include "backend/interrupt.h"
 #include "backend/profiler.h"
+#include "backend/scratch.h"
 
 namespace nn::ir {
 namespace {
@@ -17,13 +20,6 @@ backend::Tensor fresh(const backend::TensorType& t) {
   backend::Tensor x = backend::Tensor::empty(t.shape, t.dtype, t.device);
   if (t.weak) x.set_weak(true);
   return x;
-}
-
-// x's contents in new memory of its own.
-backend::Tensor clone(const backend::Tensor& x, const backend::TensorType& t) {
-  backend::Tensor c = fresh(t);
-  x.device()->copy(c.raw_data(), x.raw_data(), x.nbytes());
-  return c;
 }
 
 // The tensor a non-intermediate value stands for in this run.
@@ -47,6 +43,29 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
   for (ValueId v = 0; v < g.values.size(); ++v)
     if (g.values[v].role != Role::intermediate) slots[v] = bound(g, args, arg_of, v);
 
+  // This run's arenas: memory only once a kernel first writes into one.
+  const MemoryPlan& mp = p.memory_plan;
+  std::vector<backend::BlockPtr> arenas;
+  if (p.memory == MemoryMode::arena)
+    for (const DeviceArena& a : mp.arenas) {
+      arenas.push_back(backend::make_ref<backend::Block>(a.device, a.bytes));
+      arenas.back()->set_exact();  // asked for at this size on every run: no size class
+    }
+  // The arena of a device, or -1.
+  auto arena_on = [&](backend::Device* d) {
+    for (size_t a = 0; a < arenas.size(); ++a)
+      if (mp.arenas[a].device == d) return int(a);
+    return -1;
+  };
+  // New memory for value v: its place in the arena, or a block of its own.
+  auto memory_for = [&](ValueId v, const backend::TensorType& t) {
+    const uint32_t b = mp.buffers.of_value[v];
+    if (arenas.empty() || mp.arena_of[b] == kNone) return fresh(t);
+    backend::Tensor x = backend::Tensor::in_block(arenas[mp.arena_of[b]], mp.offset[b], t.shape, t.dtype);
+    if (t.weak) x.set_weak(true);
+    return x;
+  };
+
   backend::Profiler* prof = backend::Profiler::active();
   std::vector<backend::Tensor> in, out;
   for (size_t step = 0; step < p.order.size(); ++step) {
@@ -65,24 +84,30 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
         out.push_back(in[0].view(t.shape));
         if (t.weak) out.back().set_weak(true);
       } else {
-        const int reuse = p.reuse_input[step];
-        const ValueId home = p.write_into[step];
+        const bool stateful = n.op->effect == backend::Effect::stateful;
         for (size_t i = 0; i < n.outputs.size(); ++i) {
           const backend::TensorType& t = g.values[n.outputs[i]].type;
-          if (i == 0 && home != kNone) {
-            out.push_back(slots[home]);
-          } else if (i == 0 && reuse >= 0 && in[size_t(reuse)].block()->use_count() == 1) {
-            out.push_back(in[size_t(reuse)].view(t.shape));
-          } else if (i == 0 && n.op->effect == backend::Effect::stateful) {
-            out.push_back(clone(in[0], t));  // writes into a copy: the old value has other readers
+          const int k = n.overwritten_input(i);
+          if (k >= 0) {
+            out.push_back(in[size_t(k)].view(t.shape));  // the input dies here: its memory is the output's
+            if (t.weak) out.back().set_weak(true);
           } else {
-            out.push_back(fresh(t));
+            out.push_back(memory_for(n.outputs[i], t));
+            // A stateful kernel writes into its first input; the old value
+            // has other readers, so it writes into a copy.
+            if (i == 0 && stateful) in[0].device()->copy(out[0].raw_data(), in[0].raw_data(), in[0].nbytes());
           }
         }
-        // A stateful kernel writes into its first input: give it the output.
-        if (n.op->effect == backend::Effect::stateful) in[0] = out[0];
+        if (stateful) in[0] = out[0];
         for (auto& t : out) t.raw_data();  // memory now, so that running out names the op
-        kernel_for(*n.op, out.empty() ? in[0].device() : out[0].device())(in, out, n.attrs);
+        backend::Device* dev = out.empty() ? in[0].device() : out[0].device();
+        // The kernel's temporaries in the part of the arena this step leaves free.
+        std::optional<backend::ScratchScope> scratch;
+        if (const int a = arena_on(dev); a >= 0) {
+          const auto [offset, bytes] = mp.scratch[step * arenas.size() + size_t(a)];
+          if (bytes) scratch.emplace(arenas[size_t(a)], offset, bytes);
+        }
+        kernel_for(*n.op, dev)(in, out, n.attrs);
       }
     } catch (const RunError&) {
       throw;
@@ -90,7 +115,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
       throw RunError(n.name() + ": " + e.what(), n.loc, id);
     }
     for (size_t i = 0; i < out.size(); ++i) slots[n.outputs[i]] = std::move(out[i]);
-    for (ValueId v : p.dies_after[step]) slots[v] = backend::Tensor();
+    for (ValueId v : p.dies_after(step)) slots[v] = backend::Tensor();
     if (prof) prof->record(n.name(), category(n.phase), t0, backend::Profiler::now_ns());
   }
 
@@ -99,7 +124,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
   for (const StateUpdate& u : g.updates) {
     backend::Tensor& dst = slots[u.state];
     const backend::Tensor& src = slots[u.value];
-    // Written there in place already (Plan::write_into).
+    // Written there in place already (an optimizer's chain in the state).
     if (dst.block() == src.block() && dst.offset() == src.offset()) continue;
     dst.device()->copy(dst.raw_data(), src.raw_data(), dst.nbytes());
   }

@@ -1,16 +1,22 @@
-// The executor: replays a graph by its plan. Memory is taken lazily when a
-// node first writes a value; after each step the values the plan says died
-// there go back to the device pool (SINGA's automatic recycling), unless a
-// view or the host still holds their block (the block's reference count
-// says so). A node may write into a dying input or a state's tensor where
-// the plan allows it. Outputs come back as tensors the host owns.
+// The executor: replays a graph by its plan. With the arena (MemoryMode::
+// arena), one block per device of the plan's arena size is taken from the
+// device pool when the run first writes into it and goes back at the end;
+// the values living only during the run are tensors at their offsets in it,
+// and a kernel's temporaries go to the part the step leaves free (backend/
+// scratch.h).
+// With the pool, such a value takes memory from the pool when first written
+// and gives it back after the step where the plan says it dies (SINGA's
+// automatic recycling), unless a view still holds its block. Either way, a
+// node writes over an input where the inplace pass said so (Node::
+// overwrites), and what the host keeps (outputs, states' new values) gets
+// memory of its own. Outputs come back as tensors the host owns.
 #pragma once
 #include <span>
 #include <vector>
 
 #include "backend/error.h"
 #include "ir/graph.h"
-#include "ir/schedule.h"
+#include "ir/plan.h"
 
 namespace nn::ir {
 

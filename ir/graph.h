@@ -72,10 +72,15 @@ struct Node {
   Phase phase = Phase::forward;
   // A fused node (attribute `program`): one part per step of its program.
   std::vector<Part> parts;
+  // Per output: the input whose memory it overwrites (that input dies here),
+  // or -1. Set by the `inplace` pass (ir/passes/inplace.cpp); empty: none.
+  std::vector<int32_t> overwrites;
   const std::string& name() const { return op ? op->name : host_name; }
   // Random ops and host calls keep their trace order in every schedule: the
   // draws and the printed lines come out as in eager mode.
   bool ordered_effect() const { return !op || op->effect == backend::Effect::random; }
+  // The input output i overwrites, or -1.
+  int overwritten_input(size_t i) const { return i < overwrites.size() ? overwrites[i] : -1; }
 };
 
 // An nn function call during the trace; scope 0 is the graph itself.

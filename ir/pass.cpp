@@ -15,6 +15,7 @@ std::unique_ptr<Pass> make_common_subexpr();
 std::unique_ptr<Pass> make_fuse_elementwise();
 std::unique_ptr<Pass> make_fuse_matmul_epilogue();
 std::unique_ptr<Pass> make_dead_code();
+std::unique_ptr<Pass> make_inplace();
 
 std::vector<std::unique_ptr<Pass>> default_passes() {
   std::vector<std::unique_ptr<Pass>> p;
@@ -28,6 +29,9 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   p.push_back(make_dead_code());
   p.push_back(make_fuse_elementwise());
   p.push_back(make_fuse_matmul_epilogue());
+  // Last: its annotations name input positions, which a later rewrite of
+  // the nodes would invalidate.
+  p.push_back(make_inplace());
   return p;
 }
 

@@ -1,200 +1,198 @@
-// Schedules (serial, BFS) and the run plan: reader counts, the step after
-// which each value dies, in-place writes into dying inputs and states.
+// Orders of a graph's nodes (ir/schedule.h): the edges every order keeps,
+// then Kahn's algorithm with a FIFO queue (BFS) or a priority queue scored
+// by bytes freed minus bytes taken (greedy).
 #include "ir/schedule.h"
 
 #include <algorithm>
 #include <deque>
-#include <unordered_map>
+#include <queue>
+
+#include "ir/buffers.h"
 
 namespace nn::ir {
 
-const char* schedule_name(Schedule s) { return s == Schedule::serial ? "serial" : "bfs"; }
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::automatic: return "auto";
+    case Schedule::serial: return "serial";
+    case Schedule::bfs: return "bfs";
+    case Schedule::greedy: return "greedy";
+    case Schedule::frees_first: return "frees-first";
+  }
+  return "?";
+}
 
 bool parse_schedule(std::string_view name, Schedule& out) {
-  if (name == "serial") out = Schedule::serial;
+  if (name == "auto") out = Schedule::automatic;
+  else if (name == "serial") out = Schedule::serial;
   else if (name == "bfs") out = Schedule::bfs;
+  else if (name == "greedy") out = Schedule::greedy;
+  else if (name == "frees-first") out = Schedule::frees_first;
   else return false;
   return true;
 }
 
-std::vector<NodeId> schedule(const Graph& g, Schedule s) {
-  const size_t n = g.nodes.size();
-  std::vector<NodeId> order;
-  order.reserve(n);
-  if (s == Schedule::serial) {
-    for (NodeId i = 0; i < n; ++i) order.push_back(i);
-    return order;
-  }
-  // Kahn's algorithm with a FIFO queue: level by level. Edges go from the
-  // producer of each input, and from each ordered effect to the next.
-  std::vector<uint32_t> pending(n, 0);
-  std::vector<std::vector<NodeId>> next(n);
-  NodeId last_effect = kNone;
-  for (NodeId i = 0; i < n; ++i) {
-    const Node& node = g.nodes[i];
-    for (ValueId v : node.inputs) {
-      NodeId p = g.values[v].producer;
-      if (p != kNone) {
-        next[p].push_back(i);
-        ++pending[i];
-      }
-    }
-    if (node.ordered_effect()) {
-      if (last_effect != kNone) {
-        next[last_effect].push_back(i);
-        ++pending[i];
-      }
+namespace {
+
+// Edges between nodes as flat successor lists, and each node's count of
+// predecessors.
+struct Dependencies {
+  std::vector<uint32_t> first, next;  // successors of i: next[first[i] .. first[i + 1])
+  std::vector<uint32_t> pending;
+
+  explicit Dependencies(const Graph& g) {
+    const size_t n = g.nodes.size();
+    std::vector<std::pair<NodeId, NodeId>> edges;
+    edges.reserve(g.edge_count() + n);
+    // The data: each input's producer comes first.
+    for (NodeId i = 0; i < n; ++i)
+      for (ValueId v : g.nodes[i].inputs)
+        if (NodeId p = g.values[v].producer; p != kNone) edges.emplace_back(p, i);
+    // Random ops and host calls in their trace order.
+    NodeId last_effect = kNone;
+    for (NodeId i = 0; i < n; ++i) {
+      if (!g.nodes[i].ordered_effect()) continue;
+      if (last_effect != kNone) edges.emplace_back(last_effect, i);
       last_effect = i;
     }
+    // A node overwriting an input runs after every other reader of that
+    // input's view class: it is the last to see the old contents.
+    const std::vector<ValueId> root = view_roots(g);
+    std::vector<uint32_t> rfirst(g.values.size() + 1, 0), readers;
+    for (const Node& node : g.nodes)
+      for (ValueId v : node.inputs) ++rfirst[root[v] + 1];
+    for (size_t v = 0; v < g.values.size(); ++v) rfirst[v + 1] += rfirst[v];
+    readers.resize(rfirst.back());
+    std::vector<uint32_t> at(rfirst.begin(), rfirst.end() - 1);
+    for (NodeId i = 0; i < n; ++i)
+      for (ValueId v : g.nodes[i].inputs) readers[at[root[v]]++] = i;
+    for (NodeId i = 0; i < n; ++i) {
+      const Node& node = g.nodes[i];
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        const int k = node.overwritten_input(o);
+        if (k < 0 || size_t(k) >= node.inputs.size()) continue;
+        const ValueId r = root[node.inputs[size_t(k)]];
+        for (uint32_t j = rfirst[r]; j < rfirst[r + 1]; ++j)
+          if (readers[j] != i) edges.emplace_back(readers[j], i);
+      }
+    }
+
+    first.assign(n + 1, 0);
+    pending.assign(n, 0);
+    for (auto [a, b] : edges) {
+      ++first[a + 1];
+      ++pending[b];
+    }
+    for (size_t i = 0; i < n; ++i) first[i + 1] += first[i];
+    next.resize(edges.size());
+    std::vector<uint32_t> pos(first.begin(), first.end() - 1);
+    for (auto [a, b] : edges) next[pos[a]++] = b;
   }
+};
+
+std::vector<NodeId> bfs_order(const Graph& g) {
+  Dependencies d(g);
+  std::vector<NodeId> order;
+  order.reserve(g.nodes.size());
   std::deque<NodeId> ready;
-  for (NodeId i = 0; i < n; ++i)
-    if (!pending[i]) ready.push_back(i);
+  for (NodeId i = 0; i < g.nodes.size(); ++i)
+    if (!d.pending[i]) ready.push_back(i);
   while (!ready.empty()) {
     NodeId i = ready.front();
     ready.pop_front();
     order.push_back(i);
-    for (NodeId j : next[i])
-      if (--pending[j] == 0) ready.push_back(j);
+    for (uint32_t e = d.first[i]; e < d.first[i + 1]; ++e)
+      if (--d.pending[d.next[e]] == 0) ready.push_back(d.next[e]);
   }
   return order;
 }
 
-namespace {
-// The value whose memory v shares: views (reshape) share their input's block.
-ValueId alias_root(const Graph& g, std::vector<ValueId>& root, ValueId v) {
-  if (root[v] != kNone) return root[v];
-  const Value& val = g.values[v];
-  ValueId r = v;
-  if (val.producer != kNone) {
-    const Node& p = g.nodes[val.producer];
-    if (p.op && p.op->view) r = alias_root(g, root, p.inputs[0]);
+// Greedy: of the ready nodes, the one whose run frees the most arena bytes
+// less the arena bytes its outputs take; ties go to the earlier node in
+// trace order. With `clamp` (frees-first), a node that takes at least as
+// much as it frees scores 0: only nodes that free memory move ahead of the
+// trace order (plain greedy also runs a small allocation early, such as a
+// mask nothing reads until much later). A buffer is freed by its last
+// reader, so a node's score rises when the other readers of one of its
+// inputs have all run: such nodes are queued again with their new score
+// (stale entries are skipped).
+std::vector<NodeId> greedy_order(const Graph& g, bool clamp) {
+  const size_t n = g.nodes.size();
+  Dependencies d(g);
+  const Buffers buf = find_buffers(g);
+  const size_t nb = buf.list.size();
+  auto in_arena = [&](uint32_t b) { return buf.list[b].kind == BufferKind::arena; };
+
+  // The distinct nodes reading each arena buffer (any value sharing it).
+  std::vector<uint32_t> rfirst(nb + 1, 0), readers, seen(nb, kNone);
+  for (NodeId i = 0; i < n; ++i)
+    for (ValueId v : g.nodes[i].inputs)
+      if (uint32_t b = buf.of_value[v]; in_arena(b) && seen[b] != i) seen[b] = i, ++rfirst[b + 1];
+  for (size_t b = 0; b < nb; ++b) rfirst[b + 1] += rfirst[b];
+  readers.resize(rfirst.back());
+  std::vector<uint32_t> at(rfirst.begin(), rfirst.end() - 1);
+  seen.assign(nb, kNone);
+  for (NodeId i = 0; i < n; ++i)
+    for (ValueId v : g.nodes[i].inputs)
+      if (uint32_t b = buf.of_value[v]; in_arena(b) && seen[b] != i) seen[b] = i, readers[at[b]++] = i;
+  std::vector<uint32_t> left(nb);  // readers not yet run
+  for (size_t b = 0; b < nb; ++b) left[b] = rfirst[b + 1] - rfirst[b];
+
+  std::vector<int64_t> score(n, 0);
+  for (NodeId i = 0; i < n; ++i)
+    for (ValueId o : g.nodes[i].outputs)
+      if (uint32_t b = buf.of_value[o]; in_arena(b) && buf.list[b].root == o) score[i] -= int64_t(buf.list[b].bytes);
+  for (size_t b = 0; b < nb; ++b)
+    if (left[b] == 1) score[readers[rfirst[b]]] += int64_t(buf.list[b].bytes);
+
+  struct Entry {
+    int64_t score;
+    NodeId node;
+    int64_t key;  // the score, clamped or not
+    bool operator<(const Entry& o) const { return key != o.key ? key < o.key : node > o.node; }
+  };
+  auto entry = [&](NodeId i) { return Entry{score[i], i, clamp ? std::max<int64_t>(score[i], 0) : score[i]}; };
+  std::priority_queue<Entry> ready;
+  std::vector<bool> done(n, false);
+  std::vector<uint32_t> counted(nb, kNone);  // the last node that counted its read of each buffer
+  for (NodeId i = 0; i < n; ++i)
+    if (!d.pending[i]) ready.push(entry(i));
+  std::vector<NodeId> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const Entry e = ready.top();
+    ready.pop();
+    if (done[e.node] || e.score != score[e.node]) continue;
+    const NodeId i = e.node;
+    done[i] = true;
+    order.push_back(i);
+    for (ValueId v : g.nodes[i].inputs) {
+      const uint32_t b = buf.of_value[v];
+      if (!in_arena(b) || counted[b] == i) continue;  // each buffer once per node
+      counted[b] = i;
+      if (--left[b] != 1) continue;
+      for (uint32_t j = rfirst[b]; j < rfirst[b + 1]; ++j) {
+        const NodeId r = readers[j];
+        if (done[r]) continue;
+        score[r] += int64_t(buf.list[b].bytes);
+        if (!d.pending[r]) ready.push(entry(r));
+        break;
+      }
+    }
+    for (uint32_t k = d.first[i]; k < d.first[i + 1]; ++k)
+      if (--d.pending[d.next[k]] == 0) ready.push(entry(d.next[k]));
   }
-  return root[v] = r;
+  return order;
 }
 
-int input_written(const Node& n) {
-  if (!n.op || n.op->view || n.outputs.size() != 1) return -1;
-  if (n.op->effect == backend::Effect::stateful) return 0;
-  return n.op->inplace_input;
-}
-
-bool same_bytes(const backend::TensorType& a, const backend::TensorType& b) {
-  return a.dtype == b.dtype && a.shape.numel() == b.shape.numel() && a.device == b.device;
-}
 }  // namespace
 
-Plan make_plan(const Graph& g, Schedule s) {
-  Plan p;
-  p.kind = s;
-  p.order = schedule(g, s);
-  const size_t nv = g.values.size(), steps = p.order.size();
-  constexpr uint32_t kForever = UINT32_MAX;
-  p.readers.assign(nv, 0);
-  std::vector<uint32_t> last(nv, kNone);  // step of the last read
-  for (uint32_t step = 0; step < steps; ++step)
-    for (ValueId v : g.nodes[p.order[step]].inputs) {
-      ++p.readers[v];
-      last[v] = step;
-    }
-  // Outputs and the new values of states live to the end of the run.
-  std::vector<bool> kept(nv, false);
-  for (ValueId v : g.outputs) kept[v] = true;
-  for (const StateUpdate& u : g.updates) kept[u.value] = true;
-  for (ValueId v = 0; v < nv; ++v)
-    if (kept[v]) last[v] = kForever;
-  // The last read of each block: the latest read of any value sharing it.
-  std::vector<ValueId> root(nv, kNone);
-  std::vector<uint32_t> block_last(nv, kNone);
-  for (ValueId v = 0; v < nv; ++v) {
-    if (last[v] == kNone) continue;
-    uint32_t& b = block_last[alias_root(g, root, v)];
-    b = b == kNone ? last[v] : std::max(b, last[v]);
-  }
-  std::vector<uint32_t> step_of(g.nodes.size(), 0);
-  for (uint32_t step = 0; step < steps; ++step) step_of[p.order[step]] = step;
-
-  p.dies_after.assign(steps, {});
-  for (ValueId v = 0; v < nv; ++v) {
-    const Value& val = g.values[v];
-    if (val.role != Role::intermediate || kept[v] || val.producer == kNone) continue;
-    uint32_t step = last[v] == kNone ? step_of[val.producer] : last[v];
-    p.dies_after[step].push_back(v);
-  }
-
-  std::vector<bool> updated(nv, false);  // captured values the graph writes back
-  for (const StateUpdate& u : g.updates) updated[u.state] = true;
-  std::vector<ValueId> home(nv, kNone);  // the captured value whose memory holds a value
-
-  p.reuse_input.assign(steps, -1);
-  p.write_into.assign(steps, kNone);
-  for (uint32_t step = 0; step < steps; ++step) {
-    const Node& n = g.nodes[p.order[step]];
-    int k = input_written(n);
-    if (k < 0 || size_t(k) >= n.inputs.size()) continue;
-    ValueId u = n.inputs[size_t(k)];
-    if (std::count(n.inputs.begin(), n.inputs.end(), u) != 1) continue;
-    const backend::TensorType& out = g.values[n.outputs[0]].type;
-    const Value& in = g.values[u];
-    if (!same_bytes(in.type, out) || kept[u] || block_last[alias_root(g, root, u)] != step) continue;
-    if (in.role != Role::intermediate) {
-      // A param, state or input the graph updates, read for the last time.
-      if (!updated[u] || in.type.shape != out.shape) continue;
-      p.write_into[step] = home[n.outputs[0]] = u;
-    } else if (home[u] != kNone) {
-      // A value already living in a state's memory: the chain goes on there.
-      if (in.type.shape != out.shape) continue;
-      p.write_into[step] = home[n.outputs[0]] = home[u];
-    } else {
-      p.reuse_input[step] = int8_t(k);
-    }
-  }
-
-  // Follow the plan counting bytes. A new output takes a block (one the
-  // pool has free in its size class, or a new one); a view, or an output
-  // written into a dying input, shares its input's block; a block is free
-  // again when the last value on it dies.
-  p.block_of_value.assign(nv, kNone);
-  std::unordered_map<size_t, std::vector<uint32_t>> free_blocks;  // by size class
-  std::vector<size_t> block_bytes;
-  std::vector<uint32_t> block_refs;
-  size_t live = 0;
-  for (uint32_t step = 0; step < steps; ++step) {
-    const Node& n = g.nodes[p.order[step]];
-    for (size_t i = 0; i < n.outputs.size(); ++i) {
-      const ValueId o = n.outputs[i];
-      uint32_t b = kNone;
-      if (n.op && n.op->view) b = p.block_of_value[n.inputs[0]];
-      else if (i == 0 && p.write_into[step] != kNone) continue;
-      else if (i == 0 && p.reuse_input[step] >= 0) b = p.block_of_value[n.inputs[size_t(p.reuse_input[step])]];
-      if (b != kNone) {
-        ++block_refs[b];
-      } else if (!(n.op && n.op->view)) {
-        const size_t bytes = backend::CachingPool::size_class(size_t(g.values[o].type.shape.numel()) *
-                                                               backend::dtype_size(g.values[o].type.dtype));
-        auto& fl = free_blocks[bytes];
-        if (fl.empty()) {
-          b = uint32_t(block_bytes.size());
-          block_bytes.push_back(bytes);
-          block_refs.push_back(0);
-        } else {
-          b = fl.back();
-          fl.pop_back();
-        }
-        block_refs[b] = 1;
-        live += bytes;
-      }
-      p.block_of_value[o] = b;
-    }
-    p.planned_bytes = std::max(p.planned_bytes, live);
-    for (ValueId v : p.dies_after[step]) {
-      const uint32_t b = p.block_of_value[v];
-      if (b == kNone || --block_refs[b] > 0) continue;
-      live -= block_bytes[b];
-      free_blocks[block_bytes[b]].push_back(b);
-    }
-  }
-  return p;
+std::vector<NodeId> schedule(const Graph& g, Schedule s) {
+  if (s == Schedule::bfs) return bfs_order(g);
+  if (s == Schedule::greedy || s == Schedule::frees_first) return greedy_order(g, s == Schedule::frees_first);
+  std::vector<NodeId> order(g.nodes.size());
+  for (NodeId i = 0; i < order.size(); ++i) order[i] = i;
+  return order;
 }
 
 }  // namespace nn::ir

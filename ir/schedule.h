@@ -1,8 +1,12 @@
-// Schedules and the run plan. SINGA's two schedules: serial (the trace's
-// order) and BFS (nodes by level: each node as soon as all it reads is
-// ready). The plan adds, for a schedule, what the executor needs to recycle
-// memory: each value's readers and the step after which it dies, which node
-// may write into a dying input, and which may write a state in place.
+// Orders of a graph's nodes. SINGA's two schedules, serial (the trace's
+// order) and BFS (level by level: each node as soon as all it reads is
+// ready), and two memory-aware greedy orders: greedy (among the ready nodes,
+// the one that frees the most bytes of the arena less the bytes it takes)
+// and frees-first (the trace's order, except that a ready node freeing more
+// than it takes runs at once, the one freeing most first). Every order
+// keeps the edges of the data, the trace order of random ops and host calls
+// (they draw and print as eager mode does), and puts a node that overwrites
+// an input in place after every other reader of that input and of its views.
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -12,37 +16,14 @@
 
 namespace nn::ir {
 
-enum class Schedule : uint8_t { serial, bfs };
-const char* schedule_name(Schedule s);
+// automatic: make_plan (ir/plan.h) tries the others and keeps the order whose
+// memory plan is smallest.
+enum class Schedule : uint8_t { automatic, serial, bfs, greedy, frees_first };
+const char* schedule_name(Schedule s);  // "auto", "serial", "bfs", "greedy", "frees-first"
 bool parse_schedule(std::string_view name, Schedule& out);
 
-// The nodes in a valid order. Random ops and host calls keep their trace
-// order in both schedules.
+// The nodes in a valid order of kind s (automatic gives serial). O((n + e)
+// log n) for the greedy ones, linear for the others.
 std::vector<NodeId> schedule(const Graph& g, Schedule s);
-
-struct Plan {
-  Schedule kind = Schedule::serial;
-  std::vector<NodeId> order;
-  std::vector<uint32_t> readers;               // per value: how many node inputs read it
-  std::vector<std::vector<ValueId>> dies_after;  // per step: intermediates freed after it
-  // Per step: the input the node's output 0 may overwrite (it dies here and
-  // nothing aliases it), or -1.
-  std::vector<int8_t> reuse_input;
-  // Per step: the captured value (a param, state or input the graph
-  // updates) whose tensor output 0 is written straight into, or kNone. The
-  // state's old value has died by then, and so has every value written
-  // there before: an optimizer's chain of updates runs in the state itself.
-  std::vector<ValueId> write_into;
-  // The most bytes of intermediates live at once when the executor follows
-  // this plan: what recycling by reader count needs.
-  size_t planned_bytes = 0;
-  // Per value: which block of memory holds it when the executor follows
-  // this plan and the pool hands freed blocks out again by size class
-  // (kNone for inputs, params, states and constants). Values with one id
-  // share memory over time: the memory picture of `dot`.
-  std::vector<uint32_t> block_of_value;
-};
-
-Plan make_plan(const Graph& g, Schedule s);
 
 }  // namespace nn::ir

@@ -96,6 +96,33 @@ class Verifier {
       return;  // the type rule may index inputs it expects
     }
     if (inputs_ok && node.op->type_rule) check_types(n);
+    if (inputs_ok) check_overwrites(n);
+  }
+
+  // An output written over an input (the inplace pass) takes its memory:
+  // the bytes must be the same.
+  void check_overwrites(NodeId n) {
+    const Node& node = g_.nodes[n];
+    if (node.overwrites.empty()) return;
+    if (node.overwrites.size() != node.outputs.size()) {
+      problem(label(g_, n) + (std::string(": says what ") += std::to_string(node.overwrites.size())) +
+              " outputs overwrite, but has " + std::to_string(node.outputs.size()));
+      return;
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      const int k = node.overwrites[i];
+      if (k < 0) continue;
+      std::string slot = label(g_, n) + (std::string(": output ") += std::to_string(i));
+      if (size_t(k) >= node.inputs.size()) {
+        problem(slot + (std::string(" overwrites input ") += std::to_string(k)) + ", which does not exist");
+        continue;
+      }
+      if (!exists(node.outputs[i])) continue;
+      const backend::TensorType &in = g_.values[node.inputs[size_t(k)]].type, &out = g_.values[node.outputs[i]].type;
+      if (in.dtype != out.dtype || in.shape.numel() != out.shape.numel())
+        problem(slot + " " + out.str() + (std::string(" overwrites input ") += std::to_string(k)) + " " + in.str() +
+                ", of other bytes");
+    }
   }
 
   // The node's output types must be what the op's type rule gives now: a

@@ -55,7 +55,7 @@ struct CommonOptions {
   std::optional<int> threads;
   std::optional<uint64_t> seed;
   bool eager = false, check_graph = false, explain = false, stats = false;
-  std::string profile_path, schedule;
+  std::string profile_path, schedule, memory;
   std::vector<std::string> disabled_passes;
   std::optional<size_t> max_memory_bytes;
 };
@@ -116,9 +116,14 @@ void add_common_options(CLI::App& app, CommonOptions& c) {
   app.add_flag("--profile", c.profile_path, "Print a per-op time table at the end; with =FILE.json, write a Chrome trace too")
       ->type_name("[=FILE.json]");
   app.add_flag("--stats", c.stats, "Print graph and memory statistics at the end");
-  app.add_option("--schedule", c.schedule, "Order in which graphs run their nodes")
-      ->check(CLI::IsMember({"serial", "bfs"}))
-      ->type_name("serial|bfs");
+  app.add_option("--schedule", c.schedule,
+                 "Order in which graphs run their nodes (auto: the one whose memory plan is smallest)")
+      ->check(CLI::IsMember({"auto", "serial", "bfs", "greedy", "frees-first"}))
+      ->type_name("auto|serial|bfs|greedy|frees-first");
+  app.add_option("--memory", c.memory,
+                 "Where graphs keep their intermediate values: one planned arena, or the pool recycling by reader count")
+      ->check(CLI::IsMember({"arena", "pool"}))
+      ->type_name("arena|pool");
   app.add_option("--no-pass", "Turn one graph optimization off (repeatable; `all` turns every one off)")
       ->type_name("NAME")
       ->expected(1)
@@ -148,6 +153,7 @@ void merge_into(CliOptions& out, const CommonOptions& c) {
     out.profile_path = c.profile_path;
   }
   if (!c.schedule.empty()) out.schedule = c.schedule;
+  if (!c.memory.empty()) out.memory = c.memory;
   out.disabled_passes.insert(out.disabled_passes.end(), c.disabled_passes.begin(), c.disabled_passes.end());
   if (c.max_memory_bytes) out.max_memory_bytes = *c.max_memory_bytes;
 }

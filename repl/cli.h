@@ -36,7 +36,8 @@ struct CliOptions {
   bool stats = false;
   bool profile = false;      // --profile: the per-op table at the end
   std::string profile_path;  // --profile=FILE.json: and a Chrome trace
-  std::string schedule = "serial";  // graph schedule: serial or bfs
+  std::string schedule = "auto";  // graph schedule: auto, serial, bfs, greedy, frees-first
+  std::string memory = "arena";   // graph memory: arena or pool
   std::vector<std::string> disabled_passes;
   size_t max_memory_bytes = 0;  // 0: no limit but the machine's
 

@@ -20,7 +20,7 @@
 #include "ir/dot_render.h"
 #include "ir/pass.h"
 #include "ir/printer.h"
-#include "ir/schedule.h"
+#include "ir/plan.h"
 #include "repl/cli.h"
 #include "repl/profile_report.h"
 #include "repl/repl.h"
@@ -65,6 +65,7 @@ nn::frontend::InterpreterOptions interpreter_options(const CliOptions& cli) {
   o.check_graphs = cli.check_graph;
   o.explain = cli.explain;
   nn::ir::parse_schedule(cli.schedule, o.schedule);
+  nn::ir::parse_memory_mode(cli.memory, o.memory);
   for (const std::string& name : cli.disabled_passes) {
     if (name != "all") o.disabled_passes.insert(name);
     else for (const std::string& each : nn::ir::pass_names()) o.disabled_passes.insert(each);
@@ -104,9 +105,11 @@ void stop_at_graph(const CliOptions& cli, nn::frontend::InterpreterOptions& o,
         if (entry && &shown == &entry->graph) {
           plan = entry->plan;
         } else {
-          nn::ir::Schedule kind = nn::ir::Schedule::serial;
+          nn::ir::Schedule kind = nn::ir::Schedule::automatic;
+          nn::ir::MemoryMode memory = nn::ir::MemoryMode::arena;
           nn::ir::parse_schedule(cli.schedule, kind);
-          plan = nn::ir::make_plan(shown, kind);
+          nn::ir::parse_memory_mode(cli.memory, memory);
+          plan = nn::ir::make_plan(shown, kind, memory);
         }
         opt.block_of_value = std::move(plan.block_of_value);
         opt.readers = std::move(plan.readers);
@@ -132,13 +135,15 @@ void print_stats(const Interpreter& interp) {
   for (const auto& cache : interp.graphs()) {
     const nn::frontend::CompiledGraph* cg = cache->latest();
     if (!cg) continue;
-    char buf[256];
+    char buf[384];
     std::snprintf(buf, sizeof buf,
                   "stats: graph %s: %zu signature(s) traced; latest: %zu nodes, %zu edges, %llu runs, compile %.2f ms "
-                  "(trace %.2f), run peak %s, planned %s\n",
+                  "(trace %.2f), run peak %s, planned %s (%s, %s order; lower bound %s)\n",
                   cache->name.c_str(), cache->traces, cg->graph.nodes.size(), cg->graph.edge_count(),
                   static_cast<unsigned long long>(cg->runs), cg->trace_ms + cg->compile_ms, cg->trace_ms,
-                  megabytes(cg->peak_bytes).c_str(), megabytes(cg->plan.planned_bytes).c_str());
+                  megabytes(cg->peak_bytes).c_str(), megabytes(cg->plan.planned_bytes).c_str(),
+                  nn::ir::memory_mode_name(cg->plan.memory), nn::ir::schedule_name(cg->plan.kind),
+                  megabytes(cg->plan.lower_bound_bytes).c_str());
     std::cerr << buf;
   }
 }

@@ -99,6 +99,7 @@ void install_graphs(Interpreter& vm) {
     r->set(intern("fused_groups"), Value(fused));
     r->set(intern("peak_bytes"), Value(int64_t(cg.peak_bytes)));
     r->set(intern("planned_bytes"), Value(int64_t(cg.plan.planned_bytes)));
+    r->set(intern("lower_bound_bytes"), Value(int64_t(cg.plan.lower_bound_bytes)));
     r->set(intern("compile_ms"), Value(cg.trace_ms + cg.compile_ms));
     r->set(intern("runs"), Value(int64_t(cg.runs)));
     // The graph as traced, before the passes, and where compile time went.
@@ -136,7 +137,7 @@ void install_graphs(Interpreter& vm) {
     const ir::Graph& g = opt.raw ? cg.raw : cg.graph;
     if (a.boolean(3)) {
       ir::Plan raw_plan;
-      if (opt.raw) raw_plan = ir::make_plan(g, a.vm().options().schedule);
+      if (opt.raw) raw_plan = ir::make_plan(g, a.vm().options().schedule, a.vm().options().memory);
       const ir::Plan& plan = opt.raw ? raw_plan : cg.plan;
       opt.block_of_value = plan.block_of_value;
       opt.readers = plan.readers;

@@ -1,7 +1,8 @@
 // Graph mode against eager mode on real training: the digits MLP and CNN
 // give the same losses for 20 steps (relative 1e-5) traced and eager, and
-// with the graph passes on and off; a graph step of the CNN takes less
-// memory at its peak than the eager step.
+// with the graph passes on and off, and the same with the arena as with the
+// pool; a graph step of the CNN takes less memory at its peak than the eager
+// step, and its plan's lower bound is no more than the arena.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -52,9 +53,11 @@ for i in 0..20 {
 losses
 )";
 
-std::vector<double> losses(const std::string& model, bool eager, const std::set<std::string>& disabled = {}) {
+std::vector<double> losses(const std::string& model, bool eager, const std::set<std::string>& disabled = {},
+                           nn::ir::MemoryMode memory = nn::ir::MemoryMode::arena) {
   InterpreterOptions o;
   o.eager_graphs = eager;
+  o.memory = memory;
   o.threads = 1;
   o.disabled_passes = disabled;
   Interpreter vm(o);
@@ -117,6 +120,36 @@ TEST_CASE("graph mode: the digits CNN (adam) trains with the losses of eager mod
 TEST_CASE("graph passes: the digits MLP and CNN train with the same losses with every pass off") {
   same_losses_without_passes(kMlp);
   same_losses_without_passes(kCnn);
+}
+
+void same_losses_arena_and_pool(const std::string& model) {
+  std::vector<double> a = losses(model, false), p = losses(model, false, {}, nn::ir::MemoryMode::pool);
+  REQUIRE(a.size() == 20);
+  REQUIRE(p.size() == 20);
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("step " << i << ": arena " << a[i] << ", pool " << p[i]);
+    CHECK(std::abs(a[i] - p[i]) <= 1e-6 * std::abs(p[i]));
+  }
+}
+
+TEST_CASE("graph mode: the MLP trains with the same losses in the arena as in the pool") {
+  same_losses_arena_and_pool(kMlp);
+}
+
+TEST_CASE("graph mode: the CNN trains with the same losses in the arena as in the pool") {
+  same_losses_arena_and_pool(kCnn);
+}
+
+TEST_CASE("graph mode: graph_stats gives the arena and its lower bound") {
+  InterpreterOptions o;
+  o.threads = 1;
+  Interpreter vm(o);
+  vm.run_code("stats.nn", std::string(kCnn) + kTrain);
+  const double planned = vm.run_code("planned.nn", "graph_stats(train_step).planned_bytes").as_number();
+  const double lower = vm.run_code("lower.nn", "graph_stats(train_step).lower_bound_bytes").as_number();
+  CHECK(lower > 0);
+  CHECK(lower <= planned);
+  CHECK(planned <= 1.10 * lower);  // the goal of the plan, on this model
 }
 
 TEST_CASE("graph mode: a CNN training step peaks lower than the eager step") {

@@ -1,7 +1,8 @@
-// The executor and its plan on graphs built by hand: values die and go back
-// to the pool after their last reader, a dying intermediate is overwritten
-// in place but an input, an output or a param never is (unless it is the
-// param's own update), BFS orders are valid, Ctrl-C stops between nodes.
+// The executor and its plan on graphs built by hand: with the pool, values
+// die and go back after their last reader; a dying intermediate is
+// overwritten in place but an input, an output or a param never is (unless
+// it is the param's own update); BFS orders are valid, Ctrl-C stops between
+// nodes. The arena runs are in test_arena_run.cpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,7 +12,8 @@
 #include "backend/interrupt.h"
 #include "backend/ops.h"
 #include "ir/executor.h"
-#include "ir/schedule.h"
+#include "ir/pass.h"
+#include "ir/plan.h"
 #include "graph_builder.h"
 
 using namespace nn;
@@ -25,6 +27,18 @@ std::vector<float> values(const backend::Tensor& t) {
   return std::vector<float>(p, p + t.numel());
 }
 
+// Runs the inplace pass alone, as the end of the pipeline does.
+void decide_inplace(ir::Graph& g) {
+  for (auto& pass : ir::default_passes())
+    if (std::string(pass->name()) == "inplace") pass->run(g);
+}
+
+std::vector<int> overwrites(const ir::Graph& g) {
+  std::vector<int> r;
+  for (const ir::Node& n : g.nodes) r.push_back(n.overwritten_input(0));
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("executor: a chain recycles its values: the peak is two blocks, not the chain") {
@@ -35,7 +49,7 @@ TEST_CASE("executor: a chain recycles its values: the peak is two blocks, not th
   for (int i = 0; i < 50; ++i) v = add(g, i % 2 ? "neg" : "add", i % 2 ? std::vector{v} : std::vector{v, x});
   g.outputs.push_back(v);
   g.values[v].output = true;
-  ir::Plan p = ir::make_plan(g, ir::Schedule::serial);
+  ir::Plan p = ir::make_plan(g, ir::Schedule::serial, ir::MemoryMode::pool);
   const size_t block = backend::CachingPool::size_class(4096);
   CHECK(p.planned_bytes <= 2 * block);
 
@@ -63,8 +77,9 @@ TEST_CASE("executor: in place only into a dying intermediate, never into an inpu
   ir::ValueId c = add(g, "exp", {b});  // b is an output: c may not
   g.outputs = {b, c};
   g.values[b].output = g.values[c].output = true;
-  ir::Plan p = ir::make_plan(g, ir::Schedule::serial);
-  CHECK(p.reuse_input == std::vector<int8_t>{-1, 0, -1});
+  decide_inplace(g);
+  CHECK(overwrites(g) == std::vector<int>{-1, 0, -1});
+  ir::Plan p = ir::make_plan(g, ir::Schedule::serial, ir::MemoryMode::pool);
   CHECK(p.block_of_value[b] == p.block_of_value[a]);
   CHECK(p.block_of_value[c] != p.block_of_value[b]);
 
@@ -87,8 +102,9 @@ TEST_CASE("executor: a param's update is written into the param's own memory; a 
   g.updates.push_back({pw, w2});
   g.outputs.push_back(y);
   g.values[y].output = true;
-  ir::Plan p = ir::make_plan(g, ir::Schedule::serial);
-  CHECK(p.write_into == std::vector<ir::ValueId>{ir::kNone, pw});
+  decide_inplace(g);
+  CHECK(overwrites(g) == std::vector<int>{-1, 0});  // w2 into pw
+  ir::Plan p = ir::make_plan(g);
 
   const void* memory = w.raw_data();
   backend::Tensor in = backend::full(backend::Shape({3}), 0.5);
@@ -161,9 +177,11 @@ TEST_CASE("executor: an optimizer's chain of updates runs in the state's own mem
   ir::ValueId b2 = add(g, "add", {b1, x});
   ir::ValueId w2 = add(g, "sub", {pw, b2});
   g.updates = {{pw, w2}, {sb, b2}};
-  ir::Plan p = ir::make_plan(g, ir::Schedule::serial);
-  CHECK(p.write_into == std::vector<ir::ValueId>{sb, sb, pw});
+  decide_inplace(g);
+  CHECK(overwrites(g) == std::vector<int>{0, 0, 0});  // b1 into sb, b2 into b1, w2 into pw
+  ir::Plan p = ir::make_plan(g);
   CHECK(p.planned_bytes == 0);
+  CHECK(p.memory_plan.buffers.of_value[b2] == p.memory_plan.buffers.of_value[sb]);
 
   const void *wm = w.raw_data(), *bm = buf.raw_data();
   backend::Tensor in = backend::full(backend::Shape({3}), 0.2);

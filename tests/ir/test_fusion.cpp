@@ -1,11 +1,13 @@
 // The fusion passes on small graphs built by hand: the IR before and after
 // (golden text), which nodes may join a group (dtypes, shapes, host
 // numbers), what never joins (random ops and host calls keep their order; a
-// merge that would make a cycle), and the GEMM epilogue.
+// merge that would make a cycle), the GEMM epilogue, and fused nodes
+// written in place (runs checked against the graph unfused).
 #include <doctest/doctest.h>
 
 #include "backend/ops.h"
 #include "backend/ops/fused_program.h"
+#include "ir/executor.h"
 #include "ir/printer.h"
 #include "graph_builder.h"
 
@@ -168,4 +170,76 @@ TEST_CASE("fuse-matmul-epilogue: a GEMM read only by one elementwise node takes 
                              "      t1 = relu t0 -> %3\n"
                              "    }\n"
                              "  %4 = matmul %0, %1 : f32[8, 3]\n") != std::string::npos);
+}
+
+namespace {
+
+std::vector<float> values(const backend::Tensor& t) {
+  const float* p = t.data<float>();
+  return std::vector<float>(p, p + t.numel());
+}
+
+backend::Tensor counting(backend::Shape s, float step) {
+  backend::Tensor t = backend::Tensor::empty(s, backend::DType::f32);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = step * float(i % 7) - 1.0f;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("inplace after fusion: an sgd update runs in its param's and buffer's memory") {
+  ir::Graph g;
+  ir::ValueId grad = input(g, f32({4}), "g");
+  ir::ValueId p = captured(g, ir::Role::param, f32({4}));
+  ir::ValueId m = captured(g, ir::Role::state, f32({4}));
+  ir::ValueId m2 = add(g, "add", {add(g, "mul", {m, host_number(g, 0.9)}), grad});
+  ir::ValueId p2 = add(g, "sub", {p, add(g, "mul", {host_number(g, 0.1), m2})});
+  g.updates = {{m, m2}, {p, p2}};
+  CHECK(run_pass(g, "fuse-elementwise") == 1);
+  CHECK(run_pass(g, "inplace") == 2);
+  CHECK(g.nodes.back().overwrites == std::vector<int32_t>{0, 2});  // %3 over m (input 0), %4 over p (input 2)
+  backend::Tensor gv = counting(backend::Shape({4}), 1.0f);  // -1, 0, 1, 2
+  for (int step = 1; step <= 2; ++step) ir::run(g, ir::make_plan(g), std::span(&gv, 1));
+  // Two steps from zero: m = g then 1.9 g; p = -0.1 g - 0.19 g.
+  const std::vector<float> pv = values(g.values[p].captured), mv = values(g.values[m].captured);
+  for (int i = 0; i < 4; ++i) {
+    CHECK(mv[size_t(i)] == doctest::Approx(1.9 * (i - 1)));
+    CHECK(pv[size_t(i)] == doctest::Approx(-0.29 * (i - 1)));
+  }
+}
+
+TEST_CASE("inplace after fusion: a GEMM epilogue writes over its program's dying operand, never its matrices") {
+  // relu(x @ w + x @ v): one product becomes the epilogue's, the other is
+  // operand 2 and dies there, so the result takes its memory.
+  auto build = [](ir::Graph& g) {
+    ir::ValueId x = input(g, f32({8, 4}), "x");
+    ir::ValueId w = input(g, f32({4, 3}), "w");
+    ir::ValueId v = input(g, f32({4, 3}), "v");
+    output(g, add(g, "relu", {add(g, "add", {add(g, "matmul", {x, w}), add(g, "matmul", {x, v})})}));
+  };
+  ir::Graph plain, fused;
+  build(plain);
+  build(fused);
+  CHECK(run_pass(fused, "fuse-elementwise") == 1);
+  CHECK(run_pass(fused, "fuse-matmul-epilogue") == 1);
+  CHECK(ops(fused) == "matmul matmul_epilogue");
+  CHECK(run_pass(fused, "inplace") == 1);
+  CHECK(fused.nodes.back().overwrites == std::vector<int32_t>{2});
+  std::vector<backend::Tensor> args = {counting(backend::Shape({8, 4}), 0.5f), counting(backend::Shape({4, 3}), 0.25f),
+                                       counting(backend::Shape({4, 3}), -0.5f)};
+  const std::vector<float> want = values(ir::run(plain, ir::make_plan(plain), args)[0]);
+  for (ir::MemoryMode mode : {ir::MemoryMode::arena, ir::MemoryMode::pool}) {
+    const std::vector<float> got = values(ir::run(fused, ir::make_plan(fused, ir::Schedule::automatic, mode), args)[0]);
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]));
+  }
+  // The matrices themselves are read while the product is made: a product
+  // read again by its own epilogue keeps its inputs apart.
+  ir::Graph self;
+  ir::ValueId x = input(self, f32({4, 4}), "x");
+  ir::ValueId sq = add(self, "exp", {x});
+  output(self, add(self, "mul", {add(self, "matmul", {sq, sq}), sq}));
+  run_pass(self, "fuse-elementwise");
+  CHECK(run_pass(self, "fuse-matmul-epilogue") == 1);
+  CHECK(run_pass(self, "inplace") == 0);
 }

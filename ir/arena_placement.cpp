@@ -1,0 +1,133 @@
+// Placements of buffers in an arena (ir/arena_placement.h).
+#include "ir/arena_placement.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace nn::ir {
+
+void FreeRanges::add(size_t offset, size_t bytes) {
+  by_offset_.emplace(offset, bytes);
+  by_size_.emplace(bytes, offset);
+}
+
+void FreeRanges::erase(std::map<size_t, size_t>::iterator it) {
+  by_size_.erase({it->second, it->first});
+  by_offset_.erase(it);
+}
+
+void FreeRanges::insert(size_t offset, size_t bytes) {
+  if (bytes == 0) return;
+  size_t begin = offset, end = offset + bytes;
+  auto next = by_offset_.lower_bound(offset);
+  if (next != by_offset_.end() && next->first == end) {
+    end += next->second;
+    auto after = std::next(next);
+    erase(next);
+    next = after;
+  }
+  if (next != by_offset_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == begin) {
+      begin = prev->first;
+      erase(prev);
+    }
+  }
+  add(begin, end - begin);
+}
+
+void FreeRanges::remove(size_t offset, size_t bytes) {
+  if (bytes == 0) return;
+  auto it = by_offset_.upper_bound(offset);
+  if (it == by_offset_.begin()) return;
+  --it;
+  const size_t begin = it->first, end = it->first + it->second;
+  if (offset + bytes > end) return;  // not inside: nothing to take
+  erase(it);
+  if (offset > begin) add(begin, offset - begin);
+  if (offset + bytes < end) add(offset + bytes, end - offset - bytes);
+}
+
+size_t FreeRanges::best_fit(size_t bytes) const {
+  auto fit = by_size_.lower_bound({bytes, 0});
+  return fit == by_size_.end() ? SIZE_MAX : fit->second;
+}
+
+std::pair<size_t, size_t> FreeRanges::largest() const {
+  if (by_size_.empty()) return {0, 0};
+  // Of the largest size, the lowest offset.
+  auto it = by_size_.lower_bound({by_size_.rbegin()->first, 0});
+  return {it->second, it->first};
+}
+
+size_t FreeRanges::take_ending_at(size_t end) {
+  if (by_offset_.empty()) return SIZE_MAX;
+  auto last = std::prev(by_offset_.end());
+  if (last->first + last->second != end) return SIZE_MAX;
+  const size_t offset = last->first;
+  erase(last);
+  return offset;
+}
+
+size_t BestFitArena::allocate(size_t bytes) {
+  if (bytes == 0) return 0;
+  const size_t offset = free_.best_fit(bytes);
+  if (offset != SIZE_MAX) {
+    free_.remove(offset, bytes);
+    return offset;
+  }
+  // Nothing holds it: the arena grows. No free range ends at the top (a
+  // release there lowers the top instead), so the request starts at the top.
+  const size_t at = top_;
+  top_ += bytes;
+  high_ = std::max(high_, top_);
+  return at;
+}
+
+void BestFitArena::release(size_t offset, size_t bytes) {
+  if (bytes == 0) return;
+  free_.insert(offset, bytes);
+  // Merged into a range that reaches the top: the top comes down (the
+  // high-water mark stays).
+  const size_t begin = free_.take_ending_at(top_);
+  if (begin != SIZE_MAX) top_ = begin;
+}
+
+size_t place_largest_first(std::span<const LiveRange> ranges, std::vector<size_t>& offsets) {
+  const size_t n = ranges.size();
+  offsets.assign(n, 0);
+  std::vector<uint32_t> by_size(n);
+  std::iota(by_size.begin(), by_size.end(), 0);
+  // Largest first; of equal sizes the longest-lived, then the earliest.
+  std::stable_sort(by_size.begin(), by_size.end(), [&](uint32_t a, uint32_t b) {
+    const LiveRange &x = ranges[a], &y = ranges[b];
+    if (x.bytes != y.bytes) return x.bytes > y.bytes;
+    if (x.end - x.begin != y.end - y.begin) return x.end - x.begin > y.end - y.begin;
+    return x.begin < y.begin;
+  });
+  std::vector<uint32_t> placed;  // by offset
+  size_t high = 0;
+  for (uint32_t b : by_size) {
+    const LiveRange& r = ranges[b];
+    if (r.bytes == 0) continue;
+    // The gaps between the placed buffers live at some step of r, bottom up.
+    size_t floor = 0, best = SIZE_MAX, best_gap = SIZE_MAX;
+    for (uint32_t p : placed) {
+      const LiveRange& q = ranges[p];
+      if (q.end < r.begin || r.end < q.begin) continue;
+      if (offsets[p] > floor) {
+        const size_t gap = offsets[p] - floor;
+        if (gap >= r.bytes && gap < best_gap) best = floor, best_gap = gap;
+      }
+      floor = std::max(floor, offsets[p] + q.bytes);
+    }
+    offsets[b] = best != SIZE_MAX ? best : floor;
+    high = std::max(high, offsets[b] + r.bytes);
+    auto at = std::upper_bound(placed.begin(), placed.end(), offsets[b],
+                               [&](size_t off, uint32_t p) { return off < offsets[p]; });
+    placed.insert(at, b);
+  }
+  return high;
+}
+
+}  // namespace nn::ir

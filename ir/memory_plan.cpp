@@ -1,0 +1,167 @@
+// The static memory plan (ir/memory_plan.h): live ranges of the arena
+// buffers for one order; one sweep over the steps that places each buffer
+// with best fit when it is first written, frees it after its last read and
+// measures the lower bound; then, for arenas small enough, the largest-first
+// placement, kept where its arena is smaller.
+#include "ir/memory_plan.h"
+
+#include <algorithm>
+
+namespace nn::ir {
+
+namespace {
+
+// Buffers per step in one flat array: the ones starting (or ending) at step s
+// are items[first[s] .. first[s + 1]).
+struct PerStep {
+  std::vector<uint32_t> first, items;
+  PerStep(size_t steps, const std::vector<uint32_t>& step_of, const std::vector<bool>& use) : first(steps + 1, 0) {
+    for (size_t b = 0; b < step_of.size(); ++b)
+      if (use[b]) ++first[step_of[b] + 1];
+    for (size_t s = 0; s < steps; ++s) first[s + 1] += first[s];
+    items.resize(first[steps]);
+    std::vector<uint32_t> at(first.begin(), first.end() - 1);
+    for (size_t b = 0; b < step_of.size(); ++b)
+      if (use[b]) items[at[step_of[b]]++] = uint32_t(b);
+  }
+  std::span<const uint32_t> at(size_t s) const { return {items.data() + first[s], items.data() + first[s + 1]}; }
+};
+
+// Arena a placed largest first, where it has few enough buffers for that,
+// and kept if it needs less memory than best fit in order.
+void try_largest_first(MemoryPlan& p, uint32_t a) {
+  std::vector<uint32_t> members;
+  std::vector<LiveRange> ranges;
+  for (uint32_t b = 0; b < p.buffers.list.size(); ++b)
+    if (p.in_arena[b] && p.arena_of[b] == a) {
+      members.push_back(b);
+      ranges.push_back({arena_size(p.buffers.list[b].bytes), p.begin[b], p.end[b]});
+    }
+  if (members.size() > kLargestFirstLimit) return;
+  std::vector<size_t> offsets;
+  const size_t bytes = place_largest_first(ranges, offsets);
+  if (bytes >= p.arenas[a].bytes) return;
+  p.arenas[a].bytes = bytes;
+  p.arenas[a].largest_first = true;
+  for (size_t i = 0; i < members.size(); ++i) p.offset[members[i]] = offsets[i];
+}
+
+// Live ranges of the arena buffers for `order`, each buffer's arena (one per
+// device, in order of first use), and each arena's lower bound.
+void find_live_ranges(const Graph& g, std::span<const NodeId> order, MemoryPlan& p) {
+  const std::vector<Buffer>& list = p.buffers.list;
+  const size_t nb = list.size(), steps = order.size();
+  p.offset.assign(nb, 0);
+  p.arena_of.assign(nb, kNone);
+  // From the step that writes its root to the last step that reads or
+  // writes any value sharing it.
+  p.begin.assign(nb, 0);
+  p.end.assign(nb, 0);
+  p.in_arena.assign(nb, false);
+  for (uint32_t s = 0; s < steps; ++s) {
+    const Node& n = g.nodes[order[s]];
+    for (ValueId v : n.inputs) {
+      const uint32_t b = p.buffers.of_value[v];
+      p.end[b] = std::max(p.end[b], s);
+    }
+    for (ValueId v : n.outputs) {
+      const uint32_t b = p.buffers.of_value[v];
+      if (list[b].kind != BufferKind::arena) continue;
+      if (list[b].root == v) {
+        p.begin[b] = s;
+        p.in_arena[b] = true;
+      }
+      p.end[b] = std::max(p.end[b], s);
+    }
+  }
+  for (uint32_t b = 0; b < nb; ++b) {
+    if (!p.in_arena[b]) continue;
+    backend::Device* dev = g.values[list[b].root].type.device;
+    if (!dev) dev = backend::cpu_device();
+    uint32_t a = 0;
+    while (a < p.arenas.size() && p.arenas[a].device != dev) ++a;
+    if (a == p.arenas.size()) p.arenas.push_back({dev, 0, 0});
+    p.arena_of[b] = a;
+  }
+  // The bytes live at each step: taken at the first, given back after the
+  // last; a node's outputs are written while its inputs are read.
+  const size_t na = p.arenas.size();
+  std::vector<int64_t> delta((steps + 1) * na, 0);
+  for (uint32_t b = 0; b < nb; ++b)
+    if (p.in_arena[b]) {
+      const int64_t size = int64_t(arena_size(list[b].bytes));
+      delta[p.begin[b] * na + p.arena_of[b]] += size;
+      delta[(p.end[b] + 1) * na + p.arena_of[b]] -= size;
+    }
+  std::vector<int64_t> live(na, 0);
+  for (size_t s = 0; s < steps; ++s)
+    for (size_t a = 0; a < na; ++a) {
+      live[a] += delta[s * na + a];
+      p.arenas[a].lower_bound = std::max(p.arenas[a].lower_bound, size_t(live[a]));
+    }
+  p.lower_bound_bytes = 0;
+  for (const DeviceArena& a : p.arenas) p.lower_bound_bytes += a.lower_bound;
+}
+
+}  // namespace
+
+size_t liveness_lower_bound(const Graph& g, const Buffers& buffers, std::span<const NodeId> order) {
+  MemoryPlan p;
+  p.buffers = buffers;
+  find_live_ranges(g, order, p);
+  return p.lower_bound_bytes;
+}
+
+MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> order) {
+  MemoryPlan p;
+  p.buffers = std::move(buffers);
+  find_live_ranges(g, order, p);
+  const std::vector<Buffer>& list = p.buffers.list;
+  const size_t steps = order.size();
+  std::vector<BestFitArena> alloc(p.arenas.size());
+  // Best fit in order: outputs placed before the inputs dying at their step
+  // are given back.
+  const PerStep starts(steps, p.begin, p.in_arena), ends(steps, p.end, p.in_arena);
+  for (size_t s = 0; s < steps; ++s) {
+    for (uint32_t b : starts.at(s)) p.offset[b] = alloc[p.arena_of[b]].allocate(arena_size(list[b].bytes));
+    for (uint32_t b : ends.at(s)) alloc[p.arena_of[b]].release(p.offset[b], arena_size(list[b].bytes));
+  }
+  for (uint32_t a = 0; a < p.arenas.size(); ++a) {
+    p.arenas[a].bytes = alloc[a].high_water();
+    if (p.arenas[a].bytes > p.arenas[a].lower_bound) try_largest_first(p, a);
+    p.arena_bytes += p.arenas[a].bytes;
+  }
+
+  // What each step leaves free, for the kernels' temporaries.
+  const size_t na = p.arenas.size();
+  p.scratch.assign(steps * na, {0, 0});
+  std::vector<FreeRanges> free(na);
+  for (size_t a = 0; a < na; ++a) free[a].insert(0, p.arenas[a].bytes);
+  for (size_t s = 0; s < steps; ++s) {
+    for (uint32_t b : starts.at(s)) free[p.arena_of[b]].remove(p.offset[b], arena_size(list[b].bytes));
+    for (size_t a = 0; a < na; ++a) p.scratch[s * na + a] = free[a].largest();
+    for (uint32_t b : ends.at(s)) free[p.arena_of[b]].insert(p.offset[b], arena_size(list[b].bytes));
+  }
+
+  // Region ids for the picture, numbered in order of first use.
+  const size_t nb = list.size();
+  std::vector<uint32_t> id_of_buffer(nb, kNone);
+  std::map<std::pair<uint32_t, size_t>, uint32_t> region;
+  uint32_t next_id = 0;
+  for (uint32_t s = 0; s < steps; ++s)
+    for (uint32_t b : starts.at(s)) {
+      auto [it, fresh] = region.emplace(std::make_pair(p.arena_of[b], p.offset[b]), next_id);
+      if (fresh) ++next_id;
+      id_of_buffer[b] = it->second;
+    }
+  for (uint32_t b = 0; b < list.size(); ++b)
+    if (list[b].kind == BufferKind::own) id_of_buffer[b] = next_id++;
+  p.block_of_value.assign(g.values.size(), kNone);
+  for (ValueId v = 0; v < g.values.size(); ++v) {
+    const uint32_t b = p.buffers.of_value[v];
+    if (b < nb) p.block_of_value[v] = id_of_buffer[b];
+  }
+  return p;
+}
+
+}  // namespace nn::ir

@@ -1,0 +1,56 @@
+// The static memory plan (ggml-alloc, Owl's block reuse): for one order of
+// the nodes, every arena buffer (ir/buffers.h) gets a byte offset in one
+// arena per device, from its live range: taken when its root is written,
+// free again after the last read of any value sharing it. Offsets come from
+// one of two placements (ir/arena_placement.h), whichever needs the smaller
+// arena: best fit in the order buffers are taken (ggml-alloc), or, knowing
+// every live range beforehand, largest first. The plan also gives the lower
+// bound no offsets could beat for that order: the most bytes live at one
+// step.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ir/arena_placement.h"
+#include "ir/buffers.h"
+
+namespace nn::ir {
+
+struct DeviceArena {
+  backend::Device* device = nullptr;
+  size_t bytes = 0;        // planned: the arena's size
+  size_t lower_bound = 0;  // the most bytes of its buffers live at one step
+  bool largest_first = false;  // which placement gave the offsets
+};
+
+struct MemoryPlan {
+  Buffers buffers;
+  // Per buffer, arena buffers only: the steps that first write it and last
+  // use it (inclusive); in_arena says which buffers those are.
+  std::vector<uint32_t> begin, end;
+  std::vector<bool> in_arena;
+  std::vector<size_t> offset;     // per buffer: where it starts in its arena (arena buffers)
+  std::vector<uint32_t> arena_of;  // per buffer: index into `arenas` (arena buffers), else kNone
+  std::vector<DeviceArena> arenas;
+  size_t arena_bytes = 0;        // summed over devices
+  size_t lower_bound_bytes = 0;  // summed over devices
+  // Per step and arena ([step * arenas.size() + a]): the largest range of the
+  // arena no buffer uses at that step, as (offset, bytes): where the
+  // kernel's temporaries go (backend/scratch.h).
+  std::vector<std::pair<size_t, size_t>> scratch;
+  // Per value: the id of the region of memory that holds it, for the memory
+  // picture: buffers at one offset of one arena share an id (one region
+  // reused over time), each own buffer has one; kNone for bound values.
+  std::vector<uint32_t> block_of_value;
+};
+
+// Plans the arena of g's buffers for the nodes run in `order`.
+MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> order);
+
+// The lower bound alone (summed over devices), in linear time: no arena
+// placed for `order` can be smaller.
+size_t liveness_lower_bound(const Graph& g, const Buffers& buffers, std::span<const NodeId> order);
+
+}  // namespace nn::ir

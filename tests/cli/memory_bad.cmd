@@ -1,0 +1,1 @@
+--memory heap dot_model.nn

@@ -1,0 +1,1 @@
+--memory pool ../scripts/trace_memory_plan.nn
