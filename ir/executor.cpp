@@ -1,17 +1,12 @@
 // The executor (ir/executor.h): one pass over the plan's steps.
 #include "ir/executor.h"
 
+#include "backend/dispatch.h"
 #include "backend/interrupt.h"
 #include "backend/profiler.h"
 
 namespace nn::ir {
 namespace {
-
-backend::Kernel kernel_for(const backend::OpDef& op, backend::Device* dev) {
-  backend::Kernel k = dev->type() == backend::DeviceType::cpu ? op.cpu : op.cuda;
-  if (!k) throw backend::Error("op " + op.name + " has no kernel for device " + dev->name());
-  return k;
-}
 
 backend::Tensor fresh(const backend::TensorType& t) {
   backend::Tensor x = backend::Tensor::empty(t.shape, t.dtype, t.device);
@@ -82,7 +77,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
         // A stateful kernel writes into its first input: give it the output.
         if (n.op->effect == backend::Effect::stateful) in[0] = out[0];
         for (auto& t : out) t.raw_data();  // memory now, so that running out names the op
-        kernel_for(*n.op, out.empty() ? in[0].device() : out[0].device())(in, out, n.attrs);
+        backend::kernel_for(*n.op, in, out)(in, out, n.attrs);
       }
     } catch (const RunError&) {
       throw;

@@ -1,0 +1,528 @@
+// Neural-network kernels (nn_kernels.h), written to give the CPU kernels'
+// results (backend/ops/nn_softmax.cpp, nn_norm.cpp, nn_pool.cpp): the same
+// formulas, double accumulators, NaN and tie rules; pooling gradients are
+// gathered per input pixel in the CPU's order of additions. A row (or a
+// channel) is one block of threads; their partial sums meet in a fixed tree.
+#include "backend/cuda/device_math.cuh"
+#include "backend/cuda/nn_kernels.h"
+
+namespace nn::backend::cuda {
+namespace {
+
+constexpr int kRowThreads = 256;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// ---- softmax ----
+// One block per line when lines are contiguous (inner == 1).
+template <class T, bool Log>
+__global__ void softmax_rows(const T* x, T* y, int64_t n) {
+  __shared__ double shared[32];
+  const T* xr = x + int64_t(blockIdx.x) * n;
+  T* yr = y + int64_t(blockIdx.x) * n;
+  double m = -kInf;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) m = nan_max(m, double(xr[i]));
+  m = block_max(m, shared);
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += double(T(exp(T(double(xr[i]) - m))));
+  s = block_sum(s, shared);
+  if constexpr (Log) {
+    const double lse = m + log(s);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = T(double(xr[i]) - lse);
+  } else {
+    const double r = 1.0 / s;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = T(double(T(exp(T(double(xr[i]) - m)))) * r);
+  }
+}
+
+// One thread per (outer, inner) line otherwise.
+template <class T, bool Log>
+__global__ void softmax_lines(const T* x, T* y, AxisLaunch g) {
+  const int64_t lines = g.outer * g.inner;
+  for (int64_t line = global_index(); line < lines; line += grid_stride()) {
+    const int64_t o = line / g.inner, j = line % g.inner;
+    const T* xl = x + o * g.n * g.inner + j;
+    T* yl = y + o * g.n * g.inner + j;
+    double m = -kInf;
+    for (int64_t i = 0; i < g.n; ++i) m = nan_max(m, double(xl[i * g.inner]));
+    double s = 0;
+    for (int64_t i = 0; i < g.n; ++i) s += double(T(exp(T(double(xl[i * g.inner]) - m))));
+    if constexpr (Log) {
+      const double lse = m + log(s);
+      for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = T(double(xl[i * g.inner]) - lse);
+    } else {
+      const double r = 1.0 / s;
+      for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = T(double(T(exp(T(double(xl[i * g.inner]) - m)))) * r);
+    }
+  }
+}
+
+template <class T, bool Log>
+__global__ void softmax_grad_rows(const T* dy, const T* y, T* dx, int64_t n) {
+  __shared__ double shared[32];
+  const int64_t base = int64_t(blockIdx.x) * n;
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    s += Log ? double(dy[base + i]) : double(dy[base + i]) * double(y[base + i]);
+  s = block_sum(s, shared);
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const int64_t k = base + i;
+    if constexpr (Log) dx[k] = T(double(dy[k]) - exp(double(y[k])) * s);
+    else dx[k] = T(double(y[k]) * (double(dy[k]) - s));
+  }
+}
+
+template <class T, bool Log>
+__global__ void softmax_grad_lines(const T* dy, const T* y, T* dx, AxisLaunch g) {
+  const int64_t lines = g.outer * g.inner;
+  for (int64_t line = global_index(); line < lines; line += grid_stride()) {
+    const int64_t o = line / g.inner, j = line % g.inner;
+    const int64_t base = o * g.n * g.inner + j;
+    double s = 0;
+    for (int64_t i = 0; i < g.n; ++i) {
+      const int64_t k = base + i * g.inner;
+      s += Log ? double(dy[k]) : double(dy[k]) * double(y[k]);
+    }
+    for (int64_t i = 0; i < g.n; ++i) {
+      const int64_t k = base + i * g.inner;
+      if constexpr (Log) dx[k] = T(double(dy[k]) - exp(double(y[k])) * s);
+      else dx[k] = T(double(y[k]) * (double(dy[k]) - s));
+    }
+  }
+}
+
+template <class T, bool Log>
+void softmax_typed(const void* x, void* y, const AxisLaunch& g, cudaStream_t s) {
+  if (g.inner == 1)
+    softmax_rows<T, Log><<<unsigned(g.outer), kRowThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), g.n);
+  else
+    softmax_lines<T, Log><<<blocks_for(g.outer * g.inner), kThreads, 0, s>>>(static_cast<const T*>(x),
+                                                                              static_cast<T*>(y), g);
+}
+
+template <class T, bool Log>
+void softmax_grad_typed(const void* dy, const void* y, void* dx, const AxisLaunch& g, cudaStream_t s) {
+  if (g.inner == 1)
+    softmax_grad_rows<T, Log><<<unsigned(g.outer), kRowThreads, 0, s>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(y), static_cast<T*>(dx), g.n);
+  else
+    softmax_grad_lines<T, Log><<<blocks_for(g.outer * g.inner), kThreads, 0, s>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(y), static_cast<T*>(dx), g);
+}
+
+// ---- softmax cross-entropy ----
+__device__ inline int64_t label_id(const void* labels, DType d, int64_t i) {
+  return d == DType::i32 ? int64_t(static_cast<const int32_t*>(labels)[i]) : static_cast<const int64_t*>(labels)[i];
+}
+
+// The row's logsumexp, shifted by its max (not when the max is not finite).
+template <class T>
+__device__ inline double row_lse(const T* xi, int64_t c, double* shared) {
+  double m = -kInf;
+  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) m = nan_max(m, double(xi[j]));
+  m = block_max(m, shared);
+  if (!isfinite(m)) return m;
+  double s = 0;
+  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) s += exp(double(xi[j]) - m);
+  s = block_sum(s, shared);
+  return m + log(s);
+}
+
+template <class T>
+__global__ void ce_rows(CeLaunch l, double* row_loss) {
+  __shared__ double shared[32];
+  const int64_t i = blockIdx.x;
+  const T* xi = static_cast<const T*>(l.logits) + i * l.c;
+  const double lse = row_lse(xi, l.c, shared);
+  double loss = 0;
+  if (l.ids) {
+    const int64_t id = label_id(l.labels, l.label_dtype, i);
+    if (id < 0 || id >= l.c) {
+      if (threadIdx.x == 0) *l.flag = 1;
+      loss = 0;
+    } else {
+      loss = lse - double(xi[id]);
+    }
+  } else {
+    const T* yi = static_cast<const T*>(l.labels) + i * l.c;
+    double part = 0;
+    for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x)
+      if (yi[j] != T(0)) part += double(yi[j]) * (lse - double(xi[j]));
+    loss = block_sum(part, shared);
+  }
+  if (threadIdx.x == 0) row_loss[i] = loss;
+}
+
+template <class T>
+__global__ void ce_mean(const double* row_loss, int64_t n, T* out) {
+  __shared__ double shared[32];
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += row_loss[i];
+  s = block_sum(s, shared);
+  if (threadIdx.x == 0) *out = T(s / double(n));
+}
+
+template <class T>
+__global__ void ce_grad_rows(CeLaunch l, const T* g_dev, double g_host, T* dx) {
+  __shared__ double shared[32];
+  const int64_t i = blockIdx.x;
+  const T* xi = static_cast<const T*>(l.logits) + i * l.c;
+  T* di = dx + i * l.c;
+  const double scale = (g_dev ? double(*g_dev) : g_host) / double(l.n);
+  const double lse = row_lse(xi, l.c, shared);
+  if (l.ids) {
+    const int64_t id = label_id(l.labels, l.label_dtype, i);
+    if (id < 0 || id >= l.c) {
+      if (threadIdx.x == 0) *l.flag = 1;
+      return;
+    }
+    for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x) {
+      const T v = T(scale * exp(double(xi[j]) - lse));
+      di[j] = j == id ? T(double(v) - scale) : v;
+    }
+  } else {
+    const T* yi = static_cast<const T*>(l.labels) + i * l.c;
+    double sy = 0;
+    for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x) sy += double(yi[j]);
+    sy = block_sum(sy, shared);
+    for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x)
+      di[j] = T(scale * (exp(double(xi[j]) - lse) * sy - double(yi[j])));
+  }
+}
+
+// ---- batch norm: one block per channel ----
+constexpr int kChannelThreads = 512;
+
+template <class T>
+__device__ inline int64_t bn_at(const BnLaunch& g, int64_t c, int64_t e) {
+  const int64_t n = e / g.s;
+  return (n * g.c + c) * g.s + (e - n * g.s);
+}
+
+template <class T>
+__global__ void bn_train(BnLaunch g, const T* x, const T* gamma, const T* beta, T* y, T* mean, T* var) {
+  __shared__ double shared[32];
+  const int64_t c = blockIdx.x, count = g.n * g.s;
+  const double m = double(count);
+  double s = 0;
+  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) s += double(x[bn_at<T>(g, c, e)]);
+  s = block_sum(s, shared);
+  const double mu = m > 0 ? s / m : 0.0;
+  double q = 0;
+  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
+    const double d = double(x[bn_at<T>(g, c, e)]) - mu;
+    q += d * d;
+  }
+  q = block_sum(q, shared);
+  const double v = m > 0 ? q / m : 0.0;
+  if (threadIdx.x == 0) mean[c] = T(mu), var[c] = T(v);
+  const T tmu = T(mu), scale = T(double(gamma[c]) / sqrt(v + g.eps)), b = beta[c];
+  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
+    const int64_t k = bn_at<T>(g, c, e);
+    y[k] = (x[k] - tmu) * scale + b;
+  }
+}
+
+template <class T>
+__global__ void bn_grad(BnLaunch g, const T* dy, const T* x, const T* gamma, const T* mean, const T* var, T* dx,
+                        T* dgamma, T* dbeta) {
+  __shared__ double shared[32];
+  const int64_t c = blockIdx.x, count = g.n * g.s;
+  const double m = double(count);
+  const double mu = double(mean[c]), rstd = 1.0 / sqrt(double(var[c]) + g.eps);
+  double sdy = 0, sdyx = 0;
+  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
+    const int64_t k = bn_at<T>(g, c, e);
+    sdy += double(dy[k]);
+    sdyx += double(dy[k]) * (double(x[k]) - mu);
+  }
+  sdy = block_sum(sdy, shared);
+  sdyx = block_sum(sdyx, shared) * rstd;
+  if (threadIdx.x == 0) dbeta[c] = T(sdy), dgamma[c] = T(sdyx);
+  if (m == 0) return;
+  const double a = double(gamma[c]) * rstd, b = -a * sdyx * rstd / m, k0 = -a * sdy / m - b * mu;
+  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
+    const int64_t k = bn_at<T>(g, c, e);
+    dx[k] = T(a * double(dy[k]) + b * double(x[k]) + k0);
+  }
+}
+
+// ---- layer norm: one block per row; dgamma/dbeta one thread per column ----
+template <class T>
+__global__ void ln_rows(LnLaunch g, const T* x, const T* gamma, const T* beta, T* y, T* mean, T* rstd) {
+  __shared__ double shared[32];
+  const int64_t r = blockIdx.x;
+  const T* p = x + r * g.d;
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) s += double(p[i]);
+  s = block_sum(s, shared);
+  const double mu = g.d ? s / double(g.d) : 0.0;
+  double q = 0;
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) q += (double(p[i]) - mu) * (double(p[i]) - mu);
+  q = block_sum(q, shared);
+  const double rs = 1.0 / sqrt((g.d ? q / double(g.d) : 0.0) + g.eps);
+  if (threadIdx.x == 0) mean[r] = T(mu), rstd[r] = T(rs);
+  const T tmu = T(mu), trs = T(rs);
+  T* o = y + r * g.d;
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) o[i] = (p[i] - tmu) * trs * gamma[i] + beta[i];
+}
+
+template <class T>
+__global__ void ln_grad_rows(LnLaunch g, const T* dy, const T* x, const T* gamma, const T* mean, const T* rstd, T* dx) {
+  __shared__ double shared[32];
+  const int64_t r = blockIdx.x;
+  const T *pd = dy + r * g.d, *px = x + r * g.d;
+  const double mu = double(mean[r]), rs = double(rstd[r]);
+  double sa = 0, sax = 0;
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) {
+    const double a = double(pd[i]) * double(gamma[i]);
+    sa += a;
+    sax += a * (double(px[i]) - mu) * rs;
+  }
+  sa = block_sum(sa, shared);
+  sax = block_sum(sax, shared);
+  const double ma = sa / double(g.d), max_ = sax / double(g.d);
+  T* o = dx + r * g.d;
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) {
+    const double xhat = (double(px[i]) - mu) * rs;
+    o[i] = T(rs * (double(pd[i]) * double(gamma[i]) - ma - xhat * max_));
+  }
+}
+
+template <class T>
+__global__ void ln_grad_columns(LnLaunch g, const T* dy, const T* x, const T* mean, const T* rstd, T* dgamma, T* dbeta) {
+  for (int64_t j = global_index(); j < g.d; j += grid_stride()) {
+    double sg = 0, sb = 0;
+    for (int64_t r = 0; r < g.rows; ++r) {
+      const double d = double(dy[r * g.d + j]);
+      sb += d;
+      sg += d * (double(x[r * g.d + j]) - double(mean[r])) * double(rstd[r]);
+    }
+    dgamma[j] = T(sg), dbeta[j] = T(sb);
+  }
+}
+
+// ---- pooling ----
+struct Window {
+  int64_t y0, y1, x0, x1;
+};
+__device__ inline Window window(const PoolLaunch& g, int64_t oy, int64_t ox) {
+  const int64_t ys = oy * g.sh - g.ph, xs = ox * g.sw - g.pw;
+  return {ys > 0 ? ys : 0, ys + g.kh < g.h ? ys + g.kh : g.h, xs > 0 ? xs : 0, xs + g.kw < g.w ? xs + g.kw : g.w};
+}
+
+// The outputs whose windows hold input row (or column) i: [lo, hi).
+__device__ inline void covering(int64_t i, int64_t pad, int64_t k, int64_t stride, int64_t out, int64_t& lo,
+                                int64_t& hi) {
+  const int64_t a = i + pad - k + 1;  // the first output's window start must be >= i - k + 1
+  lo = a <= 0 ? 0 : (a + stride - 1) / stride;
+  hi = (i + pad) / stride + 1;
+  if (hi > out) hi = out;
+}
+
+template <class T, class I>
+__global__ void max_pool(PoolLaunch g, const T* x, T* y, I* idx) {
+  const int64_t total = g.planes * g.oh * g.ow;
+  for (int64_t o = global_index(); o < total; o += grid_stride()) {
+    const int64_t p = o / (g.oh * g.ow), r = o - p * g.oh * g.ow, oy = r / g.ow, ox = r - oy * g.ow;
+    const T* xp = x + p * g.h * g.w;
+    const Window win = window(g, oy, ox);
+    int64_t best_i = win.y0 * g.w + win.x0;
+    T best = xp[best_i];
+    bool nan = false;
+    for (int64_t a = win.y0; a < win.y1; ++a)
+      for (int64_t b = win.x0; b < win.x1; ++b) {
+        const T v = xp[a * g.w + b];
+        if (v > best) best = v, best_i = a * g.w + b;
+        nan |= v != v;
+      }
+    if (nan) {  // the first NaN wins
+      bool found = false;
+      for (int64_t a = win.y0; a < win.y1 && !found; ++a)
+        for (int64_t b = win.x0; b < win.x1; ++b)
+          if (xp[a * g.w + b] != xp[a * g.w + b]) {
+            best_i = a * g.w + b, best = xp[best_i], found = true;
+            break;
+          }
+    }
+    y[o] = best;
+    idx[o] = I(best_i);
+  }
+}
+
+template <class T, class I>
+__global__ void max_pool_grad(PoolLaunch g, const T* dy, const I* idx, T* dx) {
+  const int64_t total = g.planes * g.h * g.w;
+  for (int64_t e = global_index(); e < total; e += grid_stride()) {
+    const int64_t p = e / (g.h * g.w), pix = e - p * g.h * g.w, iy = pix / g.w, ix = pix - iy * g.w;
+    int64_t oy0, oy1, ox0, ox1;
+    covering(iy, g.ph, g.kh, g.sh, g.oh, oy0, oy1);
+    covering(ix, g.pw, g.kw, g.sw, g.ow, ox0, ox1);
+    const T* dyp = dy + p * g.oh * g.ow;
+    const I* ip = idx + p * g.oh * g.ow;
+    T s = T(0);
+    for (int64_t oy = oy0; oy < oy1; ++oy)
+      for (int64_t ox = ox0; ox < ox1; ++ox)
+        if (int64_t(ip[oy * g.ow + ox]) == pix) s += dyp[oy * g.ow + ox];
+    dx[e] = s;
+  }
+}
+
+template <class T>
+__global__ void avg_pool(PoolLaunch g, const T* x, T* y) {
+  const double scale = 1.0 / double(g.kh * g.kw);
+  const int64_t total = g.planes * g.oh * g.ow;
+  for (int64_t o = global_index(); o < total; o += grid_stride()) {
+    const int64_t p = o / (g.oh * g.ow), r = o - p * g.oh * g.ow, oy = r / g.ow, ox = r - oy * g.ow;
+    const T* xp = x + p * g.h * g.w;
+    const Window win = window(g, oy, ox);
+    T s = 0;
+    for (int64_t a = win.y0; a < win.y1; ++a)
+      for (int64_t b = win.x0; b < win.x1; ++b) s += xp[a * g.w + b];
+    y[o] = T(double(s) * scale);
+  }
+}
+
+template <class T>
+__global__ void avg_pool_grad(PoolLaunch g, const T* dy, T* dx) {
+  const T scale = T(1.0 / double(g.kh * g.kw));
+  const int64_t total = g.planes * g.h * g.w;
+  for (int64_t e = global_index(); e < total; e += grid_stride()) {
+    const int64_t p = e / (g.h * g.w), pix = e - p * g.h * g.w, iy = pix / g.w, ix = pix - iy * g.w;
+    int64_t oy0, oy1, ox0, ox1;
+    covering(iy, g.ph, g.kh, g.sh, g.oh, oy0, oy1);
+    covering(ix, g.pw, g.kw, g.sw, g.ow, ox0, ox1);
+    const T* dyp = dy + p * g.oh * g.ow;
+    T s = T(0);
+    for (int64_t oy = oy0; oy < oy1; ++oy)
+      for (int64_t ox = ox0; ox < ox1; ++ox) s += dyp[oy * g.ow + ox] * scale;
+    dx[e] = s;
+  }
+}
+
+template <class Fn>
+void with_float(DType d, Fn&& fn) {
+  if (d == DType::f64) fn.template operator()<double>();
+  else fn.template operator()<float>();
+}
+
+}  // namespace
+
+void softmax_launch(const void* x, void* y, const AxisLaunch& g, bool log, cudaStream_t s) {
+  if (g.outer * g.n * g.inner == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    if (log) softmax_typed<T, true>(x, y, g, s);
+    else softmax_typed<T, false>(x, y, g, s);
+  });
+}
+
+void softmax_backward_launch(const void* dy, const void* y, void* dx, const AxisLaunch& g, bool log, cudaStream_t s) {
+  if (g.outer * g.n * g.inner == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    if (log) softmax_grad_typed<T, true>(dy, y, dx, g, s);
+    else softmax_grad_typed<T, false>(dy, y, dx, g, s);
+  });
+}
+
+void ce_launch(const CeLaunch& l, double* row_loss, void* loss, cudaStream_t s) {
+  with_float(l.dtype, [&]<class T>() {
+    if (l.n > 0) ce_rows<T><<<unsigned(l.n), 128, 0, s>>>(l, row_loss);
+    ce_mean<T><<<1, 1024, 0, s>>>(row_loss, l.n, static_cast<T*>(loss));
+  });
+}
+
+void ce_backward_launch(const CeLaunch& l, const void* g_dev, double g_host, void* dx, cudaStream_t s) {
+  if (l.n * l.c == 0) return;
+  with_float(l.dtype, [&]<class T>() {
+    ce_grad_rows<T><<<unsigned(l.n), 128, 0, s>>>(l, static_cast<const T*>(g_dev), g_host, static_cast<T*>(dx));
+  });
+}
+
+void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean,
+                     void* var, cudaStream_t s) {
+  if (g.c == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    bn_train<T><<<unsigned(g.c), kChannelThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<const T*>(gamma),
+                                                          static_cast<const T*>(beta), static_cast<T*>(y),
+                                                          static_cast<T*>(mean), static_cast<T*>(var));
+  });
+}
+
+void bn_backward_launch(const BnLaunch& g, const void* dy, const void* x, const void* gamma, const void* mean,
+                        const void* var, void* dx, void* dgamma, void* dbeta, cudaStream_t s) {
+  if (g.c == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    bn_grad<T><<<unsigned(g.c), kChannelThreads, 0, s>>>(
+        g, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(gamma),
+        static_cast<const T*>(mean), static_cast<const T*>(var), static_cast<T*>(dx), static_cast<T*>(dgamma),
+        static_cast<T*>(dbeta));
+  });
+}
+
+void ln_launch(const LnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean, void* rstd,
+               cudaStream_t s) {
+  if (g.rows == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    ln_rows<T><<<unsigned(g.rows), kRowThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<const T*>(gamma),
+                                                        static_cast<const T*>(beta), static_cast<T*>(y),
+                                                        static_cast<T*>(mean), static_cast<T*>(rstd));
+  });
+}
+
+void ln_backward_launch(const LnLaunch& g, const void* dy, const void* x, const void* gamma, const void* mean,
+                        const void* rstd, void* dx, void* dgamma, void* dbeta, cudaStream_t s) {
+  with_float(g.dtype, [&]<class T>() {
+    if (g.rows > 0)
+      ln_grad_rows<T><<<unsigned(g.rows), kRowThreads, 0, s>>>(
+          g, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(gamma),
+          static_cast<const T*>(mean), static_cast<const T*>(rstd), static_cast<T*>(dx));
+    if (g.d > 0)
+      ln_grad_columns<T><<<blocks_for(g.d), kThreads, 0, s>>>(g, static_cast<const T*>(dy), static_cast<const T*>(x),
+                                                              static_cast<const T*>(mean),
+                                                              static_cast<const T*>(rstd), static_cast<T*>(dgamma),
+                                                              static_cast<T*>(dbeta));
+  });
+}
+
+void max_pool_launch(const PoolLaunch& g, const void* x, void* y, void* idx, cudaStream_t s) {
+  const int64_t total = g.planes * g.oh * g.ow;
+  if (total == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    if (g.wide_index)
+      max_pool<T, int64_t><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<T*>(y),
+                                                                  static_cast<int64_t*>(idx));
+    else
+      max_pool<T, int32_t><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<T*>(y),
+                                                                  static_cast<int32_t*>(idx));
+  });
+}
+
+void max_pool_backward_launch(const PoolLaunch& g, const void* dy, const void* idx, void* dx, cudaStream_t s) {
+  const int64_t total = g.planes * g.h * g.w;
+  if (total == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    if (g.wide_index)
+      max_pool_grad<T, int64_t><<<blocks_for(total), kThreads, 0, s>>>(
+          g, static_cast<const T*>(dy), static_cast<const int64_t*>(idx), static_cast<T*>(dx));
+    else
+      max_pool_grad<T, int32_t><<<blocks_for(total), kThreads, 0, s>>>(
+          g, static_cast<const T*>(dy), static_cast<const int32_t*>(idx), static_cast<T*>(dx));
+  });
+}
+
+void avg_pool_launch(const PoolLaunch& g, const void* x, void* y, cudaStream_t s) {
+  const int64_t total = g.planes * g.oh * g.ow;
+  if (total == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    avg_pool<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<T*>(y));
+  });
+}
+
+void avg_pool_backward_launch(const PoolLaunch& g, const void* dy, void* dx, cudaStream_t s) {
+  const int64_t total = g.planes * g.h * g.w;
+  if (total == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    avg_pool_grad<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(dy), static_cast<T*>(dx));
+  });
+}
+
+}  // namespace nn::backend::cuda

@@ -1,0 +1,75 @@
+// The launch interface of the neural-network kernels (nn_kernels.cu):
+// softmax and log_softmax with their backward, the softmax cross-entropy
+// loss with its backward, batch and layer normalisation with their
+// backward, and 2-d max and average pooling with their backward. f32 and
+// f64; statistics accumulate in double, as on the CPU. Plain data.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backend/dtype.h"
+
+namespace nn::backend::cuda {
+
+// x viewed as [outer, n, inner] around the softmax axis.
+struct AxisLaunch {
+  int64_t outer = 1, n = 1, inner = 1;
+  DType dtype = DType::f32;
+};
+void softmax_launch(const void* x, void* y, const AxisLaunch& g, bool log, cudaStream_t stream);
+// softmax: dx = y (dy - sum(dy y)); log_softmax: dx = dy - exp(y) sum(dy).
+void softmax_backward_launch(const void* dy, const void* y, void* dx, const AxisLaunch& g, bool log,
+                             cudaStream_t stream);
+
+// logits [n, c]; labels are class ids (i32/i64, `ids` true) or
+// probabilities of the logits' dtype. `row_loss` holds n doubles of scratch.
+struct CeLaunch {
+  const void* logits = nullptr;
+  const void* labels = nullptr;
+  bool ids = true;
+  DType label_dtype = DType::i64;
+  DType dtype = DType::f32;
+  int64_t n = 0, c = 0;
+  int* flag = nullptr;  // raised by an id outside [0, c)
+};
+void ce_launch(const CeLaunch& l, double* row_loss, void* loss, cudaStream_t stream);
+// dlogits = g / n * (softmax(x) sum(y) - y); g from device memory, or
+// `g_host` when g_dev is null.
+void ce_backward_launch(const CeLaunch& l, const void* g_dev, double g_host, void* dx, cudaStream_t stream);
+
+// Batch norm over x [n, c, s]: per channel statistics (biased variance).
+struct BnLaunch {
+  int64_t n = 0, c = 0, s = 1;
+  double eps = 1e-5;
+  DType dtype = DType::f32;
+};
+void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean,
+                     void* var, cudaStream_t stream);
+void bn_backward_launch(const BnLaunch& g, const void* dy, const void* x, const void* gamma, const void* mean,
+                        const void* var, void* dx, void* dgamma, void* dbeta, cudaStream_t stream);
+
+// Layer norm over the last d values of each of `rows` rows.
+struct LnLaunch {
+  int64_t rows = 0, d = 1;
+  double eps = 1e-5;
+  DType dtype = DType::f32;
+};
+void ln_launch(const LnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean, void* rstd,
+               cudaStream_t stream);
+void ln_backward_launch(const LnLaunch& g, const void* dy, const void* x, const void* gamma, const void* mean,
+                        const void* rstd, void* dx, void* dgamma, void* dbeta, cudaStream_t stream);
+
+// Pooling over planes of h x w pixels (ceil_mode off, dilation 1).
+struct PoolLaunch {
+  int64_t planes = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  DType dtype = DType::f32;
+  bool wide_index = false;  // max pool indices are i64 (else i32)
+};
+void max_pool_launch(const PoolLaunch& g, const void* x, void* y, void* idx, cudaStream_t stream);
+void max_pool_backward_launch(const PoolLaunch& g, const void* dy, const void* idx, void* dx, cudaStream_t stream);
+void avg_pool_launch(const PoolLaunch& g, const void* x, void* y, cudaStream_t stream);
+void avg_pool_backward_launch(const PoolLaunch& g, const void* dy, void* dx, cudaStream_t stream);
+
+}  // namespace nn::backend::cuda
