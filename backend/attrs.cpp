@@ -5,6 +5,8 @@
 
 #include "backend/attrs.h"
 
+#include "backend/ops/fused_program.h"
+
 namespace nn::backend {
 namespace {
 
@@ -30,8 +32,10 @@ std::string attr_value_text(const AttrValue& v) {
           return std::string(dtype_name(x));
         } else if constexpr (std::is_same_v<T, std::string>) {
           return "\"" + x + "\"";
+        } else if constexpr (std::is_same_v<T, Shape>) {
+          return x.str();
         } else {
-          return x.str();  // Shape
+          return x ? "{" + program_text(*x) + "}" : "{}";  // a fused program
         }
       },
       v);

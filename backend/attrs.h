@@ -2,6 +2,7 @@
 // are part of the op, not tensors flowing into it.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,7 +15,10 @@
 
 namespace nn::backend {
 
-using AttrValue = std::variant<int64_t, double, bool, std::vector<int64_t>, DType, std::string, Shape>;
+struct FusedProgram;  // backend/ops/fused_program.h: the program of a fused elementwise node
+using ProgramPtr = std::shared_ptr<const FusedProgram>;
+
+using AttrValue = std::variant<int64_t, double, bool, std::vector<int64_t>, DType, std::string, Shape, ProgramPtr>;
 
 class Attrs {
  public:

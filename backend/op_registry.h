@@ -39,6 +39,18 @@ struct BackwardArgs {
 // records IR nodes when graph mode traces it.
 using BackwardRule = std::vector<Tensor> (*)(const BackwardArgs& args);
 
+// One step of a fused elementwise kernel (graph fusion, backend/ops/fused.cpp):
+// the op over n contiguous elements already converted to the compute type T
+// (f32 or f64; bool operands and results are 0 and 1 in T). `in` holds one
+// pointer per input of the op.
+template <class T>
+using TileKernel = void (*)(const T* const* in, T* out, int64_t n, const Attrs& attrs);
+struct TileKernels {
+  TileKernel<float> f32 = nullptr;
+  TileKernel<double> f64 = nullptr;
+  bool any() const { return f32 || f64; }
+};
+
 enum class Effect : uint8_t {
   pure,      // same inputs, same outputs; may be merged or removed
   random,    // draws from the generator: never merged, fresh on every replay
@@ -53,7 +65,11 @@ struct OpDef {
   Kernel cuda = nullptr;
   BackwardRule backward = nullptr;  // null: not differentiable
   // Traits.
-  bool elementwise = false;   // fusible, output shape is the broadcast of inputs
+  // Elementwise: the output's shape is the broadcast of the inputs', and the
+  // kernel reads element i of every input before it writes element i of an
+  // output, so any output may overwrite an input of its own dtype and shape.
+  bool elementwise = false;
+  TileKernels tile = {};      // set: graph fusion may merge the op into a fused kernel
   bool view = false;          // output shares input 0's block (reshape)
   int inplace_input = -1;     // input the output may overwrite when it dies here
   bool commutative = false;

@@ -409,7 +409,8 @@ void report_model(const Model& m, const ModelResult& res, const Config& cfg, Goa
 // kernel work, with no dispatch, no allocation and no profiler (the
 // Profiler's per-node events would include the executor's own per-node work
 // and the cost of recording). Also printed: ir::run alone (without the
-// interpreter's call layer) and the same chain run eagerly, per node.
+// interpreter's call layer) and the same chain run eagerly, per node. The
+// fusion passes are off for this graph: they would make the chain one node.
 struct Prepared {
   nn::backend::Kernel kernel;
   std::vector<nn::backend::Tensor> in, out;
@@ -420,6 +421,9 @@ int replay_overhead(const Config& cfg, double& overhead_us) {
   const std::string script = std::string(NN_BENCH_DIR) + "/models/tiny_chain.nn";
   InterpreterOptions opts;
   opts.threads = cfg.threads;
+  // Fusion would make the whole chain one node: the overhead per node is
+  // measured on the chain as traced, a node per op.
+  opts.disabled_passes = {"fuse-elementwise", "fuse-matmul-epilogue"};
   Interpreter vm(opts);
   InterpreterOptions eager_opts = opts;
   eager_opts.eager_graphs = true;

@@ -5,8 +5,12 @@
 // legend. Everything is walked in id order, so the text is deterministic.
 #include "ir/dot_printer.h"
 
+#include <algorithm>
+
 #include <string_view>
 #include <unordered_map>
+
+#include "ir/fused_expand.h"
 
 namespace nn::ir {
 namespace {
@@ -393,6 +397,13 @@ class DotWriter {
 
 }  // namespace
 
-std::string print_dot(const Graph& g, const DotOptions& opt) { return DotWriter(g, opt).run(); }
+std::string print_dot(const Graph& g, const DotOptions& opt) {
+  // Fused nodes are drawn as clusters of the ops they merged.
+  const bool fused = std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.attrs.has("program"); });
+  if (!fused || !opt.fused_groups.empty()) return DotWriter(g, opt).run();
+  DotOptions o = opt;
+  const Graph x = expand_fused(g, o.fused_groups);
+  return DotWriter(x, o).run();
+}
 
 }  // namespace nn::ir

@@ -19,7 +19,9 @@ struct DotOptions {
   // (kNone: no block); empty: off.
   std::vector<uint32_t> block_of_value;
   std::vector<uint32_t> readers;  // per value reader count shown on the node when the memory picture is on
-  std::vector<std::vector<NodeId>> fused_groups;  // each drawn as a cluster "fused #k"; may be empty
+  // Each drawn as a cluster "fused #k"; when empty, the graph's fused nodes
+  // are drawn so, as the ops they merged (ir/fused_expand.h).
+  std::vector<std::vector<NodeId>> fused_groups;
 };
 
 // The dot text of `g`; deterministic, linear in nodes + edges (times the

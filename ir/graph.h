@@ -48,6 +48,14 @@ struct Value {
   backend::Tensor captured; // param, state, constant: the tensor itself
 };
 
+// Where one step of a fused node's program came from: the source line, the
+// nn function call and the part of the program of the node it replaced.
+struct Part {
+  Loc loc;
+  uint32_t scope = 0;
+  Phase phase = Phase::forward;
+};
+
 // A host call inside a graph (print): runs on every replay with the values
 // of its inputs.
 using HostFn = std::function<void(std::span<const backend::Tensor>)>;
@@ -62,6 +70,8 @@ struct Node {
   Loc loc;
   uint32_t scope = 0;  // index in Graph::scopes
   Phase phase = Phase::forward;
+  // A fused node (attribute `program`): one part per step of its program.
+  std::vector<Part> parts;
   const std::string& name() const { return op ? op->name : host_name; }
   // Random ops and host calls keep their trace order in every schedule: the
   // draws and the printed lines come out as in eager mode.

@@ -12,6 +12,8 @@ std::unique_ptr<Pass> make_reshape_reshape();
 std::unique_ptr<Pass> make_broadcast_into_consumer();
 std::unique_ptr<Pass> make_transpose_into_matmul();
 std::unique_ptr<Pass> make_common_subexpr();
+std::unique_ptr<Pass> make_fuse_elementwise();
+std::unique_ptr<Pass> make_fuse_matmul_epilogue();
 std::unique_ptr<Pass> make_dead_code();
 
 std::vector<std::unique_ptr<Pass>> default_passes() {
@@ -24,6 +26,8 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   p.push_back(make_transpose_into_matmul());
   p.push_back(make_common_subexpr());
   p.push_back(make_dead_code());
+  p.push_back(make_fuse_elementwise());
+  p.push_back(make_fuse_matmul_epilogue());
   return p;
 }
 
@@ -102,24 +106,30 @@ void Rewriter::apply() {
   for (ValueId v : g_.outputs) used[v] = true;
   for (const StateUpdate& s : g_.updates) used[s.state] = used[s.value] = true;
 
+  // Compacted in place: the survivors move down over the dropped, in order.
   std::vector<ValueId> new_id(nv, kNone);
-  std::vector<Value> values;
+  size_t kept = 0;
   for (ValueId v = 0; v < nv; ++v) {
     if (!used[v]) continue;
-    new_id[v] = ValueId(values.size());
-    values.push_back(std::move(g_.values[v]));
+    new_id[v] = ValueId(kept);
+    if (kept != v) g_.values[kept] = std::move(g_.values[v]);
+    ++kept;
   }
-  std::vector<Node> nodes;
+  g_.values.resize(kept);
+  std::vector<Value>& values = g_.values;
+  size_t live = 0;
   for (NodeId i = 0; i < g_.nodes.size(); ++i) {
     if (dropped_[i]) continue;
-    Node n = std::move(g_.nodes[i]);
+    if (live != i) g_.nodes[live] = std::move(g_.nodes[i]);
+    Node& n = g_.nodes[live];
     for (ValueId& v : n.inputs) v = new_id[v];
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       n.outputs[k] = new_id[n.outputs[k]];
-      values[n.outputs[k]].producer = NodeId(nodes.size());
+      values[n.outputs[k]].producer = NodeId(live);
     }
-    nodes.push_back(std::move(n));
+    ++live;
   }
+  g_.nodes.resize(live);
   for (Value& v : values) v.output = false;
   for (ValueId& v : g_.inputs) v = new_id[v];
   for (ValueId& v : g_.outputs) {
@@ -130,8 +140,6 @@ void Rewriter::apply() {
     s.state = new_id[s.state];
     s.value = new_id[s.value];
   }
-  g_.values = std::move(values);
-  g_.nodes = std::move(nodes);
   to_.assign(g_.values.size(), 0);
   for (ValueId v = 0; v < to_.size(); ++v) to_[v] = v;
   dropped_.assign(g_.nodes.size(), false);

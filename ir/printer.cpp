@@ -3,6 +3,8 @@
 // state write-backs and the returned values.
 #include "ir/printer.h"
 
+#include "backend/ops/fused_program.h"
+
 #include <cstdio>
 
 #include <charconv>
@@ -34,6 +36,51 @@ std::string named_value(const Graph& g, ValueId v) {
   return s + ": " + type_text(g, v);
 }
 
+void append_where(std::string& line, const std::string& where) {
+  if (where.empty()) return;
+  line.append(line.size() + 2 <= kWhereColumn ? kWhereColumn - line.size() : 2, ' ');
+  line += "# " + where;
+}
+
+// A fused node's steps, one a line under it: "    t1 = add t0, %3 -> %5".
+// A matmul_epilogue's program reads the product as its input 0 and the
+// node's inputs after the two matrices as the rest.
+std::string program_lines(const Graph& g, const Node& n) {
+  const backend::FusedProgram& p = backend::program_of(n.attrs);
+  const bool epilogue = n.op && n.op->name == "matmul_epilogue";
+  std::string out;
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    const backend::FusedProgram::Step& st = p.steps[s];
+    std::string line = "      t" + std::to_string(s) + " = " + (st.op ? st.op->name : "?") + " ";
+    for (size_t k = 0; k < st.args.size(); ++k) {
+      const backend::FusedProgram::Arg& a = st.args[k];
+      if (k) line += ", ";
+      switch (a.kind) {
+        case backend::FusedProgram::Arg::Kind::input: {
+          const size_t at = epilogue ? a.index + 1 : a.index;
+          if (epilogue && a.index == 0) line += "product";
+          else line += at < n.inputs.size() ? "%" + std::to_string(n.inputs[at]) : "?";
+          break;
+        }
+        case backend::FusedProgram::Arg::Kind::step: line += "t" + std::to_string(a.index); break;
+        case backend::FusedProgram::Arg::Kind::immediate: {
+          char buf[32];
+          std::snprintf(buf, sizeof buf, "%.9g", a.index < p.immediates.size() ? p.immediates[a.index] : 0.0);
+          line += buf;
+          break;
+        }
+      }
+    }
+    if (!st.attrs.empty()) line += " {" + st.attrs.str() + "}";
+    if (st.dtype != p.compute) line += " : " + std::string(backend::dtype_name(st.dtype));
+    for (size_t o = 0; o < p.outputs.size() && o < n.outputs.size(); ++o)
+      if (p.outputs[o] == s) line += " -> %" + std::to_string(n.outputs[o]);
+    if (s < n.parts.size()) append_where(line, g.where(n.parts[s].loc));
+    out += line + "\n";
+  }
+  return out;
+}
+
 std::string node_line(const Graph& g, const Node& n) {
   std::string line = "  ";
   // A host call makes no values: it has no `=` and no output types.
@@ -46,17 +93,21 @@ std::string node_line(const Graph& g, const Node& n) {
     line += " ";
     append_ids(line, n.inputs);
   }
-  if (!n.attrs.empty()) line += " {" + n.attrs.str() + "}";
+  // A fused node's program is printed under it, a step a line.
+  const bool fused = n.attrs.has("program");
+  backend::Attrs shown;
+  for (const auto& [key, value] : n.attrs.items())
+    if (key != "program") shown.set(key, value);
+  if (!shown.empty()) line += " {" + shown.str() + "}";
   if (!n.outputs.empty()) {
     line += " : ";
     for (size_t i = 0; i < n.outputs.size(); ++i) line += (i ? ", " : "") + type_text(g, n.outputs[i]);
   }
-  std::string where = g.where(n.loc);
-  if (!where.empty()) {
-    line.append(line.size() + 2 <= kWhereColumn ? kWhereColumn - line.size() : 2, ' ');
-    line += "# " + where;
-  }
-  return line;
+  if (fused) line += " {";
+  // A fused node's parts have their own lines; a matmul_epilogue's GEMM is its own.
+  if (!fused || n.parts.empty() || n.parts[0].loc.begin != n.loc.begin || n.parts[0].loc.file != n.loc.file)
+    append_where(line, g.where(n.loc));
+  return fused ? line + "\n" + program_lines(g, n) + "    }" : line;
 }
 
 }  // namespace

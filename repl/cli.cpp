@@ -119,7 +119,7 @@ void add_common_options(CLI::App& app, CommonOptions& c) {
   app.add_option("--schedule", c.schedule, "Order in which graphs run their nodes")
       ->check(CLI::IsMember({"serial", "bfs"}))
       ->type_name("serial|bfs");
-  app.add_option("--no-pass", "Turn one graph optimization off (repeatable)")
+  app.add_option("--no-pass", "Turn one graph optimization off (repeatable; `all` turns every one off)")
       ->type_name("NAME")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)

@@ -67,7 +67,10 @@ nn::frontend::InterpreterOptions interpreter_options(const CliOptions& cli) {
   o.check_graphs = cli.check_graph;
   o.explain = cli.explain;
   nn::ir::parse_schedule(cli.schedule, o.schedule);
-  o.disabled_passes.insert(cli.disabled_passes.begin(), cli.disabled_passes.end());
+  for (const std::string& name : cli.disabled_passes) {
+    if (name != "all") o.disabled_passes.insert(name);
+    else for (const std::string& each : nn::ir::pass_names()) o.disabled_passes.insert(each);
+  }
   o.dump_passes_dir = cli.dump_passes_dir;
   return o;
 }
@@ -266,10 +269,10 @@ int check_unsupported(const CliOptions& cli) {
   }
   const std::vector<std::string> passes = nn::ir::pass_names();
   for (const std::string& name : cli.disabled_passes)
-    if (std::find(passes.begin(), passes.end(), name) == passes.end()) {
+    if (name != "all" && std::find(passes.begin(), passes.end(), name) == passes.end()) {
       std::string known;
       for (const std::string& p : passes) known += (known.empty() ? "" : ", ") + p;
-      print_error("--no-pass: there is no pass named `" + name + "` (the passes: " + known + ")");
+      print_error("--no-pass: there is no pass named `" + name + "` (the passes: " + known + "; or all)");
       return 2;
     }
   return 0;

@@ -13,6 +13,7 @@
 #include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/register.h"
+#include "backend/ops/tile.h"
 #include "backend/ops/type_rules.h"
 
 namespace nn::backend {
@@ -166,10 +167,18 @@ void arith_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
   }
 }
 
+// Fused steps only ever compute in f32 or f64, where no functor raises its
+// error flag.
+template <class Op>
+Op tile_op(const Attrs&) {
+  return make_op<Op>(nullptr);
+}
+
 template <class Op>
 OpDef arith_def(bool commutative, BackwardRule backward) {
   return {.name = Op::name, .num_inputs = 2, .type_rule = arith_rule<Op>, .cpu = arith_kernel<Op>,
-          .backward = backward, .elementwise = true, .inplace_input = 0, .commutative = commutative};
+          .backward = backward, .elementwise = true, .tile = tile::kernels<Op, 2, tile_op<Op>>(), .inplace_input = 0,
+          .commutative = commutative};
 }
 
 // ---- backward rules -------------------------------------------------------------

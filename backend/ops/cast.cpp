@@ -1,12 +1,14 @@
 // Casts and device moves: the `cast` op (astype), `to_device`, and the
 // conversion loops the elementwise engine uses for mixed-dtype inputs, and
 // the backward rules of the two ops.
+#include <algorithm>
 #include <cstring>
 
 #include "backend/ops.h"
 #include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/register.h"
+#include "backend/ops/tile.h"
 #include "backend/ops/type_rules.h"
 
 namespace nn::backend {
@@ -53,6 +55,18 @@ OutTypes cast_type(std::span<const TensorType> in, const Attrs& attrs) {
 
 void cast_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) { ew::convert_into(in[0], out[0]); }
 
+// A cast inside a fused kernel: to bool it is `!= 0`; to the compute dtype
+// nothing is left to do (the kernel converted the operand on load).
+template <class T>
+void cast_tile(const T* const* in, T* out, int64_t n, const Attrs& attrs) {
+  const T* x = in[0];
+  if (attrs.get<DType>("dtype") == DType::boolean) {
+    for (int64_t i = 0; i < n; ++i) out[i] = x[i] != T(0) ? T(1) : T(0);
+  } else {
+    std::copy(x, x + n, out);
+  }
+}
+
 OutTypes to_device_type(std::span<const TensorType> in, const Attrs& attrs) {
   const std::string& name = attrs.get<std::string>("device");
   Device* dev = find_device(name);
@@ -87,7 +101,7 @@ std::vector<Tensor> to_device_backward(const BackwardArgs& a) {
 
 void register_cast_ops(Registry& r) {
   r.add({.name = "cast", .num_inputs = 1, .type_rule = cast_type, .cpu = cast_cpu, .backward = cast_backward,
-         .elementwise = true});
+         .elementwise = true, .tile = {cast_tile<float>, cast_tile<double>}});
   r.add({.name = "to_device", .num_inputs = 1, .type_rule = to_device_type, .cpu = to_device_cpu,
          .backward = to_device_backward});
 }

@@ -9,6 +9,7 @@
 #include "backend/ops.h"
 #include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
+#include "backend/ops/tile.h"
 #include "backend/ops/type_rules.h"
 
 namespace nn::backend {
@@ -90,6 +91,12 @@ void where_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
   });
 }
 
+// where as a fused step: the condition is 0 or 1 in the compute dtype (a
+// NaN condition holds, as its conversion to bool does).
+struct WhereStep {
+  template <class T> T operator()(T c, T a, T b) const { return c != T(0) ? a : b; }
+};
+
 // The gradient goes to a where cond holds and to b elsewhere; cond gets none.
 std::vector<Tensor> where_backward(const BackwardArgs& args) {
   const Tensor &c = args.inputs[0], &a = args.inputs[1], &b = args.inputs[2], &g = args.grads[0];
@@ -101,7 +108,7 @@ std::vector<Tensor> where_backward(const BackwardArgs& args) {
 template <class Op>
 OpDef compare_def(bool commutative) {
   return {.name = Op::name, .num_inputs = 2, .type_rule = bool_rule<Op>, .cpu = compare_kernel<Op>,
-          .elementwise = true, .commutative = commutative};
+          .elementwise = true, .tile = tile::kernels<Op, 2>(), .commutative = commutative};
 }
 
 Tensor run2(const OpDef& def, const Tensor& a, const Tensor& b) { return call(def, {a, b}); }
@@ -116,12 +123,12 @@ void detail::register_compare_ops(Registry& r) {
   r.add(compare_def<Gt>(false));
   r.add(compare_def<Ge>(false));
   r.add({.name = And::name, .num_inputs = 2, .type_rule = bool_rule<And>, .cpu = logical_kernel<And>,
-         .elementwise = true, .commutative = true});
+         .elementwise = true, .tile = tile::kernels<And, 2>(), .commutative = true});
   r.add({.name = Or::name, .num_inputs = 2, .type_rule = bool_rule<Or>, .cpu = logical_kernel<Or>,
-         .elementwise = true, .commutative = true});
+         .elementwise = true, .tile = tile::kernels<Or, 2>(), .commutative = true});
   // where(c, a, b) may overwrite a (the gradient a relu's backward passes on).
   r.add({.name = "where", .num_inputs = 3, .type_rule = where_rule, .cpu = where_kernel, .backward = where_backward,
-         .elementwise = true, .inplace_input = 1});
+         .elementwise = true, .tile = tile::kernels<WhereStep, 3>(), .inplace_input = 1});
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) { static const OpDef& d = op("eq"); return run2(d, a, b); }

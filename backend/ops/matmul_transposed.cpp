@@ -3,7 +3,6 @@
 // first. Graph mode's `transpose-into-matmul` pass makes them out of a
 // permute feeding a matmul (Owl's pattern 006); scripts never call them, so
 // they have no backward rule (passes run after autodiff).
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -11,23 +10,11 @@
 #include "backend/interrupt.h"
 #include "backend/op_registry.h"
 #include "backend/ops/elementwise.h"
+#include "backend/ops/gemm.h"
 #include "backend/ops/register.h"
 
 namespace nn::backend {
 namespace {
-
-// C[m, n] = op(A) @ op(B), row-major; a stored [k, m] when ta, b stored
-// [n, k] when tb.
-void gemm_t(bool ta, bool tb, const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, int64_t lda,
-            int64_t ldb) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
-              blasint(k), 1.0f, a, blasint(lda), b, blasint(ldb), 0.0f, c, blasint(n));
-}
-void gemm_t(bool ta, bool tb, const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k,
-            int64_t lda, int64_t ldb) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
-              blasint(k), 1.0, a, blasint(lda), b, blasint(ldb), 0.0, c, blasint(n));
-}
 
 // Shapes: matmul_tn takes a [k, m] and b [k, n]; matmul_nt a [m, k] and b [n, k].
 template <bool TA, bool TB>
@@ -67,7 +54,7 @@ void transposed_kernel(std::span<const Tensor> in, std::span<Tensor> out, const 
         if (interrupt_requested()) continue;
         const int64_t lo = i * per, len = std::min(per, m - lo);
         // Row lo of op(A): column lo of a stored [k, m], or row lo of [m, k].
-        gemm_t(TA, TB, TA ? pa + lo : pa + lo * lda, pb, pc + lo * n, len, n, k, lda, ldb);
+        gemm_t(TA, TB, TA ? pa + lo : pa + lo * lda, pb, pc + lo * n, len, n, k, lda, ldb, n);
       }
     }
   });

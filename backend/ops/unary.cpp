@@ -14,6 +14,7 @@
 #include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/register.h"
+#include "backend/ops/tile.h"
 #include "backend/ops/type_rules.h"
 
 namespace nn::backend {
@@ -190,6 +191,12 @@ Gelu make_op<Gelu>(const Attrs& a) { return {a.get_or<bool>("approximate", false
 template <>
 GeluGrad make_op<GeluGrad>(const Attrs& a) { return {a.get_or<bool>("approximate", false)}; }
 
+// Tile kernels (graph fusion) from the same functors.
+template <class Op, size_t N = 1>
+TileKernels tiles() {
+  return tile::kernels<Op, N, make_op<Op>>();
+}
+
 // ---- type rules ----
 // A host number given to a function computes in its category's default
 // dtype: exp(0.5) is f32, like exp(tensor(0.5)).
@@ -318,35 +325,35 @@ Tensor zero_bw(const Tensor& x, const Tensor&, const Tensor&, const Attrs&) { re
 void register_unary_ops(Registry& r) {
   // The output may overwrite the input when their types agree (a pass checks
   // dtype and shape: exp of an i32 tensor gives f32 and cannot reuse it).
-  auto add = [&](const char* name, TypeRule rule, Kernel k, BackwardRule backward = nullptr) {
+  auto add = [&](const char* name, TypeRule rule, Kernel k, TileKernels t, BackwardRule backward = nullptr) {
     r.add({.name = name, .num_inputs = 1, .type_rule = rule, .cpu = k, .backward = backward, .elementwise = true,
-           .inplace_input = 0});
+           .tile = t, .inplace_input = 0});
   };
-  add("exp", float_rule, float_kernel<Exp>, unary_backward<exp_bw>);
-  add("log", float_rule, float_kernel<Log>, unary_backward<log_bw>);
-  add("sqrt", float_rule, float_kernel<Sqrt>, unary_backward<sqrt_bw>);
-  add("rsqrt", float_rule, float_kernel<Rsqrt>, unary_backward<rsqrt_bw>);
-  add("sin", float_rule, float_kernel<Sin>, unary_backward<sin_bw>);
-  add("cos", float_rule, float_kernel<Cos>, unary_backward<cos_bw>);
-  add("tanh", float_rule, float_kernel<Tanh>, unary_backward<tanh_bw>);
-  add("sigmoid", float_rule, float_kernel<Sigmoid>, unary_backward<sigmoid_bw>);
-  add("leaky_relu", float_rule, float_kernel<LeakyRelu>, unary_backward<leaky_relu_bw>);
-  add("gelu", float_rule, float_kernel<Gelu>, unary_backward<gelu_bw>);
-  add("softplus", float_rule, float_kernel<Softplus>, unary_backward<softplus_bw>);
-  add("neg", neg_rule, keep_kernel<Neg>, unary_backward<neg_bw>);
-  add("abs", keep_rule, keep_kernel<Abs>, unary_backward<abs_bw>);
-  add("sign", keep_rule, keep_kernel<Sign>, unary_backward<zero_bw>);
-  add("relu", keep_rule, keep_kernel<Relu>, unary_backward<relu_bw>);
-  add("floor", keep_rule, keep_kernel<Floor>, unary_backward<zero_bw>);
-  add("ceil", keep_rule, keep_kernel<Ceil>, unary_backward<zero_bw>);
-  add("round", keep_rule, keep_kernel<Round>, unary_backward<zero_bw>);
-  add("logical_not", bool_rule, predicate_kernel<LogicalNot>);
-  add("isnan", bool_rule, predicate_kernel<IsNan>);
+  add("exp", float_rule, float_kernel<Exp>, tiles<Exp>(), unary_backward<exp_bw>);
+  add("log", float_rule, float_kernel<Log>, tiles<Log>(), unary_backward<log_bw>);
+  add("sqrt", float_rule, float_kernel<Sqrt>, tiles<Sqrt>(), unary_backward<sqrt_bw>);
+  add("rsqrt", float_rule, float_kernel<Rsqrt>, tiles<Rsqrt>(), unary_backward<rsqrt_bw>);
+  add("sin", float_rule, float_kernel<Sin>, tiles<Sin>(), unary_backward<sin_bw>);
+  add("cos", float_rule, float_kernel<Cos>, tiles<Cos>(), unary_backward<cos_bw>);
+  add("tanh", float_rule, float_kernel<Tanh>, tiles<Tanh>(), unary_backward<tanh_bw>);
+  add("sigmoid", float_rule, float_kernel<Sigmoid>, tiles<Sigmoid>(), unary_backward<sigmoid_bw>);
+  add("leaky_relu", float_rule, float_kernel<LeakyRelu>, tiles<LeakyRelu>(), unary_backward<leaky_relu_bw>);
+  add("gelu", float_rule, float_kernel<Gelu>, tiles<Gelu>(), unary_backward<gelu_bw>);
+  add("softplus", float_rule, float_kernel<Softplus>, tiles<Softplus>(), unary_backward<softplus_bw>);
+  add("neg", neg_rule, keep_kernel<Neg>, tiles<Neg>(), unary_backward<neg_bw>);
+  add("abs", keep_rule, keep_kernel<Abs>, tiles<Abs>(), unary_backward<abs_bw>);
+  add("sign", keep_rule, keep_kernel<Sign>, tiles<Sign>(), unary_backward<zero_bw>);
+  add("relu", keep_rule, keep_kernel<Relu>, tiles<Relu>(), unary_backward<relu_bw>);
+  add("floor", keep_rule, keep_kernel<Floor>, tiles<Floor>(), unary_backward<zero_bw>);
+  add("ceil", keep_rule, keep_kernel<Ceil>, tiles<Ceil>(), unary_backward<zero_bw>);
+  add("round", keep_rule, keep_kernel<Round>, tiles<Round>(), unary_backward<zero_bw>);
+  add("logical_not", bool_rule, predicate_kernel<LogicalNot>, tiles<LogicalNot>());
+  add("isnan", bool_rule, predicate_kernel<IsNan>, tiles<IsNan>());
   // The gradient of gelu, both forms, as one fused elementwise node (the
   // composite would be a dozen). Not itself differentiated: backward passes
   // run with grad mode off.
   r.add({.name = "gelu_backward", .num_inputs = 2, .type_rule = gelu_backward_rule, .cpu = gelu_backward_kernel,
-         .elementwise = true, .inplace_input = 0});
+         .elementwise = true, .tile = tiles<GeluGrad, 2>(), .inplace_input = 0});
 }
 
 Tensor neg(const Tensor& x) { static const OpDef& d = op("neg"); return run1(d, x); }

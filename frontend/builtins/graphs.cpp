@@ -94,7 +94,9 @@ void install_graphs(Interpreter& vm) {
     auto r = make_record();
     r->set(intern("nodes"), Value(int64_t(cg.graph.nodes.size())));
     r->set(intern("edges"), Value(int64_t(cg.graph.edge_count())));
-    r->set(intern("fused_groups"), Value(int64_t(0)));
+    int64_t fused = 0;  // fused and matmul_epilogue nodes
+    for (const ir::Node& n : cg.graph.nodes) fused += n.attrs.has("program");
+    r->set(intern("fused_groups"), Value(fused));
     r->set(intern("peak_bytes"), Value(int64_t(cg.peak_bytes)));
     r->set(intern("planned_bytes"), Value(int64_t(cg.plan.planned_bytes)));
     r->set(intern("compile_ms"), Value(cg.trace_ms + cg.compile_ms));

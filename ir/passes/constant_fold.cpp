@@ -18,18 +18,19 @@ class ConstantFold : public Pass {
     Rewriter rw(g);
     size_t folded = 0;
     const size_t nodes = g.nodes.size();
+    std::vector<backend::Tensor> in;
     for (NodeId i = 0; i < nodes; ++i) {
-      const Node n = g.nodes[i];  // a copy: add_constant may grow the value table
-      if (!n.op || n.op->effect != backend::Effect::pure) continue;
-      std::vector<backend::Tensor> in;
+      if (!g.nodes[i].op || g.nodes[i].op->effect != backend::Effect::pure) continue;
+      in.clear();
       bool constant = true;
-      for (ValueId v : n.inputs) {
+      for (ValueId v : g.nodes[i].inputs) {
         const Value& val = g.values[rw.resolve(v)];
         constant = constant && val.role == Role::constant && val.captured.defined();
         if (!constant) break;
         in.push_back(val.captured);
       }
       if (!constant) continue;
+      const Node n = g.nodes[i];  // a copy: add_constant may grow the value table
       bool small = true;
       for (ValueId v : n.outputs) small = small && g.values[v].type.shape.numel() <= kMaxFoldedElements;
       if (!small) continue;

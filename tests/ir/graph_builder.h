@@ -1,11 +1,17 @@
-// Building IR graphs by hand in the ir tests: a type, and a node appended
-// with the op's own type rule.
+// Building IR graphs by hand in the ir tests: a type, inputs, constants
+// and outputs, a node appended with the op's own type rule; running one
+// pass and listing the ops left.
 #pragma once
+#include <doctest/doctest.h>
+
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "backend/op_registry.h"
 #include "ir/graph.h"
+#include "ir/pass.h"
+#include "ir/verifier.h"
 
 namespace nntest {
 
@@ -21,6 +27,42 @@ inline nn::ir::ValueId add(nn::ir::Graph& g, const char* op, std::vector<nn::ir:
   for (nn::ir::ValueId v : in) types.push_back(g.values[v].type);
   nn::ir::NodeId n = g.add_node(&d, in, attrs, d.type_rule(types, attrs));
   return g.nodes[n].outputs[0];
+}
+
+inline nn::ir::ValueId input(nn::ir::Graph& g, nn::backend::TensorType t, const char* name) {
+  nn::ir::ValueId v = g.add_value(t, nn::ir::Role::input, name);
+  g.inputs.push_back(v);
+  return v;
+}
+
+inline nn::ir::ValueId constant(nn::ir::Graph& g, const nn::backend::Tensor& t) {
+  nn::ir::ValueId v = g.add_value(t.type(), nn::ir::Role::constant);
+  g.values[v].captured = t;
+  return v;
+}
+
+inline void output(nn::ir::Graph& g, nn::ir::ValueId v) {
+  g.outputs.push_back(v);
+  g.values[v].output = true;
+}
+
+// Runs the one pass named, checks the graph it leaves; returns what it changed.
+inline size_t run_pass(nn::ir::Graph& g, const std::string& name) {
+  for (auto& p : nn::ir::default_passes())
+    if (p->name() == name) {
+      size_t n = p->run(g);
+      CHECK(nn::ir::verify(g).empty());
+      return n;
+    }
+  FAIL("no pass " << name);
+  return 0;
+}
+
+// The ops of the nodes, in order: "matmul fused sum".
+inline std::string ops(const nn::ir::Graph& g) {
+  std::string s;
+  for (const nn::ir::Node& n : g.nodes) s += (s.empty() ? "" : " ") + n.name();
+  return s;
 }
 
 }  // namespace nntest

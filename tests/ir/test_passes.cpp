@@ -12,46 +12,13 @@
 
 using namespace nn;
 using nntest::add;
+using nntest::constant;
 using nntest::f32;
+using nntest::input;
+using nntest::ops;
+using nntest::output;
+using nntest::run_pass;
 
-namespace {
-
-ir::ValueId input(ir::Graph& g, backend::TensorType t, const char* name) {
-  ir::ValueId v = g.add_value(t, ir::Role::input, name);
-  g.inputs.push_back(v);
-  return v;
-}
-
-ir::ValueId constant(ir::Graph& g, const backend::Tensor& t) {
-  ir::ValueId v = g.add_value(t.type(), ir::Role::constant);
-  g.values[v].captured = t;
-  return v;
-}
-
-void output(ir::Graph& g, ir::ValueId v) {
-  g.outputs.push_back(v);
-  g.values[v].output = true;
-}
-
-// Runs the one pass named; returns what it changed.
-size_t run_pass(ir::Graph& g, const std::string& name) {
-  for (auto& p : ir::default_passes())
-    if (p->name() == name) {
-      size_t n = p->run(g);
-      CHECK(ir::verify(g).empty());
-      return n;
-    }
-  FAIL("no pass " << name);
-  return 0;
-}
-
-std::string ops(const ir::Graph& g) {
-  std::string s;
-  for (const ir::Node& n : g.nodes) s += (s.empty() ? "" : " ") + n.name();
-  return s;
-}
-
-}  // namespace
 
 TEST_CASE("pass dead-code: unread pure nodes go, random ops and host calls stay") {
   ir::Graph g;
@@ -160,7 +127,8 @@ TEST_CASE("optimize: runs the pipeline, skips disabled passes, reports each") {
   std::vector<std::string> seen;
   auto results = ir::optimize(g, {"dead-code"}, [&](const std::string& pass, const ir::Graph&) { seen.push_back(pass); });
   CHECK(seen == std::vector<std::string>{"constant-fold", "algebraic", "transpose-transpose", "reshape-reshape",
-                                         "broadcast-into-consumer", "transpose-into-matmul", "cse"});
+                                         "broadcast-into-consumer", "transpose-into-matmul", "cse", "fuse-elementwise",
+                                         "fuse-matmul-epilogue"});
   CHECK(results[1].changed == 1);
   CHECK(ops(g) == "exp");
   CHECK(ir::print_ir(g).find("%1 = exp %0") != std::string::npos);

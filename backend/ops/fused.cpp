@@ -1,0 +1,283 @@
+// The fused elementwise op: its registry entry (the type rule reads the
+// program, the CPU kernel splits the outputs over the threads), the tiled
+// evaluator behind it, and the program's text.
+//
+// The evaluator runs the program tile by tile (kTile elements): each input's
+// tile is read in place when it has the program's shape and compute dtype,
+// else converted or gathered (broadcast) into a tile buffer; each step runs
+// its op's tile kernel into a buffer (buffers are reused once a step's result
+// has had its last reader); then the outputs' tiles are stored. A tile is
+// thus read whole before any output of it is written, which lets an output
+// share memory with an input of its own dtype and shape.
+#include "backend/ops/fused.h"
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "backend/op_registry.h"
+#include "backend/ops/elementwise.h"
+#include "backend/ops/register.h"
+#include "backend/ops/type_rules.h"
+#include "backend/parallel.h"
+
+namespace nn::backend {
+
+std::string program_text(const FusedProgram& p) {
+  auto arg = [&](const FusedProgram::Arg& a) {
+    switch (a.kind) {
+      case FusedProgram::Arg::Kind::input: return fmt::format("i{}", a.index);
+      case FusedProgram::Arg::Kind::step: return fmt::format("t{}", a.index);
+      case FusedProgram::Arg::Kind::immediate: break;
+    }
+    return fmt::format("{}", a.index < p.immediates.size() ? p.immediates[a.index] : 0.0);  // shortest round trip
+  };
+  std::string s = fmt::format("{}:", dtype_name(p.compute));
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const FusedProgram::Step& st = p.steps[i];
+    s += fmt::format("{} t{} = {}", i ? ";" : "", i, st.op ? st.op->name : "?");
+    if (!st.attrs.empty()) s += fmt::format("[{}]", st.attrs.str());
+    std::vector<std::string> args;
+    for (const auto& a : st.args) args.push_back(arg(a));
+    s += fmt::format("({})", fmt::join(args, ", "));
+    if (st.dtype != p.compute) s += fmt::format(" : {}", dtype_name(st.dtype));
+  }
+  s += " ->";
+  for (size_t k = 0; k < p.outputs.size(); ++k) s += fmt::format("{} t{}", k ? "," : "", p.outputs[k]);
+  return s;
+}
+
+const FusedProgram& program_of(const Attrs& attrs) {
+  const ProgramPtr& p = attrs.get<ProgramPtr>("program");
+  if (!p) throw Error("internal: a fused node without its program");
+  return *p;
+}
+
+namespace {
+
+constexpr int64_t kTile = 1024;
+
+// How an operand's tile is made ready.
+enum class Load : uint8_t { direct, convert, gather, fill };
+
+template <class T>
+struct Operand {
+  Load how = Load::direct;
+  const Tensor* tensor = nullptr;
+  const T* base = nullptr;       // direct: element `shift` of the output is base[0]
+  int64_t shift = 0;
+  T value{};                     // fill: the one value
+  ew::detail::Layout<1> layout;  // gather: its strides over the program's shape
+  uint32_t buffer = 0;           // convert, gather, fill: its tile buffer
+};
+
+// What a call works out once, before its tiles.
+template <class T>
+struct TilePlan {
+  std::vector<Operand<T>> inputs, immediates;
+  std::vector<TileKernel<T>> kernel;  // per step
+  std::vector<uint32_t> buffer;       // per step: the tile buffer it writes
+  uint32_t buffers = 0;
+};
+
+template <class T>
+TileKernel<T> tile_kernel(const OpDef& op) {
+  if constexpr (std::is_same_v<T, float>) return op.tile.f32;
+  else return op.tile.f64;
+}
+
+template <class T>
+TilePlan<T> make_tile_plan(const FusedProgram& p, std::span<const Tensor> in, const T* block, int64_t begin) {
+  TilePlan<T> plan;
+  plan.inputs.resize(in.size());
+  for (size_t k = 0; k < in.size(); ++k) {
+    Operand<T>& o = plan.inputs[k];
+    o.tensor = &in[k];
+    if (k == 0 && block) {
+      o.base = block;
+      o.shift = begin;
+      continue;
+    }
+    if (in[k].numel() == 1) {
+      o.how = Load::fill;
+      o.value = ew::read_as<T>(in[k]);
+    } else if (in[k].shape() == p.shape) {
+      o.how = in[k].dtype() == dtype_of<T>() ? Load::direct : Load::convert;
+      if (o.how == Load::direct) o.base = in[k].data<T>();
+    } else {
+      o.how = Load::gather;
+      o.layout = ew::detail::make_layout<1>(p.shape, {&in[k].shape()});
+    }
+    if (o.how != Load::direct) o.buffer = plan.buffers++;
+  }
+  for (double v : p.immediates) {
+    Operand<T> o;
+    o.how = Load::fill;
+    o.value = T(v);
+    o.buffer = plan.buffers++;
+    plan.immediates.push_back(o);
+  }
+
+  // Step buffers: a step's buffer is free again after its last reader
+  // (outputs are read at the end of the tile), and the step reading it last
+  // may write into it (tile kernels read element i before writing it).
+  const size_t ns = p.steps.size();
+  std::vector<size_t> last(ns, 0);
+  for (size_t s = 0; s < ns; ++s)
+    for (const auto& a : p.steps[s].args)
+      if (a.kind == FusedProgram::Arg::Kind::step) last[a.index] = s;
+  for (uint32_t o : p.outputs) last[o] = ns;
+  std::vector<uint32_t> free;
+  plan.buffer.resize(ns);
+  plan.kernel.resize(ns);
+  for (size_t s = 0; s < ns; ++s) {
+    plan.kernel[s] = tile_kernel<T>(*p.steps[s].op);
+    if (!plan.kernel[s]) throw Error("internal: op " + p.steps[s].op->name + " has no tile kernel");
+    const auto& args = p.steps[s].args;
+    for (size_t j = 0; j < args.size(); ++j) {
+      const auto& a = args[j];
+      bool repeated = std::find(args.begin(), args.begin() + std::ptrdiff_t(j), a) != args.begin() + std::ptrdiff_t(j);
+      if (a.kind == FusedProgram::Arg::Kind::step && last[a.index] == s && !repeated) free.push_back(plan.buffer[a.index]);
+    }
+    if (free.empty()) {
+      plan.buffer[s] = plan.buffers++;
+    } else {
+      plan.buffer[s] = free.back();
+      free.pop_back();
+    }
+  }
+  return plan;
+}
+
+// dst[0, n) = the input's elements [begin, begin + n) of the program's
+// shape, broadcast by the layout's strides and converted to T.
+template <class T, class S>
+void gather(const S* src, const ew::detail::Layout<1>& L, int64_t begin, int64_t n, T* dst) {
+  const int nd = L.nd, inner = nd - 1;
+  int64_t idx[kMaxDims];
+  int64_t rem = begin, off = 0;
+  for (int d = nd - 1; d >= 0; --d) {
+    idx[d] = rem % L.size[d];
+    rem /= L.size[d];
+    off += idx[d] * L.stride[0][d];
+  }
+  const int64_t st = L.stride[0][inner];
+  for (int64_t done = 0; done < n;) {
+    const int64_t len = std::min(L.size[inner] - idx[inner], n - done);
+    if (st == 0) {
+      std::fill(dst + done, dst + done + len, ew::convert_value<T>(src[off]));
+    } else {
+      for (int64_t j = 0; j < len; ++j) dst[done + j] = ew::convert_value<T>(src[off + j * st]);
+    }
+    done += len;
+    idx[inner] += len;
+    off += len * st;
+    for (int d = inner; d > 0 && idx[d] == L.size[d]; --d) {
+      off += L.stride[0][d - 1] - L.size[d] * L.stride[0][d];
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
+}
+
+template <class T>
+const T* load(const Operand<T>& o, T* buf, int64_t begin, int64_t n) {
+  switch (o.how) {
+    case Load::direct: return o.base + (begin - o.shift);
+    case Load::fill: return buf;
+    case Load::convert:
+      visit_dtype(o.tensor->dtype(), [&]<class S>() {
+        const S* s = o.tensor->template data<S>() + begin;
+        for (int64_t i = 0; i < n; ++i) buf[i] = ew::convert_value<T>(s[i]);
+      });
+      return buf;
+    case Load::gather:
+      visit_dtype(o.tensor->dtype(), [&]<class S>() { gather(o.tensor->template data<S>(), o.layout, begin, n, buf); });
+      return buf;
+  }
+  return buf;
+}
+
+template <class T>
+void run_tiles(const FusedProgram& p, std::span<const Tensor> in, std::span<Tensor> out, int64_t begin, int64_t end,
+               const T* block) {
+  const TilePlan<T> plan = make_tile_plan<T>(p, in, block, begin);
+  // Tiles no longer than the range: small tensors take small buffers.
+  const int64_t tile = std::min(kTile, end - begin);
+  std::vector<T> scratch(size_t(plan.buffers) * size_t(tile));
+  auto buf = [&](uint32_t b) { return scratch.data() + size_t(b) * size_t(tile); };
+  for (const auto* group : {&plan.inputs, &plan.immediates})
+    for (const Operand<T>& o : *group)
+      if (o.how == Load::fill) std::fill(buf(o.buffer), buf(o.buffer) + tile, o.value);
+
+  std::vector<const T*> input(in.size());
+  const T* args[3] = {};
+  for (int64_t t = begin; t < end; t += tile) {
+    const int64_t n = std::min(tile, end - t);
+    for (size_t k = 0; k < in.size(); ++k) input[k] = load(plan.inputs[k], buf(plan.inputs[k].buffer), t, n);
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+      const FusedProgram::Step& st = p.steps[s];
+      for (size_t j = 0; j < st.args.size() && j < 3; ++j) {
+        const FusedProgram::Arg& a = st.args[j];
+        args[j] = a.kind == FusedProgram::Arg::Kind::input  ? input[a.index]
+                  : a.kind == FusedProgram::Arg::Kind::step ? buf(plan.buffer[a.index])
+                                                            : buf(plan.immediates[a.index].buffer);
+      }
+      T* dst = buf(plan.buffer[s]);
+      plan.kernel[s](args, dst, n, st.attrs);
+      if (st.dtype == DType::boolean)
+        for (int64_t i = 0; i < n; ++i) dst[i] = dst[i] != T(0) ? T(1) : T(0);
+    }
+    for (size_t k = 0; k < p.outputs.size(); ++k) {
+      const T* src = buf(plan.buffer[p.outputs[k]]);
+      if (out[k].dtype() == DType::boolean) {
+        bool* d = out[k].data<bool>() + t;
+        for (int64_t i = 0; i < n; ++i) d[i] = src[i] != T(0);
+      } else {
+        std::copy(src, src + n, out[k].data<T>() + t);
+      }
+    }
+  }
+}
+
+OutTypes fused_type(std::span<const TensorType> in, const Attrs& attrs) {
+  const FusedProgram& p = program_of(attrs);
+  if (in.size() != p.num_inputs)
+    throw Error("internal: a fused node with " + std::to_string(in.size()) + " inputs for a program of " +
+                std::to_string(p.num_inputs));
+  for (const TensorType& t : in) {
+    Shape s;
+    if (!broadcast_shapes(t.shape, p.shape, s) || s != p.shape)
+      throw Error("internal: a fused node's input " + t.str() + " does not broadcast to " + p.shape.str());
+  }
+  Device* dev = operands_device(in);
+  OutTypes out;
+  for (uint32_t o : p.outputs) out.push_back(TensorType{p.steps.at(o).dtype, p.shape, dev});
+  return out;
+}
+
+void fused_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const FusedProgram& p = program_of(attrs);
+  // More steps, more work per element: split shorter loops over the threads.
+  const int64_t grain = std::max<int64_t>(4096, kParallelGrain / int64_t(std::max<size_t>(1, p.steps.size())));
+  parallel_for(p.shape.numel(), grain, [&](int64_t b, int64_t e) { run_fused(p, in, out, b, e); });
+}
+
+}  // namespace
+
+void run_fused(const FusedProgram& p, std::span<const Tensor> in, std::span<Tensor> out, int64_t begin, int64_t end,
+               const void* block) {
+  if (begin >= end) return;
+  if (p.compute == DType::f64) run_tiles<double>(p, in, out, begin, end, static_cast<const double*>(block));
+  else if (p.compute == DType::f32) run_tiles<float>(p, in, out, begin, end, static_cast<const float*>(block));
+  else throw Error("internal: a fused program computes in f32 or f64, not " + std::string(dtype_name(p.compute)));
+}
+
+void register_fused_ops(Registry& r) {
+  r.add({.name = "fused", .num_inputs = -1, .type_rule = fused_type, .cpu = fused_kernel, .elementwise = true});
+}
+
+}  // namespace nn::backend

@@ -1,0 +1,53 @@
+// The program of a fused elementwise node: the steps of a group of
+// elementwise op calls that graph fusion merged into one node
+// (ir/passes/fuse_elementwise.cpp), run by one kernel in one pass over
+// memory (backend/ops/fused.cpp, and as the epilogue of a GEMM in
+// backend/ops/matmul_epilogue.cpp).
+//
+// Every step computes over the program's shape in one compute dtype (f32 or
+// f64): the node's inputs broadcast to that shape and are converted to it on
+// load, bool values are 0 and 1, and a step whose result is bool is
+// normalised to 0 or 1. Host numbers of the trace are immediates.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/attrs.h"
+
+namespace nn::backend {
+
+struct OpDef;
+
+struct FusedProgram {
+  // Where a step reads an operand: an input of the node, the result of an
+  // earlier step, or an immediate.
+  struct Arg {
+    enum class Kind : uint8_t { input, step, immediate };
+    Kind kind = Kind::input;
+    uint32_t index = 0;
+    bool operator==(const Arg&) const = default;
+  };
+  struct Step {
+    const OpDef* op = nullptr;  // an op with tile kernels (OpDef::tile)
+    Attrs attrs;
+    std::vector<Arg> args;
+    DType dtype = DType::f32;  // the compute dtype, or bool
+  };
+
+  DType compute = DType::f32;
+  Shape shape;
+  uint32_t num_inputs = 0;
+  std::vector<double> immediates;
+  std::vector<Step> steps;
+  std::vector<uint32_t> outputs;  // the step each output of the node holds
+};
+
+// "t0 = mul(i0, 0.9); t1 = add(t0, i1); t2 = relu(t1) -> t1, t2": the
+// program as one line (IR text, and the key that tells programs apart).
+std::string program_text(const FusedProgram& p);
+
+// The program of a fused node's attributes; throws when it has none.
+const FusedProgram& program_of(const Attrs& attrs);
+
+}  // namespace nn::backend

@@ -1,0 +1,109 @@
+// Fusibility of a node and the fused node of a group (ir/fused_node.h).
+#include "ir/fused_node.h"
+
+#include <unordered_map>
+
+
+#include "backend/ops/fused_program.h"
+#include "backend/ops/type_rules.h"
+
+namespace nn::ir {
+
+using backend::DType;
+
+namespace {
+bool on_cpu(const backend::Device* d) { return !d || d->type() == backend::DeviceType::cpu; }
+}  // namespace
+
+bool fusion_immediate(const Value& v) {
+  return v.role == Role::constant && v.type.weak && v.captured.defined() && v.type.shape.numel() == 1;
+}
+
+uint8_t fusible_dtypes(const Graph& g, const Node& n) {
+  if (!n.op || !n.op->tile.any() || n.op->effect != backend::Effect::pure || n.outputs.size() != 1) return 0;
+  const backend::TensorType& out = g.values[n.outputs[0]].type;
+  if (out.weak || !on_cpu(out.device)) return 0;
+  uint8_t m = out.dtype == DType::f32       ? kFuseF32
+              : out.dtype == DType::f64     ? kFuseF64
+              : out.dtype == DType::boolean ? kFuseF32 | kFuseF64
+                                            : 0;
+  if (!n.op->tile.f32) m &= uint8_t(~kFuseF32);
+  if (!n.op->tile.f64) m &= uint8_t(~kFuseF64);
+  for (ValueId v : n.inputs) {
+    const Value& val = g.values[v];
+    if (fusion_immediate(val)) continue;
+    if (!on_cpu(val.type.device)) return 0;
+    if (val.type.dtype == DType::f32) m &= kFuseF32;
+    else if (val.type.dtype == DType::f64) m &= kFuseF64;
+    else if (val.type.dtype != DType::boolean) return 0;
+  }
+  if (out.dtype == DType::boolean) {
+    std::vector<backend::TensorType> types;
+    for (ValueId v : n.inputs) types.push_back(g.values[v].type);
+    const DType cd = backend::promote_types(types).dtype;
+    if (cd == DType::f32) m &= kFuseF32;
+    else if (cd == DType::f64) m &= kFuseF64;
+    else if (cd != DType::boolean) return 0;
+  }
+  return m;
+}
+
+Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType compute, const Uses& uses) {
+  using Kind = backend::FusedProgram::Arg::Kind;
+  auto prog = std::make_shared<backend::FusedProgram>();
+  prog->compute = compute;
+  const Node& head = g.nodes[members.at(0)];
+  prog->shape = g.values[head.outputs[0]].type.shape;
+  Node node;
+  node.op = &backend::op("fused");
+  node.loc = head.loc;
+  node.scope = head.scope;
+  node.phase = head.phase;
+  // Per value the members touch: where the program finds it, and how often
+  // members read it (one map, sized for the group: linear in its size).
+  struct Slot {
+    Kind kind;
+    uint32_t index;
+    uint32_t reads = 0;
+  };
+  std::unordered_map<ValueId, Slot> slots;
+  slots.reserve(members.size() * 3);
+  prog->steps.reserve(members.size());
+  node.parts.reserve(members.size());
+  for (NodeId m : members) {
+    const Node& src = g.nodes[m];
+    backend::FusedProgram::Step st{src.op, src.attrs, {}, g.values[src.outputs[0]].type.dtype};
+    st.args.reserve(src.inputs.size());
+    for (ValueId v : src.inputs) {
+      auto [it, fresh] = slots.try_emplace(v, Slot{Kind::input, 0});
+      Slot& sl = it->second;
+      if (fresh) {
+        if (fusion_immediate(g.values[v])) {
+          sl = {Kind::immediate, uint32_t(prog->immediates.size())};
+          prog->immediates.push_back(g.values[v].captured.item_double());
+        } else {
+          sl.index = uint32_t(node.inputs.size());
+          node.inputs.push_back(v);
+        }
+      }
+      ++sl.reads;
+      st.args.push_back({sl.kind, sl.index});
+    }
+    slots[src.outputs[0]] = {Kind::step, uint32_t(prog->steps.size())};
+    prog->steps.push_back(std::move(st));
+    node.parts.push_back({src.loc, src.scope, src.phase});
+  }
+  for (NodeId m : members) {
+    const ValueId v = g.nodes[m].outputs[0];
+    const Slot& sl = slots.at(v);
+    if (uses.kept[v] || uses.readers[v] > sl.reads) {
+      prog->outputs.push_back(sl.index);
+      node.outputs.push_back(v);
+    }
+  }
+  prog->num_inputs = uint32_t(node.inputs.size());
+  node.attrs.set("program", backend::ProgramPtr(std::move(prog)));
+  return node;
+}
+
+}  // namespace nn::ir

@@ -1,0 +1,33 @@
+// What graph fusion knows of nodes: whether a node may join a fused
+// elementwise kernel, and the `fused` node standing for a group of them
+// (used by the passes fuse-elementwise and fuse-matmul-epilogue).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "ir/pass.h"
+
+namespace nn::ir {
+
+// Compute dtypes a fused kernel may run in, as a mask.
+constexpr uint8_t kFuseF32 = 1, kFuseF64 = 2;
+
+// A host number of the trace (a weak one-element constant): its value is
+// part of the program.
+bool fusion_immediate(const Value& v);
+
+// The compute dtypes in which node n may be a step of a fused kernel
+// (kFuseF32 | kFuseF64), 0 when in none: a pure op with tile kernels on the
+// CPU whose result is of the compute dtype or bool (never weak), whose
+// operands are of the compute dtype or bool or host numbers, and, for a bool
+// result, whose operands promote to the compute dtype or bool. So a fused
+// step converts nothing that the lone op would have computed otherwise.
+uint8_t fusible_dtypes(const Graph& g, const Node& n);
+
+// The fused node of `members` (in trace order, each fusible in `compute`,
+// all of one shape): its inputs are the values the members read from
+// outside (host numbers become immediates), its outputs the members' results
+// read outside the group or kept, its parts the members' source lines.
+Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, backend::DType compute, const Uses& uses);
+
+}  // namespace nn::ir

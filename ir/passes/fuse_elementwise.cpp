@@ -1,0 +1,256 @@
+// Pass `fuse-elementwise`: maximal groups of elementwise ops over one shape
+// become one `fused` node whose kernel makes a single pass over memory
+// (backend/ops/fused.cpp): `relu(x @ w + b)`'s add and relu, a relu's
+// backward `where(y > 0, g, 0)`, and each optimizer's update of one param
+// (sgd with momentum: four ops and two state updates; adam: a dozen; Owl's
+// Fused_Adagrad, generalised).
+//
+// Who joins a group: a pure op with tile kernels (OpDef::tile) on the CPU
+// whose result has the group's shape and is of its compute dtype (f32 or
+// f64) or bool, never a weak host number; whose operands are of the compute
+// dtype or bool, or host numbers of the trace (weak one-element constants,
+// inlined as immediates), so that the kernel converts nothing a lone op
+// would have computed differently; and, for a bool result (a comparison),
+// whose operands promote to the compute dtype or bool. Operands may
+// broadcast to the group's shape.
+//
+// A group grows along producer-consumer edges, joining every compatible
+// group its new member reads from, unless a node outside the groups leads
+// from one part to another (the fused node would then both feed and read
+// it). It never spans a random op or a host call, whose order is kept. The
+// fused node's outputs are the members' results read outside the group or
+// kept (outputs, state updates); its parts keep each member's source line.
+// The graph is then put in an order where every fused node comes after its
+// inputs' producers: nodes keep their trace order as far as possible.
+#include <algorithm>
+#include <queue>
+
+#include "ir/fused_node.h"
+
+namespace nn::ir {
+namespace {
+
+using backend::DType;
+// How far a cycle check may look before it gives up and refuses the merge:
+// keeps the pass linear on long graphs.
+constexpr size_t kMaxSearch = 4096;
+// The most ops in one fused node: a kernel keeps a tile of each live step
+// result, and a long unrolled chain would otherwise be one program whose
+// live tiles no longer fit in cache.
+constexpr size_t kMaxMembers = 256;
+
+bool on_cpu(const backend::Device* d) { return !d || d->type() == backend::DeviceType::cpu; }
+
+struct Group {
+  std::vector<NodeId> members;
+  uint8_t dtypes = 0;  // compute dtypes every member allows
+  NodeId first = 0;    // the earliest member
+  uint32_t epoch = 0;  // ordered effects (random ops, host calls) before it
+  bool alive = true;
+  std::vector<NodeId> reads_from;  // producers of the members' operands
+};
+
+class FuseElementwise : public Pass {
+ public:
+  const char* name() const override { return "fuse-elementwise"; }
+
+  size_t run(Graph& g) override {
+    g_ = &g;
+    const size_t n = g.nodes.size();
+    group_.assign(n, kNone);
+    stamp_.assign(n, 0);
+    groups_.clear();
+    std::vector<uint8_t> dtypes(n);
+    std::vector<uint32_t> epoch(n);
+    uint32_t effects = 0;
+    for (NodeId i = 0; i < n; ++i) {
+      if (g.nodes[i].ordered_effect()) ++effects;
+      epoch[i] = effects;
+      dtypes[i] = fusible_dtypes(g, g.nodes[i]);
+    }
+    for (NodeId i = 0; i < n; ++i) {
+      if (!dtypes[i]) continue;
+      const backend::TensorType& t = out_type(i);
+      std::vector<uint32_t> chosen;
+      uint8_t m = dtypes[i];
+      size_t size = 1;
+      for (ValueId v : g.nodes[i].inputs) {
+        const NodeId p = g.values[v].producer;
+        if (p == kNone || group_[p] == kNone) continue;
+        const uint32_t c = group_[p];
+        const Group& cg = groups_[c];
+        if (std::find(chosen.begin(), chosen.end(), c) != chosen.end() || cg.epoch != epoch[i] || !(cg.dtypes & m) ||
+            !same_space(out_type(cg.first), t) || size + cg.members.size() > kMaxMembers)
+          continue;
+        chosen.push_back(c);
+        if (acyclic(chosen, i)) {
+          m &= cg.dtypes;
+          size += cg.members.size();
+        } else {
+          chosen.pop_back();
+        }
+      }
+      uint32_t gid;
+      if (chosen.empty()) {
+        gid = uint32_t(groups_.size());
+        groups_.push_back(Group{{}, m, i, epoch[i], true, {}});
+      } else {
+        // The others join the largest: each member moves O(log n) times.
+        std::swap(chosen[0], *std::max_element(chosen.begin(), chosen.end(), [&](uint32_t a, uint32_t b) {
+          return groups_[a].members.size() < groups_[b].members.size();
+        }));
+        gid = chosen[0];
+        for (size_t k = 1; k < chosen.size(); ++k) {
+          Group& other = groups_[chosen[k]];
+          for (NodeId x : other.members) group_[x] = gid;
+          groups_[gid].members.insert(groups_[gid].members.end(), other.members.begin(), other.members.end());
+          groups_[gid].reads_from.insert(groups_[gid].reads_from.end(), other.reads_from.begin(), other.reads_from.end());
+          groups_[gid].first = std::min(groups_[gid].first, other.first);
+          other = Group{};
+          other.alive = false;
+        }
+        groups_[gid].dtypes = m;
+      }
+      Group& grp = groups_[gid];
+      grp.members.push_back(i);
+      group_[i] = gid;
+      for (ValueId v : g.nodes[i].inputs)
+        if (NodeId p = g.values[v].producer; p != kNone) grp.reads_from.push_back(p);
+    }
+    size_t fused = 0;
+    for (Group& grp : groups_)
+      if (grp.alive && grp.members.size() >= 2) ++fused;
+    if (!fused) return 0;
+    rebuild();
+    return fused;
+  }
+
+ private:
+  const backend::TensorType& out_type(NodeId i) const { return g_->values[g_->nodes[i].outputs[0]].type; }
+
+  static bool same_space(const backend::TensorType& a, const backend::TensorType& b) {
+    return a.shape == b.shape && (a.device == b.device || (on_cpu(a.device) && on_cpu(b.device)));
+  }
+
+  // Whether the groups `chosen` and node i can be one node: no path leaves
+  // them through a node outside and comes back. Paths run forward in node
+  // order, so only nodes after the earliest member need looking at, and i,
+  // the newest node, has no readers yet.
+  bool acyclic(const std::vector<uint32_t>& chosen, NodeId i) {
+    auto inside = [&](NodeId x) {
+      return x == i || (group_[x] != kNone && std::find(chosen.begin(), chosen.end(), group_[x]) != chosen.end());
+    };
+    NodeId lo = i;
+    for (uint32_t c : chosen) lo = std::min(lo, groups_[c].first);
+    ++cur_;
+    std::vector<NodeId> stack;
+    auto push_outside = [&](NodeId p) {
+      if (!inside(p) && p > lo && stamp_[p] != cur_) stack.push_back(p);
+    };
+    for (ValueId v : g_->nodes[i].inputs)
+      if (NodeId p = g_->values[v].producer; p != kNone) push_outside(p);
+    // Two or more groups: a path may also run from one into another.
+    if (chosen.size() > 1) {
+      size_t look = 0;
+      for (uint32_t c : chosen) look += groups_[c].reads_from.size();
+      if (look > kMaxSearch) return false;
+      for (uint32_t c : chosen)
+        for (NodeId p : groups_[c].reads_from) push_outside(p);
+    }
+    size_t seen = 0;
+    while (!stack.empty()) {
+      const NodeId x = stack.back();
+      stack.pop_back();
+      if (stamp_[x] == cur_) continue;
+      stamp_[x] = cur_;
+      if (++seen > kMaxSearch) return false;
+      for (ValueId v : g_->nodes[x].inputs) {
+        const NodeId p = g_->values[v].producer;
+        if (p == kNone) continue;
+        if (inside(p)) return false;
+        if (p > lo && stamp_[p] != cur_) stack.push_back(p);
+      }
+    }
+    return true;
+  }
+
+  // Replaces each group by its fused node, puts the graph in a valid order
+  // (trace order where it can: a unit goes as soon as it is ready, the one
+  // whose last member came first before others) and renumbers it.
+  void rebuild() {
+    Graph& g = *g_;
+    const Uses uses = count_uses(g);
+    const size_t n = g.nodes.size();
+    // Units: a fused group, or a node left as it is.
+    std::vector<uint32_t> unit_of(n);
+    std::vector<Node> units;
+    std::vector<NodeId> key;  // the unit's last node in trace order
+    std::vector<uint32_t> unit_of_group(groups_.size(), kNone);
+    for (NodeId i = 0; i < n; ++i) {
+      const uint32_t gid = group_[i];
+      if (gid != kNone && groups_[gid].members.size() >= 2) {
+        if (unit_of_group[gid] == kNone) {
+          std::sort(groups_[gid].members.begin(), groups_[gid].members.end());
+          unit_of_group[gid] = uint32_t(units.size());
+          units.push_back(make_fused_node(g, groups_[gid].members, groups_[gid].dtypes & kFuseF32 ? DType::f32 : DType::f64, uses));
+          key.push_back(groups_[gid].members.back());
+        }
+        unit_of[i] = unit_of_group[gid];
+      } else {
+        unit_of[i] = uint32_t(units.size());
+        units.push_back(std::move(g.nodes[i]));
+        key.push_back(i);
+      }
+    }
+    // Edges from the producers of each unit's inputs, and along the ordered effects.
+    const size_t nu = units.size();
+    std::vector<std::vector<uint32_t>> next(nu);
+    std::vector<uint32_t> pending(nu, 0);
+    auto edge = [&](uint32_t a, uint32_t b) {
+      next[a].push_back(b);
+      ++pending[b];
+    };
+    uint32_t last_effect = kNone;
+    for (uint32_t u = 0; u < nu; ++u) {
+      for (ValueId v : units[u].inputs)
+        if (NodeId p = g.values[v].producer; p != kNone) edge(unit_of[p], u);
+      if (units[u].ordered_effect()) {
+        if (last_effect != kNone) edge(last_effect, u);
+        last_effect = u;
+      }
+    }
+    using Ready = std::pair<NodeId, uint32_t>;  // (key, unit)
+    std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
+    for (uint32_t u = 0; u < nu; ++u)
+      if (!pending[u]) ready.push({key[u], u});
+    std::vector<Node> nodes;
+    nodes.reserve(nu);
+    while (!ready.empty()) {
+      const uint32_t u = ready.top().second;
+      ready.pop();
+      for (uint32_t w : next[u])
+        if (--pending[w] == 0) ready.push({key[w], w});
+      nodes.push_back(std::move(units[u]));
+    }
+    if (nodes.size() != nu) throw backend::Error("internal: fuse-elementwise made a cycle");
+    g.nodes = std::move(nodes);
+    for (NodeId i = 0; i < g.nodes.size(); ++i)
+      for (uint32_t k = 0; k < g.nodes[i].outputs.size(); ++k) {
+        g.values[g.nodes[i].outputs[k]].producer = i;
+        g.values[g.nodes[i].outputs[k]].index = k;
+      }
+    Rewriter(g).apply();  // drops the members' inner values and renumbers
+  }
+
+  Graph* g_ = nullptr;
+  std::vector<uint32_t> group_;  // per node: its group, or kNone
+  std::vector<Group> groups_;
+  std::vector<uint32_t> stamp_;  // per node: the search that last saw it
+  uint32_t cur_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_fuse_elementwise() { return std::make_unique<FuseElementwise>(); }
+
+}  // namespace nn::ir

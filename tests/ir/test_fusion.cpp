@@ -1,0 +1,171 @@
+// The fusion passes on small graphs built by hand: the IR before and after
+// (golden text), which nodes may join a group (dtypes, shapes, host
+// numbers), what never joins (random ops and host calls keep their order; a
+// merge that would make a cycle), and the GEMM epilogue.
+#include <doctest/doctest.h>
+
+#include "backend/ops.h"
+#include "backend/ops/fused_program.h"
+#include "ir/printer.h"
+#include "graph_builder.h"
+
+using namespace nn;
+using nntest::add;
+using nntest::constant;
+using nntest::f32;
+using nntest::input;
+using nntest::ops;
+using nntest::output;
+using nntest::run_pass;
+
+namespace {
+
+backend::TensorType typed(backend::DType d, std::initializer_list<int64_t> dims) {
+  return {d, backend::Shape(dims), backend::cpu_device()};
+}
+
+ir::ValueId host_number(ir::Graph& g, double v) { return constant(g, backend::scalar(v, backend::DType::f64, true)); }
+
+ir::ValueId captured(ir::Graph& g, ir::Role role, backend::TensorType t) {
+  ir::ValueId v = g.add_value(t, role);
+  g.values[v].captured = backend::zeros(t.shape, t.dtype);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("fuse-elementwise: an sgd update with momentum is one node with two state updates") {
+  ir::Graph g;
+  g.name = "step";
+  ir::ValueId grad = input(g, f32({4}), "g");
+  ir::ValueId p = captured(g, ir::Role::param, f32({4}));
+  ir::ValueId m = captured(g, ir::Role::state, f32({4}));
+  ir::ValueId m2 = add(g, "add", {add(g, "mul", {m, host_number(g, 0.9)}), grad});
+  ir::ValueId p2 = add(g, "sub", {p, add(g, "mul", {host_number(g, 0.1), m2})});
+  g.updates = {{m, m2}, {p, p2}};
+  CHECK(run_pass(g, "fuse-elementwise") == 1);
+  CHECK(ir::print_ir(g) ==
+        "graph step(%0 g: f32[4]) {\n"
+        "  param %1: f32[4]\n"
+        "  state %2: f32[4]\n"
+        "  # forward\n"
+        "  %3, %4 = fused %2, %0, %1 : f32[4], f32[4] {\n"
+        "      t0 = mul %2, 0.9\n"
+        "      t1 = add t0, %0 -> %3\n"
+        "      t2 = mul 0.1, t1\n"
+        "      t3 = sub %1, t2 -> %4\n"
+        "    }\n"
+        "  %2 <- %3\n"
+        "  %1 <- %4\n"
+        "}\n");
+}
+
+TEST_CASE("fuse-elementwise: groups follow shapes and dtypes; broadcast operands join") {
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({3, 4}), "x");
+  ir::ValueId b = input(g, f32({4}), "b");
+  ir::ValueId d = input(g, typed(backend::DType::f64, {3, 4}), "d");
+  ir::ValueId ids = input(g, typed(backend::DType::i64, {3, 4}), "ids");
+  ir::ValueId h = add(g, "relu", {add(g, "add", {x, b})});           // f32 [3, 4], b broadcast: one group
+  ir::ValueId r = add(g, "sum", {h}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", false}});
+  ir::ValueId small = add(g, "exp", {add(g, "neg", {r})});           // [3]: a group of its own
+  ir::ValueId wide = add(g, "tanh", {add(g, "mul", {d, d})});        // f64: a group of its own
+  ir::ValueId mixed = add(g, "add", {add(g, "mul", {ids, ids}), x});  // i64 ops never fuse
+  output(g, small);
+  output(g, wide);
+  output(g, mixed);
+  CHECK(run_pass(g, "fuse-elementwise") == 3);
+  CHECK(ops(g) == "fused sum fused fused mul add");
+  const auto& prog = backend::program_of(g.nodes[3].attrs);
+  CHECK(prog.compute == backend::DType::f64);
+  CHECK(backend::program_text(backend::program_of(g.nodes[0].attrs)) == "f32: t0 = add(i0, i1); t1 = relu(t0) -> t1");
+}
+
+TEST_CASE("fuse-elementwise: a member read outside the group is an output of the fused node") {
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({5}), "x");
+  ir::ValueId a = add(g, "exp", {x});
+  ir::ValueId b = add(g, "mul", {a, a});
+  ir::ValueId c = add(g, "sum", {a}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", false}});
+  output(g, b);
+  output(g, c);
+  CHECK(run_pass(g, "fuse-elementwise") == 1);
+  CHECK(ops(g) == "fused sum");
+  CHECK(g.nodes[0].outputs.size() == 2);  // exp's result (read by sum) and b
+  CHECK(backend::program_text(backend::program_of(g.nodes[0].attrs)) == "f32: t0 = exp(i0); t1 = mul(t0, t0) -> t0, t1");
+  CHECK(g.nodes[0].parts.size() == 2);
+}
+
+TEST_CASE("fuse-elementwise: no merge through a node outside the group (it would be a cycle)") {
+  // a = -exp(x); s = sum(a) (not elementwise); y = relu(a * s): the mul
+  // cannot join a's group, since s needs that group first and the mul needs s.
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({2, 3}), "x");
+  ir::ValueId a = add(g, "neg", {add(g, "exp", {x})});
+  ir::ValueId s = add(g, "sum", {a}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", true}});
+  output(g, add(g, "relu", {add(g, "mul", {a, s})}));
+  CHECK(run_pass(g, "fuse-elementwise") == 2);
+  CHECK(ops(g) == "fused sum fused");
+}
+
+TEST_CASE("fuse-elementwise: two groups that meet at one node merge (adam's moments meet at the update)") {
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({8}), "x");
+  ir::ValueId y = input(g, f32({8}), "y");
+  ir::ValueId m = add(g, "mul", {add(g, "exp", {x}), host_number(g, 2)});
+  ir::ValueId v = add(g, "sqrt", {add(g, "abs", {y})});
+  output(g, add(g, "div", {m, v}));
+  CHECK(run_pass(g, "fuse-elementwise") == 1);
+  CHECK(ops(g) == "fused");
+  CHECK(backend::program_text(backend::program_of(g.nodes[0].attrs)) ==
+        "f32: t0 = exp(i0); t1 = mul(t0, 2); t2 = abs(i1); t3 = sqrt(t2); t4 = div(t1, t3) -> t4");
+}
+
+TEST_CASE("fuse-elementwise: random ops and host calls split groups and keep their order") {
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({4}), "x");
+  ir::ValueId a = add(g, "neg", {add(g, "exp", {x})});
+  ir::NodeId pr = g.add_node(nullptr, {a}, {}, {});
+  g.nodes[pr].host_name = "print";
+  ir::ValueId r = add(g, "rand", {}, {{"shape", backend::Shape({4})}, {"dtype", backend::DType::f32}});
+  output(g, add(g, "relu", {add(g, "mul", {a, r})}));
+  CHECK(run_pass(g, "fuse-elementwise") == 2);
+  CHECK(ops(g) == "fused print rand fused");
+}
+
+TEST_CASE("fuse-elementwise: comparisons fuse only when they compare in the compute dtype") {
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({4}), "x");
+  ir::ValueId ids = input(g, typed(backend::DType::i64, {4}), "ids");
+  // where(x > 0, x, 0): the relu's backward; gt of i64 ids stays alone.
+  ir::ValueId r = add(g, "where", {add(g, "gt", {x, host_number(g, 0)}), x, host_number(g, 0)});
+  ir::ValueId k = add(g, "gt", {ids, host_number(g, 1)});
+  output(g, add(g, "where", {k, r, x}));
+  CHECK(run_pass(g, "fuse-elementwise") == 1);
+  CHECK(ops(g) == "gt fused");
+  CHECK(backend::program_text(backend::program_of(g.nodes[1].attrs)) ==
+        "f32: t0 = gt(i0, 0) : bool; t1 = where(t0, i0, 0); t2 = where(i1, t1, i0) -> t2");
+}
+
+TEST_CASE("fuse-matmul-epilogue: a GEMM read only by one elementwise node takes it as its epilogue") {
+  ir::Graph g;
+  g.name = "layer";
+  ir::ValueId x = input(g, f32({8, 4}), "x");
+  ir::ValueId w = input(g, f32({4, 3}), "w");
+  ir::ValueId b = input(g, f32({3}), "b");
+  output(g, add(g, "relu", {add(g, "add", {add(g, "matmul", {x, w}), b})}));
+  // A product read by two nodes, and a batched one, keep their GEMM.
+  ir::ValueId p = add(g, "matmul", {x, w});
+  output(g, add(g, "add", {p, host_number(g, 1)}));
+  output(g, add(g, "exp", {p}));
+  ir::ValueId xb = input(g, f32({2, 8, 4}), "xb");
+  output(g, add(g, "neg", {add(g, "matmul", {xb, w})}));
+  CHECK(run_pass(g, "fuse-elementwise") == 1);
+  CHECK(run_pass(g, "fuse-matmul-epilogue") == 1);
+  CHECK(ops(g) == "matmul_epilogue matmul add exp matmul neg");
+  CHECK(ir::print_ir(g).find("  %3 = matmul_epilogue %0, %1, %2 {ta=false, tb=false} : f32[8, 3] {\n"
+                             "      t0 = add product, %2\n"
+                             "      t1 = relu t0 -> %3\n"
+                             "    }\n"
+                             "  %4 = matmul %0, %1 : f32[8, 3]\n") != std::string::npos);
+}
