@@ -59,7 +59,7 @@ struct Row {
   double ms = NAN;
   size_t peak = 0;
   double compile_ms = NAN;
-  double loss = NAN;
+  double first_loss = NAN, loss = NAN;  // after the first step and after the last
   std::string note;
 };
 
@@ -103,6 +103,7 @@ Row run_nn(const std::string& model, const std::string& script, const std::strin
         row.peak = std::max(row.peak, pool.stats().window_peak - before);
       }
       pool.end_window(enclosing);
+      if (i == 0) row.first_loss = loss.as_tensor().item_double();
       if (i + 1 == warmup + steps) row.loss = loss.as_tensor().item_double();
     }
     row.ms = median(ms);
@@ -152,17 +153,17 @@ Row run_torch(const std::string& model, const char* torch_model, int64_t batch, 
 }
 
 void print(const std::vector<Row>& rows) {
-  std::printf("%-10s %-15s %5s %11s %10s %11s %11s %10s\n", "model", "mode", "batch", "peak MB", "ms/step",
-              "samples/s", "compile ms", "loss");
+  std::printf("%-10s %-15s %5s %11s %10s %11s %11s %10s %10s\n", "model", "mode", "batch", "peak MB", "ms/step",
+              "samples/s", "compile ms", "loss 1st", "loss last");
   for (const Row& r : rows) {
     if (!r.note.empty()) {
       std::printf("%-10s %-15s %5lld  %s\n", r.model.c_str(), r.mode.c_str(), static_cast<long long>(r.batch),
                   r.note.c_str());
       continue;
     }
-    std::printf("%-10s %-15s %5lld %11.1f %10.3f %11.0f %11.1f %10.4f\n", r.model.c_str(), r.mode.c_str(),
+    std::printf("%-10s %-15s %5lld %11.1f %10.3f %11.0f %11.1f %10.6f %10.6f\n", r.model.c_str(), r.mode.c_str(),
                 static_cast<long long>(r.batch), double(r.peak) / 1e6, r.ms, double(r.batch) / r.ms * 1e3,
-                r.compile_ms, r.loss);
+                r.compile_ms, r.first_loss, r.loss);
   }
   std::fflush(stdout);
 }

@@ -12,7 +12,8 @@
 # most memory a step took beyond what was allocated before it
 # (torch.cuda.max_memory_allocated). TF32 = 0 computes f32 convolutions and
 # matrix products in full f32 (as nn does); 1 lets them use TF32 Tensor Cores
-# (PyTorch's default for convolutions).
+# (PyTorch's default for convolutions). cuDNN times its algorithms
+# (cudnn.benchmark), as nn's conv2d does.
 import statistics
 import sys
 import time
@@ -73,6 +74,7 @@ def build(name, batch):
 def main():
     name, batch, steps, warmup, tf32 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
     torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = True  # times the algorithms, as nn's conv2d does
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.manual_seed(0)
     model, opt, x, y = build(name, batch)

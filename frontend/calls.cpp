@@ -298,7 +298,11 @@ std::vector<int64_t> Args::int_list(size_t i) const {
   else if (v.is_list()) from_items(v.as_list()->items);
   else if (v.is_tuple()) from_items(v.as_tuple()->items);
   else if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().ndim() <= 1) {
-    backend::Tensor t = on_host(backend::astype(v.as_tensor(), backend::DType::i64));
+    backend::Tensor t;
+    {
+      Untraced untraced;
+      t = backend::astype(on_host(v.as_tensor()), backend::DType::i64);
+    }
     const int64_t* p = t.data<int64_t>();
     out.assign(p, p + t.numel());
   } else fail(i, "expected a list of ints, got " + a_type_name(v));

@@ -1,9 +1,10 @@
 // CUDA kernels of conv2d and its backward ops conv2d_backward_input and
 // conv2d_backward_weight (backend/ops/nn_conv.cpp) through cuDNN: NCHW,
 // zero padding, stride, dilation and groups as the attributes say. The
-// algorithm of each geometry is chosen once by cuDNN's heuristics and
-// cached; only FMA algorithms are taken (no TF32: f32 means f32, as on the
-// CPU). Workspace memory comes from the device's pool.
+// algorithm of each geometry is chosen once, by timing cuDNN's candidates
+// (cudnnFind*, PyTorch's cudnn.benchmark), and cached; only deterministic
+// FMA algorithms are taken where cuDNN has one (no TF32: f32 means f32, as
+// on the CPU). Workspace memory comes from the device's pool.
 #include <map>
 #include <mutex>
 #include <string>
@@ -92,22 +93,25 @@ struct Choice {
   cudnnMathType_t math = CUDNN_FMA_MATH;
 };
 
-// The first algorithm cuDNN's heuristics rank among those that compute
-// with FMA instructions (for f64, where Tensor Cores cannot change the
-// precision, any default one too); failing that, the first that runs.
+// The fastest algorithm cuDNN timed among the deterministic ones that
+// compute with FMA instructions (for f64, where Tensor Cores cannot change
+// the precision, any default one too): the same inputs give the same bits,
+// run after run. Failing that, the fastest FMA one; failing that, the
+// fastest that runs.
 template <class Perf>
 Choice pick(const std::vector<Perf>& perf, int count, const char* op, DType t) {
-  int fallback = -1;
+  int fma = -1, any = -1;
   for (int i = 0; i < count; ++i) {
-    if (perf[size_t(i)].status != CUDNN_STATUS_SUCCESS) continue;
-    if (fallback < 0) fallback = i;
-    const cudnnMathType_t m = perf[size_t(i)].mathType;
-    if (m != CUDNN_FMA_MATH && !(t == DType::f64 && m == CUDNN_DEFAULT_MATH)) continue;
-    return {int(perf[size_t(i)].algo), perf[size_t(i)].memory, m};
+    const Perf& p = perf[size_t(i)];
+    if (p.status != CUDNN_STATUS_SUCCESS) continue;
+    if (any < 0) any = i;
+    if (p.mathType != CUDNN_FMA_MATH && !(t == DType::f64 && p.mathType == CUDNN_DEFAULT_MATH)) continue;
+    if (fma < 0) fma = i;
+    if (p.determinism == CUDNN_DETERMINISTIC) return {int(p.algo), p.memory, p.mathType};
   }
-  if (fallback >= 0)
-    return {int(perf[size_t(fallback)].algo), perf[size_t(fallback)].memory, perf[size_t(fallback)].mathType};
-  throw Error(std::string(op) + ": cuDNN offers no algorithm for this convolution");
+  const int i = fma >= 0 ? fma : any;
+  if (i < 0) throw Error(std::string(op) + ": cuDNN offers no algorithm for this convolution");
+  return {int(perf[size_t(i)].algo), perf[size_t(i)].memory, perf[size_t(i)].mathType};
 }
 
 enum class Pass { forward, data, filter };
@@ -127,18 +131,18 @@ Choice choose(CudaDevice& dev, Conv& c, Pass pass) {
   if (pass == Pass::forward) {
     check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max), "conv2d");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(max, 1)));
-    check(cudnnGetConvolutionForwardAlgorithm_v7(h, c.x.d, c.w.d, c.conv.d, c.y.d, max, &got, perf.data()), "conv2d");
+    check(cudnnFindConvolutionForwardAlgorithm(h, c.x.d, c.w.d, c.conv.d, c.y.d, max, &got, perf.data()), "conv2d");
     choice = pick(perf, got, "conv2d", c.dtype);
   } else if (pass == Pass::data) {
     check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max), "conv2d_backward_input");
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(size_t(std::max(max, 1)));
-    check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, c.w.d, c.y.d, c.conv.d, c.x.d, max, &got, perf.data()),
+    check(cudnnFindConvolutionBackwardDataAlgorithm(h, c.w.d, c.y.d, c.conv.d, c.x.d, max, &got, perf.data()),
           "conv2d_backward_input");
     choice = pick(perf, got, "conv2d_backward_input", c.dtype);
   } else {
     check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max), "conv2d_backward_weight");
     std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(size_t(std::max(max, 1)));
-    check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, c.x.d, c.y.d, c.conv.d, c.w.d, max, &got, perf.data()),
+    check(cudnnFindConvolutionBackwardFilterAlgorithm(h, c.x.d, c.y.d, c.conv.d, c.w.d, max, &got, perf.data()),
           "conv2d_backward_weight");
     choice = pick(perf, got, "conv2d_backward_weight", c.dtype);
   }

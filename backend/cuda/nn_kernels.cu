@@ -1,8 +1,9 @@
 // Neural-network kernels (nn_kernels.h), written to give the CPU kernels'
 // results (backend/ops/nn_softmax.cpp, nn_norm.cpp, nn_pool.cpp): the same
 // formulas, double accumulators, NaN and tie rules; pooling gradients are
-// gathered per input pixel in the CPU's order of additions. A row (or a
-// channel) is one block of threads; their partial sums meet in a fixed tree.
+// gathered per input pixel in the CPU's order of additions. A row is one
+// block of threads, a channel of batch norm is split over several; partial
+// sums meet in a fixed tree and a fixed order.
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/nn_kernels.h"
 
@@ -189,60 +190,132 @@ __global__ void ce_grad_rows(CeLaunch l, const T* g_dev, double g_host, T* dx) {
   }
 }
 
-// ---- batch norm: one block per channel ----
-constexpr int kChannelThreads = 512;
+// ---- batch norm: parts of channels, merged, then one thread per element ----
+constexpr int kPartThreads = 256;
 
-template <class T>
+// The parts each channel is split into: about 1024 blocks in all, each
+// folding at least 1024 values.
+__host__ __device__ inline int64_t bn_parts(const BnLaunch& g) {
+  const int64_t count = g.n * g.s;
+  int64_t p = g.c > 0 ? (1024 + g.c - 1) / g.c : 1;
+  const int64_t most = (count + 1023) / 1024;
+  if (p > most) p = most;
+  return p < 1 ? 1 : p;
+}
+
 __device__ inline int64_t bn_at(const BnLaunch& g, int64_t c, int64_t e) {
   const int64_t n = e / g.s;
   return (n * g.c + c) * g.s + (e - n * g.s);
 }
 
+__device__ inline void part_range(const BnLaunch& g, int64_t part, int64_t parts, int64_t& b, int64_t& e) {
+  const int64_t count = g.n * g.s, len = (count + parts - 1) / parts;
+  b = part * len;
+  e = b + len < count ? b + len : count;
+  if (b > e) b = e;
+}
+
+// Part (blockIdx.x) of channel (blockIdx.y): its count, mean and sum of
+// squared deviations (two passes over the part, which stays in cache).
 template <class T>
-__global__ void bn_train(BnLaunch g, const T* x, const T* gamma, const T* beta, T* y, T* mean, T* var) {
+__global__ void bn_stat_parts(BnLaunch g, const T* x, double* parts) {
   __shared__ double shared[32];
-  const int64_t c = blockIdx.x, count = g.n * g.s;
-  const double m = double(count);
+  const int64_t c = blockIdx.y, part = blockIdx.x, nparts = gridDim.x;
+  int64_t b, e;
+  part_range(g, part, nparts, b, e);
   double s = 0;
-  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) s += double(x[bn_at<T>(g, c, e)]);
+  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) s += double(x[bn_at(g, c, i)]);
   s = block_sum(s, shared);
-  const double mu = m > 0 ? s / m : 0.0;
+  const double n = double(e - b), mu = n > 0 ? s / n : 0.0;
   double q = 0;
-  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
-    const double d = double(x[bn_at<T>(g, c, e)]) - mu;
+  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
+    const double d = double(x[bn_at(g, c, i)]) - mu;
     q += d * d;
   }
   q = block_sum(q, shared);
-  const double v = m > 0 ? q / m : 0.0;
-  if (threadIdx.x == 0) mean[c] = T(mu), var[c] = T(v);
-  const T tmu = T(mu), scale = T(double(gamma[c]) / sqrt(v + g.eps)), b = beta[c];
-  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
-    const int64_t k = bn_at<T>(g, c, e);
-    y[k] = (x[k] - tmu) * scale + b;
+  if (threadIdx.x == 0) {
+    double* out = parts + (c * nparts + part) * 3;
+    out[0] = n, out[1] = mu, out[2] = q;
+  }
+}
+
+// Per channel: the parts merged (Chan et al.'s pairwise update), the
+// statistics written, and the affine map each element needs (as T, the
+// way the CPU kernel rounds it): y = (x - mu) * scale + beta.
+template <class T>
+__global__ void bn_stat_merge(BnLaunch g, const double* parts, int64_t nparts, const T* gamma, const T* beta,
+                              T* mean, T* var, T* affine) {
+  for (int64_t c = global_index(); c < g.c; c += grid_stride()) {
+    double n = 0, mu = 0, m2 = 0;
+    for (int64_t p = 0; p < nparts; ++p) {
+      const double* q = parts + (c * nparts + p) * 3;
+      if (q[0] == 0) continue;
+      const double nb = q[0], delta = q[1] - mu, total = n + nb;
+      mu += delta * nb / total;
+      m2 += q[2] + delta * delta * n * nb / total;
+      n = total;
+    }
+    const double v = n > 0 ? m2 / n : 0.0;
+    mean[c] = T(mu), var[c] = T(v);
+    affine[c * 3] = T(mu);
+    affine[c * 3 + 1] = T(double(gamma[c]) / sqrt(v + g.eps));
+    affine[c * 3 + 2] = beta[c];
   }
 }
 
 template <class T>
-__global__ void bn_grad(BnLaunch g, const T* dy, const T* x, const T* gamma, const T* mean, const T* var, T* dx,
-                        T* dgamma, T* dbeta) {
+__global__ void bn_apply(BnLaunch g, const T* x, const T* affine, T* y) {
+  const int64_t total = g.n * g.c * g.s;
+  for (int64_t i = global_index(); i < total; i += grid_stride()) {
+    const int64_t c = (i / g.s) % g.c;
+    y[i] = (x[i] - affine[c * 3]) * affine[c * 3 + 1] + affine[c * 3 + 2];
+  }
+}
+
+// Per part: sum(dy) and sum(dy (x - mean)).
+template <class T>
+__global__ void bn_grad_parts(BnLaunch g, const T* dy, const T* x, const T* mean, double* parts) {
   __shared__ double shared[32];
-  const int64_t c = blockIdx.x, count = g.n * g.s;
-  const double m = double(count);
-  const double mu = double(mean[c]), rstd = 1.0 / sqrt(double(var[c]) + g.eps);
+  const int64_t c = blockIdx.y, part = blockIdx.x, nparts = gridDim.x;
+  int64_t b, e;
+  part_range(g, part, nparts, b, e);
+  const double mu = double(mean[c]);
   double sdy = 0, sdyx = 0;
-  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
-    const int64_t k = bn_at<T>(g, c, e);
+  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
+    const int64_t k = bn_at(g, c, i);
     sdy += double(dy[k]);
     sdyx += double(dy[k]) * (double(x[k]) - mu);
   }
   sdy = block_sum(sdy, shared);
-  sdyx = block_sum(sdyx, shared) * rstd;
-  if (threadIdx.x == 0) dbeta[c] = T(sdy), dgamma[c] = T(sdyx);
-  if (m == 0) return;
-  const double a = double(gamma[c]) * rstd, b = -a * sdyx * rstd / m, k0 = -a * sdy / m - b * mu;
-  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
-    const int64_t k = bn_at<T>(g, c, e);
-    dx[k] = T(a * double(dy[k]) + b * double(x[k]) + k0);
+  sdyx = block_sum(sdyx, shared);
+  if (threadIdx.x == 0) {
+    double* out = parts + (c * nparts + part) * 2;
+    out[0] = sdy, out[1] = sdyx;
+  }
+}
+
+// dgamma, dbeta, and dx = a dy + b x + k per channel.
+template <class T>
+__global__ void bn_grad_merge(BnLaunch g, const double* parts, int64_t nparts, const T* gamma, const T* var,
+                              T* dgamma, T* dbeta, double* coef, const T* mean) {
+  const double m = double(g.n * g.s);
+  for (int64_t c = global_index(); c < g.c; c += grid_stride()) {
+    double sdy = 0, sdyx = 0;
+    for (int64_t p = 0; p < nparts; ++p) sdy += parts[(c * nparts + p) * 2], sdyx += parts[(c * nparts + p) * 2 + 1];
+    const double rstd = 1.0 / sqrt(double(var[c]) + g.eps);
+    sdyx *= rstd;
+    dbeta[c] = T(sdy), dgamma[c] = T(sdyx);
+    const double a = double(gamma[c]) * rstd, b = m > 0 ? -a * sdyx * rstd / m : 0.0;
+    coef[c * 3] = a, coef[c * 3 + 1] = b, coef[c * 3 + 2] = m > 0 ? -a * sdy / m - b * double(mean[c]) : 0.0;
+  }
+}
+
+template <class T>
+__global__ void bn_grad_apply(BnLaunch g, const T* dy, const T* x, const double* coef, T* dx) {
+  const int64_t total = g.n * g.c * g.s;
+  for (int64_t i = global_index(); i < total; i += grid_stride()) {
+    const int64_t c = (i / g.s) % g.c;
+    dx[i] = T(coef[c * 3] * double(dy[i]) + coef[c * 3 + 1] * double(x[i]) + coef[c * 3 + 2]);
   }
 }
 
@@ -437,24 +510,45 @@ void ce_backward_launch(const CeLaunch& l, const void* g_dev, double g_host, voi
   });
 }
 
+size_t bn_scratch_bytes(const BnLaunch& g) {
+  // The parts (three doubles each), then three values per channel.
+  return size_t(g.c * bn_parts(g) * 3) * sizeof(double) + size_t(g.c * 3) * sizeof(double);
+}
+
 void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean,
-                     void* var, cudaStream_t s) {
+                     void* var, void* scratch, cudaStream_t s) {
   if (g.c == 0) return;
+  const int64_t parts = bn_parts(g);
+  double* part = static_cast<double*>(scratch);
+  void* affine = part + g.c * parts * 3;
   with_float(g.dtype, [&]<class T>() {
-    bn_train<T><<<unsigned(g.c), kChannelThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<const T*>(gamma),
-                                                          static_cast<const T*>(beta), static_cast<T*>(y),
-                                                          static_cast<T*>(mean), static_cast<T*>(var));
+    bn_stat_parts<T><<<dim3(unsigned(parts), unsigned(g.c)), kPartThreads, 0, s>>>(g, static_cast<const T*>(x), part);
+    bn_stat_merge<T><<<blocks_for(g.c), kThreads, 0, s>>>(g, part, parts, static_cast<const T*>(gamma),
+                                                          static_cast<const T*>(beta), static_cast<T*>(mean),
+                                                          static_cast<T*>(var), static_cast<T*>(affine));
+    const int64_t total = g.n * g.c * g.s;
+    if (total > 0)
+      bn_apply<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<const T*>(affine),
+                                                         static_cast<T*>(y));
   });
 }
 
 void bn_backward_launch(const BnLaunch& g, const void* dy, const void* x, const void* gamma, const void* mean,
-                        const void* var, void* dx, void* dgamma, void* dbeta, cudaStream_t s) {
+                        const void* var, void* dx, void* dgamma, void* dbeta, void* scratch, cudaStream_t s) {
   if (g.c == 0) return;
+  const int64_t parts = bn_parts(g);
+  double* part = static_cast<double*>(scratch);
+  double* coef = part + g.c * parts * 3;
   with_float(g.dtype, [&]<class T>() {
-    bn_grad<T><<<unsigned(g.c), kChannelThreads, 0, s>>>(
-        g, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(gamma),
-        static_cast<const T*>(mean), static_cast<const T*>(var), static_cast<T*>(dx), static_cast<T*>(dgamma),
-        static_cast<T*>(dbeta));
+    bn_grad_parts<T><<<dim3(unsigned(parts), unsigned(g.c)), kPartThreads, 0, s>>>(
+        g, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(mean), part);
+    bn_grad_merge<T><<<blocks_for(g.c), kThreads, 0, s>>>(g, part, parts, static_cast<const T*>(gamma),
+                                                          static_cast<const T*>(var), static_cast<T*>(dgamma),
+                                                          static_cast<T*>(dbeta), coef, static_cast<const T*>(mean));
+    const int64_t total = g.n * g.c * g.s;
+    if (total > 0)
+      bn_grad_apply<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(dy), static_cast<const T*>(x),
+                                                              coef, static_cast<T*>(dx));
   });
 }
 

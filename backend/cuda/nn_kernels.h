@@ -39,15 +39,20 @@ void ce_launch(const CeLaunch& l, double* row_loss, void* loss, cudaStream_t str
 void ce_backward_launch(const CeLaunch& l, const void* g_dev, double g_host, void* dx, cudaStream_t stream);
 
 // Batch norm over x [n, c, s]: per channel statistics (biased variance).
+// Each channel's values are split into parts that blocks fold at once (so
+// that a few channels still fill the GPU), the parts merged per channel,
+// then every element is written by a thread of its own. `scratch` holds
+// bn_scratch_bytes(g) bytes of device memory.
 struct BnLaunch {
   int64_t n = 0, c = 0, s = 1;
   double eps = 1e-5;
   DType dtype = DType::f32;
 };
+size_t bn_scratch_bytes(const BnLaunch& g);
 void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean,
-                     void* var, cudaStream_t stream);
+                     void* var, void* scratch, cudaStream_t stream);
 void bn_backward_launch(const BnLaunch& g, const void* dy, const void* x, const void* gamma, const void* mean,
-                        const void* var, void* dx, void* dgamma, void* dbeta, cudaStream_t stream);
+                        const void* var, void* dx, void* dgamma, void* dbeta, void* scratch, cudaStream_t stream);
 
 // Layer norm over the last d values of each of `rows` rows.
 struct LnLaunch {

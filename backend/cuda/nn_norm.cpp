@@ -21,15 +21,19 @@ BnLaunch bn_of(const Tensor& x, const Attrs& attrs) {
 
 void bn_train(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   CudaDevice& dev = call_device(in, out);
-  bn_train_launch(bn_of(in[0], attrs), in[0].raw_data(), in[1].raw_data(), in[2].raw_data(), out[0].raw_data(),
-                  out[1].raw_data(), out[2].raw_data(), dev.stream());
+  const BnLaunch g = bn_of(in[0], attrs);
+  Tensor work = scratch(dev, bn_scratch_bytes(g));
+  bn_train_launch(g, in[0].raw_data(), in[1].raw_data(), in[2].raw_data(), out[0].raw_data(), out[1].raw_data(),
+                  out[2].raw_data(), work.raw_data(), dev.stream());
   check_launch("batch_norm");
 }
 
 void bn_backward(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   CudaDevice& dev = call_device(in, out);
-  bn_backward_launch(bn_of(in[1], attrs), in[0].raw_data(), in[1].raw_data(), in[2].raw_data(), in[3].raw_data(),
-                     in[4].raw_data(), out[0].raw_data(), out[1].raw_data(), out[2].raw_data(), dev.stream());
+  const BnLaunch g = bn_of(in[1], attrs);
+  Tensor work = scratch(dev, bn_scratch_bytes(g));
+  bn_backward_launch(g, in[0].raw_data(), in[1].raw_data(), in[2].raw_data(), in[3].raw_data(), in[4].raw_data(),
+                     out[0].raw_data(), out[1].raw_data(), out[2].raw_data(), work.raw_data(), dev.stream());
   check_launch("batch_norm_backward");
 }
 

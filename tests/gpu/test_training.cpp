@@ -5,6 +5,7 @@
 // training reaches the CPU's accuracy; the graph's memory is the GPU's.
 #include <sstream>
 
+#include "frontend/format.h"
 #include "frontend/interpreter.h"
 #include "gpu/gpu_test_util.h"
 
@@ -122,4 +123,45 @@ r
   CHECK(std::abs(gpu_[0] - cpu[0]) <= 0.01);
   CHECK(gpu_[1] > 0);  // mem() reads the GPU's pool
   CHECK(gpu_[2] > 0);  // the graph ran in it
+}
+
+TEST_CASE("tensor literals in a graph traced on the GPU are constants of the trace") {
+  NN_NEED_GPU();
+  const std::string code = R"(
+graph pooled(x) { return mean(x, axis=[2, 3]) * [1.0, 2.0] }
+let x = reshape(arange(16.0), [1, 2, 2, 4])
+let r = []
+for v in pooled(x)[0] { r.append(item(v)) }
+r
+)";
+  const std::vector<double> cpu = numbers("cpu", code), gpu_ = numbers("cuda", code);
+  REQUIRE(gpu_.size() == 2);
+  CHECK(gpu_ == cpu);
+  CHECK(gpu_[0] == 3.5);   // mean of 0..7
+  CHECK(gpu_[1] == 23.0);  // 2 * mean of 8..15
+}
+
+TEST_CASE("a GPU training is deterministic: two runs give the same losses bit for bit") {
+  NN_NEED_GPU();
+  const std::vector<double> a = numbers("cuda", std::string(kCnn) + kSteps), b = numbers("cuda", std::string(kCnn) + kSteps);
+  CHECK(a == b);
+}
+
+TEST_CASE("scripts move tensors with to(), print them from the GPU, and name both devices on a mix") {
+  NN_NEED_GPU();
+  InterpreterOptions o;
+  std::ostringstream out;
+  o.out = &out;
+  Interpreter vm(o);
+  CHECK(nn::frontend::to_str(vm.run_code("t.nn", "let x = to([1.5, 2.5], device(\"cuda\"))\nx.device")) == "cuda:0");
+  CHECK(nn::frontend::to_str(vm.run_code("t.nn", "item(sum(x * 2))")) == "8.0");
+  CHECK(nn::frontend::to_str(vm.run_code("t.nn", "str(to(x, \"cpu\"))")) == nn::frontend::to_str(vm.run_code("t.nn", "str([1.5, 2.5])")));
+  CHECK(nn::frontend::to_str(vm.run_code("t.nn", "str(x)")).find("cuda:0") != std::string::npos);
+  std::string error;
+  try {
+    vm.run_code("t.nn", "x + [1.0, 2.0]");
+  } catch (const nn::frontend::ScriptError& e) {
+    error = e.diagnostics().front().message;
+  }
+  CHECK(error == "add: operands are on different devices: f32[2] on cuda:0 and f32[2] on cpu; move one with to(x, device)");
 }
