@@ -2,7 +2,7 @@
 // (backend/ops/nn_pool.cpp): the window geometry from the attributes and
 // the input's shape, as the CPU kernels read them.
 #include "backend/cuda/cuda_device.h"
-#include "backend/cuda/nn_kernels.h"
+#include "backend/cuda/pool_kernels.h"
 #include "backend/cuda/register.h"
 #include "backend/op_registry.h"
 
