@@ -5,6 +5,11 @@
 #            max-pool 2 - fc 64 - relu - fc 10 on 1x8x8, batch 64, Adam lr 0.005
 #   resnet8  ResNet-8 on 3x32x32, batch 32, 10 classes (bench/models/resnet8.nn),
 #            SGD lr 0.05 momentum 0.9
+# and bench_passes' two (bench/models/mlp784.nn, lenet.nn), batch 64, SGD lr
+# 0.01 momentum 0.9 weight decay 1e-5:
+#   mlp784   MLP 784-512-256-10 on 784 inputs
+#   lenet    conv 20@5x5 - relu - max-pool 2 - conv 50@5x5 - relu - max-pool 2 -
+#            fc 500 - relu - fc 10 on 1x28x28
 # The digits are replaced by uniform [0, 1) data of the same shapes (the
 # timing does not depend on the values).
 #
@@ -64,7 +69,20 @@ def build(name):
             BasicBlock(16, 16, 1), BasicBlock(16, 32, 2), BasicBlock(32, 64, 2),
             GlobalAvgPool(), tnn.Linear(64, 10))
         return m, torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9), torch.randn(32, 3, 32, 32), torch.randint(0, 10, (32,))
+    if name == "mlp784":
+        m = tnn.Sequential(tnn.Linear(784, 512), tnn.ReLU(), tnn.Linear(512, 256), tnn.ReLU(), tnn.Linear(256, 10))
+        return m, sgd_wd(m), torch.randn(64, 784), torch.randint(0, 10, (64,))
+    if name == "lenet":
+        m = tnn.Sequential(
+            tnn.Conv2d(1, 20, 5), tnn.ReLU(), tnn.MaxPool2d(2),
+            tnn.Conv2d(20, 50, 5), tnn.ReLU(), tnn.MaxPool2d(2),
+            tnn.Flatten(), tnn.Linear(800, 500), tnn.ReLU(), tnn.Linear(500, 10))
+        return m, sgd_wd(m), torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,))
     raise ValueError("unknown model " + name)
+
+
+def sgd_wd(m):
+    return torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-5)
 
 
 def make_step(name, warmup):

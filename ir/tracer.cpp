@@ -13,13 +13,15 @@ struct TraceInfo {
 
 namespace {
 thread_local Tracer* t_active = nullptr;
+}  // namespace
 
 // The mark of one traced tensor: reading its memory is an error that says
 // why there is none.
 struct ValueMark : backend::TraceMark {
   std::shared_ptr<TraceInfo> info;
   Loc loc;
-  ValueMark(std::shared_ptr<TraceInfo> i, Loc l) : info(std::move(i)), loc(l) {}
+  ValueId value;  // the value the tensor stands for now (an in-place op moves it on)
+  ValueMark(std::shared_ptr<TraceInfo> i, Loc l, ValueId v) : info(std::move(i)), loc(l), value(v) {}
   std::string where() const { return info->locate && loc.valid() ? info->locate(loc) : std::string(); }
   std::string misuse() const override {
     if (info->done) {
@@ -32,7 +34,6 @@ struct ValueMark : backend::TraceMark {
            "it outside";
   }
 };
-}  // namespace
 
 Tracer::Tracer(std::string graph_name) : info_(std::make_shared<TraceInfo>()) {
   graph_.name = std::move(graph_name);
@@ -65,10 +66,28 @@ void Tracer::stop() {
 backend::Tensor Tracer::make_traced(ValueId v) {
   const Value& val = graph_.values[v];
   if (!info_->locate) info_->locate = graph_.locate;
-  backend::Tensor t = backend::Tensor::traced(val.type, backend::Ref<backend::TraceMark>(new ValueMark(info_, loc_)));
-  values_[key(t)] = v;
-  made_.push_back(t);
-  return t;
+  return backend::Tensor::traced(val.type, backend::Ref<backend::TraceMark>(new ValueMark(info_, loc_, v)));
+}
+
+// A tensor this trace made knows its value through its mark; the type check
+// keeps a view of it that skipped dispatch (a new shape on the same block)
+// from passing for it.
+ValueMark* Tracer::own_mark(const backend::Tensor& t) const {
+  auto* mark = dynamic_cast<ValueMark*>(t.block()->trace_mark());
+  if (!mark || mark->info != info_) return nullptr;
+  const backend::TensorType& vt = graph_.values[mark->value].type;
+  return vt.dtype == t.dtype() && vt.shape == t.shape() && t.offset() == 0 ? mark : nullptr;
+}
+
+void Tracer::set_value(const backend::Tensor& t, ValueId v) {
+  if (ValueMark* mark = own_mark(t)) mark->value = v;
+  else values_[key(t)] = v;
+}
+
+ValueId Tracer::current(const backend::Tensor& t) const {
+  if (const ValueMark* mark = own_mark(t)) return mark->value;
+  auto it = values_.find(key(t));
+  return it == values_.end() ? kNone : it->second;
 }
 
 backend::Tensor Tracer::add_input(const backend::TensorType& type, std::string name) {
@@ -85,7 +104,7 @@ backend::Tensor Tracer::bind_input(const backend::Tensor& host, std::string name
   backend::TensorType t = host.type();
   ValueId v = graph_.add_value(t, Role::input, std::move(name));
   graph_.inputs.push_back(v);
-  values_[key(host)] = v;
+  set_value(host, v);
   entries_.push_back({host, v});
   return host;
 }
@@ -95,7 +114,7 @@ bool Tracer::is_traced(const backend::Tensor& t) const { return t.defined() && t
 void Tracer::rebind(const backend::Tensor& host, const backend::Tensor& now) {
   ValueId v = value_of(now);
   value_of(host);  // captured first, so that finish() sees the update
-  values_[key(host)] = v;
+  set_value(host, v);
 }
 
 ValueId Tracer::capture(const backend::Tensor& t) {
@@ -103,7 +122,7 @@ ValueId Tracer::capture(const backend::Tensor& t) {
     std::string name = input_name(t);
     if (!name.empty()) {
       bind_input(t, std::move(name));
-      return values_.at(key(t));
+      return current(t);
     }
   }
   // A param stays a param; anything else is a constant until the trace
@@ -111,14 +130,13 @@ ValueId Tracer::capture(const backend::Tensor& t) {
   Role role = t.impl()->requires_grad ? Role::param : Role::constant;
   ValueId v = graph_.add_value(t.type(), role);
   graph_.values[v].captured = t;
-  values_[key(t)] = v;
+  set_value(t, v);
   entries_.push_back({t, v});
   return v;
 }
 
 ValueId Tracer::value_of(const backend::Tensor& t) {
-  auto it = values_.find(key(t));
-  if (it != values_.end()) return it->second;
+  if (ValueId v = current(t); v != kNone) return v;
   if (t.is_traced())  // made by another trace, one that has ended
     throw backend::Error(t.block()->trace_mark()->misuse());
   return capture(t);
@@ -151,7 +169,7 @@ bool Tracer::on_dispatch(const backend::OpDef& op, std::span<const backend::Tens
   if (op.effect == backend::Effect::stateful) {
     // The op writes into its first input: from here on, the tensor the host
     // holds stands for the new value.
-    values_[key(in[0])] = graph_.nodes[n].outputs[0];
+    set_value(in[0], graph_.nodes[n].outputs[0]);
     out.push_back(in[0]);
     return true;
   }
@@ -177,7 +195,7 @@ Graph Tracer::finish(std::span<const backend::Tensor> outputs) {
     graph_.outputs.push_back(v);
   }
   for (const Captured& c : entries_) {
-    ValueId now = values_.at(key(c.tensor));
+    ValueId now = current(c.tensor);
     if (now == c.first) continue;
     if (graph_.values[c.first].role == Role::constant) graph_.values[c.first].role = Role::state;
     graph_.updates.push_back({c.first, now});
@@ -186,7 +204,6 @@ Graph Tracer::finish(std::span<const backend::Tensor> outputs) {
   info_->done = true;
   entries_.clear();
   values_.clear();
-  made_.clear();
   return std::move(graph_);
 }
 

@@ -22,6 +22,7 @@ namespace nn::ir {
 // Shared by the marks of one trace's tensors: which graph, and whether the
 // trace has ended (a traced tensor read afterwards escaped the graph).
 struct TraceInfo;
+struct ValueMark;
 
 class Tracer : public backend::DispatchHook {
  public:
@@ -94,21 +95,24 @@ class Tracer : public backend::DispatchHook {
   };
   static Key key(const backend::Tensor& t) { return {t.block().get(), t.offset(), t.dtype(), t.shape()}; }
   backend::Tensor make_traced(ValueId v);
+  ValueMark* own_mark(const backend::Tensor& t) const;
+  // The value t stands for now (kNone: not seen yet); set_value moves it on.
+  ValueId current(const backend::Tensor& t) const;
+  void set_value(const backend::Tensor& t, ValueId v);
   ValueId capture(const backend::Tensor& t);
   NodeId append(const backend::OpDef* op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
                 const backend::OutTypes& types);
 
   Graph graph_;
   std::shared_ptr<TraceInfo> info_;
-  std::unordered_map<Key, ValueId, KeyHash> values_;  // current value of each tensor
+  // The current value of each tensor the trace did not make (arguments bound
+  // by name, captured tensors); a tensor it made carries its value in its mark.
+  std::unordered_map<Key, ValueId, KeyHash> values_;
   struct Captured {
     backend::Tensor tensor;
     ValueId first;  // the value it was captured as
   };
   std::vector<Captured> entries_;  // arguments and captured tensors, in order
-  // Every traced tensor made, alive until the trace ends: the map is keyed
-  // by block address, which a freed block would hand to a newer tensor.
-  std::vector<backend::Tensor> made_;
   Loc loc_;
   uint32_t scope_ = 0;
   Phase phase_ = Phase::forward;

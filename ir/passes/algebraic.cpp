@@ -2,8 +2,11 @@
 //   x + 0, 0 + x, x - 0  ->  x     (equal as IEEE values; -0 + 0 gives +0,
 //                                    which compares equal to -0)
 //   x * 1, 1 * x, x / 1  ->  x     (exact for every value, NaN and Inf too)
+//   x ** 1               ->  x     (likewise; a power rule's backward leaves it)
+//   where(c, a, b)       ->  a or b when c is a one-element constant (a
+//                                    folded comparison in a backward rule)
 // only where the result has x's own dtype and shape (no promotion, no
-// broadcast) and the 0 or 1 is a one-element constant. Rules that change
+// broadcast) and the 0, 1 or condition is a one-element constant. Rules that change
 // NaN or Inf (x * 0 -> 0, 0 / x -> 0, x - x -> 0) are not applied.
 #include "ir/pass.h"
 
@@ -26,12 +29,8 @@ class Algebraic : public Pass {
     size_t changed = 0;
     for (NodeId i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
-      if (!n.op || n.inputs.size() != 2 || n.outputs.size() != 1) continue;
+      if (!n.op || n.outputs.size() != 1) continue;
       const std::string& op = n.op->name;
-      const bool add = op == "add", sub = op == "sub", mul = op == "mul", div = op == "div";
-      if (!add && !sub && !mul && !div) continue;
-      const double unit = add || sub ? 0.0 : 1.0;
-      const ValueId a = rw.resolve(n.inputs[0]), b = rw.resolve(n.inputs[1]);
       const backend::TensorType& out = g.values[n.outputs[0]].type;
       auto keeps_type = [&](ValueId x) {
         const backend::TensorType& t = g.values[x].type;
@@ -39,8 +38,19 @@ class Algebraic : public Pass {
       };
       double c;
       ValueId same = kNone;
-      if (constant_number(g, b, c) && c == unit && keeps_type(a)) same = a;  // x op unit
-      else if ((add || mul) && constant_number(g, a, c) && c == unit && keeps_type(b)) same = b;  // unit op x
+      if (op == "where" && n.inputs.size() == 3) {
+        if (constant_number(g, rw.resolve(n.inputs[0]), c)) {
+          const ValueId pick = rw.resolve(n.inputs[c != 0 || c != c ? 1 : 2]);  // NaN counts as true
+          if (keeps_type(pick)) same = pick;
+        }
+      } else if (n.inputs.size() == 2) {
+        const bool add = op == "add", sub = op == "sub", mul = op == "mul", div = op == "div", pow = op == "pow";
+        if (!add && !sub && !mul && !div && !pow) continue;
+        const double unit = add || sub ? 0.0 : 1.0;
+        const ValueId a = rw.resolve(n.inputs[0]), b = rw.resolve(n.inputs[1]);
+        if (constant_number(g, b, c) && c == unit && keeps_type(a)) same = a;  // x op unit
+        else if ((add || mul) && constant_number(g, a, c) && c == unit && keeps_type(b)) same = b;  // unit op x
+      }
       if (same == kNone) continue;
       rw.replace(n.outputs[0], same);
       rw.drop(i);

@@ -14,23 +14,35 @@ class CommonSubexpr : public Pass {
   const char* name() const override { return "cse"; }
   size_t run(Graph& g) override {
     Rewriter rw(g);
-    std::unordered_map<std::string, NodeId> seen;
+    // Calls by a hash of (op, inputs); equal hashes are compared in full,
+    // attributes by their text, and only when the rest agrees.
+    std::unordered_multimap<size_t, NodeId> seen;
+    seen.reserve(g.nodes.size());
     size_t merged = 0;
+    std::vector<ValueId> in;
     for (NodeId i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
       if (!n.op || n.op->effect != backend::Effect::pure) continue;
-      std::string key = n.op->name;
-      key += '(';
+      in.clear();
+      size_t h = std::hash<const void*>()(n.op);
       for (ValueId v : n.inputs) {
-        key += std::to_string(rw.resolve(v));
-        key += ',';
+        in.push_back(rw.resolve(v));
+        h = h * 0x100000001b3ull ^ in.back();
       }
-      key += ')';
-      key += n.attrs.str();
-      auto [it, fresh] = seen.emplace(std::move(key), i);
-      if (fresh) continue;
-      const Node& first = g.nodes[it->second];
-      for (size_t k = 0; k < n.outputs.size(); ++k) rw.replace(n.outputs[k], first.outputs[k]);
+      NodeId same = kNone;
+      auto [lo, hi] = seen.equal_range(h);
+      for (auto it = lo; it != hi && same == kNone; ++it) {
+        const Node& m = g.nodes[it->second];
+        if (m.op != n.op || m.inputs.size() != in.size() || m.outputs.size() != n.outputs.size()) continue;
+        bool equal = true;
+        for (size_t k = 0; k < in.size() && equal; ++k) equal = rw.resolve(m.inputs[k]) == in[k];
+        if (equal && (n.attrs.empty() ? m.attrs.empty() : m.attrs.str() == n.attrs.str())) same = it->second;
+      }
+      if (same == kNone) {
+        seen.emplace(h, i);
+        continue;
+      }
+      for (size_t k = 0; k < n.outputs.size(); ++k) rw.replace(n.outputs[k], g.nodes[same].outputs[k]);
       rw.drop(i);
       ++merged;
     }

@@ -71,7 +71,8 @@ class FuseElementwise : public Pass {
     for (NodeId i = 0; i < n; ++i) {
       if (!dtypes[i]) continue;
       const backend::TensorType& t = out_type(i);
-      std::vector<uint32_t> chosen;
+      std::vector<uint32_t>& chosen = chosen_;
+      chosen.clear();
       uint8_t m = dtypes[i];
       size_t size = 1;
       for (ValueId v : g.nodes[i].inputs) {
@@ -143,7 +144,8 @@ class FuseElementwise : public Pass {
     NodeId lo = i;
     for (uint32_t c : chosen) lo = std::min(lo, groups_[c].first);
     ++cur_;
-    std::vector<NodeId> stack;
+    std::vector<NodeId>& stack = stack_;
+    stack.clear();
     auto push_outside = [&](NodeId p) {
       if (!inside(p) && p > lo && stamp_[p] != cur_) stack.push_back(p);
     };
@@ -247,6 +249,8 @@ class FuseElementwise : public Pass {
   std::vector<Group> groups_;
   std::vector<uint32_t> stamp_;  // per node: the search that last saw it
   uint32_t cur_ = 0;
+  std::vector<uint32_t> chosen_;  // scratch of run() and acyclic(), kept to save allocations
+  std::vector<NodeId> stack_;
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "ir/dot_printer.h"
 #include "ir/dot_render.h"
 #include "ir/graph.h"
+#include "ir/pass.h"
 
 using namespace nn;
 using ir::NodeId;
@@ -225,6 +226,22 @@ TEST_CASE("dot: memory picture, fused groups and the raw title") {
   CHECK(dot.find("%5\\nblock 0, 1 reader\", fillcolor=\"#8dd3c7\"") != std::string::npos);
   CHECK(dot.find("%7\\nblock 0, 1 reader\", fillcolor=\"#8dd3c7\"") != std::string::npos);
   CHECK(dot.find("%6\\nblock 1, 1 reader\", fillcolor=\"#ffffb3\"") != std::string::npos);
+  CHECK(dot.find("subgraph cluster_fused_0 {") != std::string::npos);
+  CHECK(dot.find("label=\"fused #1\"") != std::string::npos);
+  CHECK(dot.find("cluster_fused_2") == std::string::npos);
+}
+
+TEST_CASE("dot: a fused node is drawn as a cluster of the ops it merged") {
+  ir::Graph g = nested();
+  const size_t ops_before = g.nodes.size(), values_before = value_nodes(g), edges_before = g.edge_count();
+  for (auto& p : ir::default_passes())
+    if (std::string(p->name()) == "fuse-elementwise" || std::string(p->name()) == "fuse-matmul-epilogue") p->run(g);
+  // Two GEMMs with epilogues (add, mul, relu; add), and the sum.
+  REQUIRE(g.nodes.size() == 3);
+  const std::string dot = ir::print_dot(g);
+  ir::DotCounts c = ir::parse_dot_counts(dot);
+  CHECK(c.nodes == ops_before + values_before);  // every op drawn again, no more
+  CHECK(c.edges == edges_before);
   CHECK(dot.find("subgraph cluster_fused_0 {") != std::string::npos);
   CHECK(dot.find("label=\"fused #1\"") != std::string::npos);
   CHECK(dot.find("cluster_fused_2") == std::string::npos);

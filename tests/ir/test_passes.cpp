@@ -78,6 +78,24 @@ TEST_CASE("pass algebraic: x * 1, x + 0, x / 1 go; x * 0 and broadcasting ones s
   CHECK(g.nodes[0].inputs[0] == x);
 }
 
+TEST_CASE("pass algebraic: x ** 1 and a where on a constant condition go; 1 ** x and a broadcast pick stay") {
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({2, 3}), "x");
+  ir::ValueId y = input(g, f32({2, 3}), "y");
+  ir::ValueId row = input(g, f32({3}), "row");
+  ir::ValueId one = constant(g, backend::scalar(1.0, backend::DType::f64, true));
+  ir::ValueId no = constant(g, backend::scalar_int(0, backend::DType::boolean));
+  ir::ValueId p = add(g, "pow", {x, one});                 // x
+  ir::ValueId q = add(g, "pow", {one, p});                 // 1 ** x is not x: stays
+  ir::ValueId w = add(g, "where", {no, q, y});             // y
+  ir::ValueId v = add(g, "where", {no, y, row});           // row would broadcast: stays
+  output(g, add(g, "add", {w, v}));
+  CHECK(run_pass(g, "algebraic") == 2);
+  run_pass(g, "dead-code");
+  CHECK(ops(g) == "where add");
+  CHECK(g.nodes[1].inputs[0] == y);
+}
+
 TEST_CASE("pass transpose-transpose: two transposes cancel, two permutes compose") {
   ir::Graph g;
   ir::ValueId x = input(g, f32({2, 3}), "x");
