@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <cblas.h>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
+#include "backend/cuda_backend.h"
 #include "backend/device.h"
 
 namespace nn::backend {
@@ -35,10 +37,49 @@ Device* cpu_device() {
   return &dev;
 }
 
+namespace {
+std::atomic<Device*> g_default{nullptr};
+thread_local Device* t_default = nullptr;
+
+// "cuda" is cuda:0; "cuda:N" names GPU N; -1 for anything else.
+int cuda_index(const std::string& name) {
+  if (name == "cuda") return 0;
+  if (name.rfind("cuda:", 0) != 0 || name.size() == 5 || name.size() > 9) return -1;
+  int n = 0;
+  for (size_t i = 5; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+}  // namespace
+
 Device* find_device(const std::string& name) {
   if (name == "cpu") return cpu_device();
-  return nullptr;
+  const int index = cuda_index(name);
+  return index >= 0 ? cuda_device(index) : nullptr;
 }
+
+std::string device_unavailable_reason(const std::string& name) {
+  if (name == "cpu") return "";
+  if (cuda_index(name) < 0) return "a device is cpu, cuda or cuda:N";
+  if (!cuda_built()) return "this build of nn has no CUDA backend (configure it with -DNN_CUDA=ON)";
+  const int count = cuda_device_count();
+  if (count == 0) return "no CUDA GPU was found (" + cuda_unavailable_reason() + ")";
+  return "this machine has " + std::to_string(count) + " CUDA GPU" + (count == 1 ? "" : "s") + " (cuda:0" +
+         (count > 1 ? "..cuda:" + std::to_string(count - 1) : std::string()) + ")";
+}
+
+Device* default_device() {
+  if (t_default) return t_default;
+  Device* d = g_default.load(std::memory_order_relaxed);
+  return d ? d : cpu_device();
+}
+
+void set_default_device(Device* d) { g_default.store(d, std::memory_order_relaxed); }
+
+DeviceScope::DeviceScope(Device* d) : saved_(t_default) { t_default = d; }
+DeviceScope::~DeviceScope() { t_default = saved_; }
 
 // One pool of threads: OpenMP's. OpenBLAS stays single-threaded and kernels
 // split their gemms over the OpenMP team, because two pools spinning on the

@@ -12,12 +12,21 @@ namespace nn::backend {
 namespace {
 thread_local DispatchHook* t_hook = nullptr;
 
-Kernel kernel_for(const OpDef& op, Device* dev) {
+// A host number: a 0-d tensor in CPU memory, which kernels of any device read.
+bool host_scalar(const TensorType& t) { return t.shape.ndim() == 0 && t.device && t.device->type() == DeviceType::cpu; }
+}  // namespace
+
+Kernel kernel_for(const OpDef& op, std::span<const Tensor> in, std::span<const Tensor> out) {
+  Device* dev = nullptr;
+  for (const Tensor& t : in)
+    if (t.device()->type() != DeviceType::cpu) dev = t.device();
+  for (const Tensor& t : out)
+    if (!dev && t.device()->type() != DeviceType::cpu) dev = t.device();
+  if (!dev) dev = cpu_device();
   Kernel k = dev->type() == DeviceType::cpu ? op.cpu : op.cuda;
-  if (!k) throw Error("op " + op.name + " has no kernel for device " + dev->name());
+  if (!k) throw Error(op.name + ": no kernel for device " + dev->name() + " yet");
   return k;
 }
-}  // namespace
 
 void set_dispatch_hook(DispatchHook* hook) { t_hook = hook; }
 DispatchHook* dispatch_hook() { return t_hook; }
@@ -35,13 +44,26 @@ OutTypes infer_types(const OpDef& op, std::span<const Tensor> in, const Attrs& a
     big.resize(in.size());
     types = big;
   }
+  // The operands' device: the first that is not a host number's.
+  size_t first = in.size();
   for (size_t i = 0; i < in.size(); ++i) {
     types[i] = in[i].type();
-    if (i && types[i].device != types[0].device)
-      throw Error(op.name + ": operands are on different devices: " + types[0].device->name() + " and " +
-                  types[i].device->name());
+    if (host_scalar(types[i])) continue;
+    if (first == in.size()) first = i;
+    else if (types[i].device != types[first].device)
+      throw Error(op.name + ": operands are on different devices: " + types[first].str() + " on " +
+                  types[first].device->name() + " and " + types[i].str() + " on " + types[i].device->name() +
+                  "; move one with to(x, device)");
   }
-  return op.type_rule(types, attrs);
+  if (first < in.size() && types[first].device->type() != DeviceType::cpu)
+    for (auto& t : types)
+      if (host_scalar(t)) t.device = types[first].device;
+  OutTypes out = op.type_rule(types, attrs);
+  if (in.empty()) {
+    Device* dev = default_device();
+    for (auto& t : out) t.device = dev;
+  }
+  return out;
 }
 
 Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs) {
@@ -66,17 +88,16 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs
       out.push_back(Tensor::empty(t.shape, t.dtype, t.device ? t.device : cpu_device()));
     }
   }
-  Device* dev = in.empty() ? out[0].device() : in[0].device();
   try {
     // Take the output memory here, outside any parallel region of the kernel,
     // so that an allocation failure names the op.
     for (auto& t : out) t.raw_data();
     if (Profiler* prof = Profiler::active()) {
       const int64_t t0 = Profiler::now_ns();
-      kernel_for(op, dev)(in, out, attrs);
+      kernel_for(op, in, out)(in, out, attrs);
       prof->record(op.name, "eager", t0, Profiler::now_ns());
     } else {
-      kernel_for(op, dev)(in, out, attrs);
+      kernel_for(op, in, out)(in, out, attrs);
     }
     // A long kernel stopped early for Ctrl-C: its output is not whole.
     if (take_interrupt()) throw Error("interrupted");
@@ -96,7 +117,7 @@ bool call_into(const OpDef& op, std::span<const Tensor> in, const Tensor& out, c
       types[0].device != out.device())
     return false;
   Tensor target = out;
-  kernel_for(op, out.device())(in, std::span<Tensor>(&target, 1), attrs);
+  kernel_for(op, in, std::span<const Tensor>(&target, 1))(in, std::span<Tensor>(&target, 1), attrs);
   return true;
 }
 

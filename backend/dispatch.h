@@ -37,7 +37,15 @@ inline Tensor call(const OpDef& op, std::initializer_list<Tensor> in, const Attr
 // state updates its own way). Never recorded for autodiff.
 bool call_into(const OpDef& op, std::span<const Tensor> in, const Tensor& out, const Attrs& attrs = {});
 
-// Runs the type rule only.
+// Runs the type rule only. Operands must share one device, except 0-d CPU
+// tensors (host numbers, as in PyTorch), which join operands on any device;
+// the type rule sees them on that device. Ops without tensor inputs make
+// their results on the default device (backend/device.h).
 OutTypes infer_types(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs);
+
+// The kernel that runs a call: the CUDA one when any input or output lives
+// on a GPU (to_device's included), else the CPU one. Throws Error when the
+// op has none for that device.
+Kernel kernel_for(const OpDef& op, std::span<const Tensor> in, std::span<const Tensor> out);
 
 }  // namespace nn::backend

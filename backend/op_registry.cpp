@@ -1,6 +1,7 @@
 // The registry of ops, filled once by the op families' registration calls.
 #include "backend/op_registry.h"
 
+#include "backend/cuda_backend.h"
 #include "backend/ops/register.h"
 
 namespace nn::backend {
@@ -14,6 +15,7 @@ Registry::Registry() {
   // Explicit calls rather than static constructors: a static library would
   // drop registration objects nothing refers to.
   register_all_ops(*this);
+  register_cuda_kernels(*this);
 }
 
 const OpDef& Registry::add(OpDef def) {
@@ -32,6 +34,12 @@ const OpDef& Registry::op(std::string_view name) const {
   const OpDef* d = find(name);
   if (!d) throw Error("internal: no op named `" + std::string(name) + "`");
   return *d;
+}
+
+OpDef& Registry::edit(std::string_view name) {
+  auto it = ops_.find(std::string(name));
+  if (it == ops_.end()) throw Error("internal: no op named `" + std::string(name) + "`");
+  return *it->second;
 }
 
 std::vector<const OpDef*> Registry::all() const {

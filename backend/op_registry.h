@@ -86,6 +86,9 @@ class Registry {
   const OpDef& add(OpDef def);
   const OpDef* find(std::string_view name) const;
   const OpDef& op(std::string_view name) const;  // throws Error when unknown
+  // The entry itself, for a device backend adding its kernel while the
+  // registry is built (backend/cuda_backend.h); throws Error when unknown.
+  OpDef& edit(std::string_view name);
   std::vector<const OpDef*> all() const;
 
  private:

@@ -3,6 +3,7 @@
 // the guards against runaway recursion.
 #include "backend/error.h"
 #include "backend/ops.h"
+#include "frontend/host_data.h"
 #include "frontend/interpreter.h"
 
 namespace nn::frontend {
@@ -297,7 +298,11 @@ std::vector<int64_t> Args::int_list(size_t i) const {
   else if (v.is_list()) from_items(v.as_list()->items);
   else if (v.is_tuple()) from_items(v.as_tuple()->items);
   else if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().ndim() <= 1) {
-    backend::Tensor t = backend::astype(v.as_tensor(), backend::DType::i64);
+    backend::Tensor t;
+    {
+      Untraced untraced;
+      t = backend::astype(on_host(v.as_tensor()), backend::DType::i64);
+    }
     const int64_t* p = t.data<int64_t>();
     out.assign(p, p + t.numel());
   } else fail(i, "expected a list of ints, got " + a_type_name(v));
@@ -344,7 +349,7 @@ backend::Tensor Interpreter::to_tensor(const Value& v, Span span) {
                                               : t.dtype() == backend::DType::boolean ? backend::DType::boolean
                                                                                      : backend::DType::i64);
         t.set_weak(false);
-        rows.push_back(t);
+        rows.push_back(on_default_device(t));
       }
       for (auto& r : rows)
         if (r.shape() != rows[0].shape())

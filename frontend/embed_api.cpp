@@ -175,6 +175,7 @@ std::vector<double> Tensor::to_vector() const {
   const be::Tensor& t = checked(impl_.get());
   return guarded(nullptr, [&] {
     be::Tensor d = be::astype(t, be::DType::f64);
+    if (d.device() != be::cpu_device()) d = be::to_device(d, be::cpu_device());
     const double* p = d.data<double>();
     return std::vector<double>(p, p + d.numel());
   });
@@ -385,14 +386,12 @@ struct Interpreter::Impl {
 Interpreter::Interpreter(Options options) : impl_(std::make_unique<Impl>()) {
   impl_->opts = std::move(options);
   const Options& o = impl_->opts;
-  if (!o.device.empty() && o.device != "cpu") {
-    be::Device* d = be::find_device(o.device);
-    if (!d || d != be::cpu_device())
-      throw_plain("device `" + o.device + "` is not available: this build of nn runs on the cpu only");
-  }
+  if (!o.device.empty() && !be::find_device(o.device))
+    throw_plain("device `" + o.device + "` is not available: " + be::device_unavailable_reason(o.device));
   if (o.threads < 0) throw_plain("Options::threads cannot be negative");
   fe::InterpreterOptions fo;
   fo.threads = o.threads;
+  fo.device = o.device.empty() ? "cpu" : o.device;
   fo.seed = o.seed;
   fo.search_paths = o.search_paths;
   fo.allow_files = o.allow_files;

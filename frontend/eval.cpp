@@ -2,6 +2,7 @@
 // and lambdas. Operators are in operators.cpp, calls in calls.cpp.
 #include "backend/error.h"
 #include "backend/ops.h"
+#include "frontend/host_data.h"
 #include "frontend/index_items.h"
 #include "frontend/interpreter.h"
 
@@ -114,16 +115,16 @@ Value Interpreter::eval_list(const ListExpr& e, const EnvPtr& env) {
     if (all_bool) {
       std::vector<int64_t> b;
       for (auto& v : items) b.push_back(v.as_bool());
-      return Value(backend::from_ints(b, shape, backend::DType::boolean));
+      return Value(on_default_device(backend::from_ints(b, shape, backend::DType::boolean)));
     }
     if (any_float) {
       std::vector<double> d;
       for (auto& v : items) d.push_back(v.as_number());
-      return Value(backend::from_doubles(d, shape, backend::DType::f32));
+      return Value(on_default_device(backend::from_doubles(d, shape, backend::DType::f32)));
     }
     std::vector<int64_t> d;
     for (auto& v : items) d.push_back(v.is_bool() ? int64_t(v.as_bool()) : v.as_int());
-    return Value(backend::from_ints(d, shape, backend::DType::i64));
+    return Value(on_default_device(backend::from_ints(d, shape, backend::DType::i64)));
   }
   // Nested rows: all must be tensors of one shape (ragged is an error).
   std::vector<backend::Tensor> rows;

@@ -5,6 +5,7 @@
 
 #include "backend/ops.h"
 #include "frontend/graph_cache.h"
+#include "frontend/host_data.h"
 #include "frontend/interpreter.h"
 
 namespace nn::frontend {
@@ -22,7 +23,8 @@ backend::Tensor copy_of(const backend::Tensor& t) {
 std::string difference(const backend::Tensor& a, const backend::Tensor& b) {
   if (a.shape() != b.shape() || a.dtype() != b.dtype())
     return "graph gives " + a.type().str() + ", eager code " + b.type().str();
-  backend::Tensor x = backend::astype(a, backend::DType::f64), y = backend::astype(b, backend::DType::f64);
+  backend::Tensor x = on_host(backend::astype(a, backend::DType::f64));
+  backend::Tensor y = on_host(backend::astype(b, backend::DType::f64));
   const double *p = x.data<double>(), *q = y.data<double>();
   for (int64_t i = 0; i < x.numel(); ++i) {
     bool same = p[i] == q[i] || (std::isnan(p[i]) && std::isnan(q[i])) ||

@@ -163,6 +163,14 @@ std::string find_traced(const Value& v, const std::string& name, std::unordered_
   return {};
 }
 
+// The device a graph computes on (whose pool its peak is read from): that
+// of its first value on a GPU, else the CPU.
+backend::Device* graph_device(const ir::Graph& g) {
+  for (const ir::Value& v : g.values)
+    if (v.type.device && v.type.device->type() != backend::DeviceType::cpu) return v.type.device;
+  return backend::cpu_device();
+}
+
 }  // namespace
 
 // A tensor of the trace left in a variable outside the graph (or in a list
@@ -234,7 +242,7 @@ void Interpreter::compile(CompiledGraph& cg) {
 }
 
 std::vector<backend::Tensor> Interpreter::run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs) {
-  backend::CachingPool& pool = backend::cpu_device()->pool();
+  backend::CachingPool& pool = graph_device(cg.graph)->pool();
   size_t before = pool.stats().current;
   size_t enclosing = pool.begin_window();
   std::vector<backend::Tensor> outs;

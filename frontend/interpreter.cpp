@@ -21,6 +21,11 @@ Interpreter::Interpreter(InterpreterOptions opts) : opts_(std::move(opts)) {
   if (opts_.threads > 0) backend::set_num_threads(opts_.threads);
   else backend::set_num_threads(backend::num_threads());
   backend::manual_seed(opts_.seed);
+  backend::Device* dev = backend::find_device(opts_.device);
+  if (!dev)
+    throw backend::Error("device `" + opts_.device + "` is not available: " +
+                         backend::device_unavailable_reason(opts_.device));
+  backend::set_default_device(dev);
   if (opts_.max_memory_bytes) backend::cpu_device()->pool().set_limit(opts_.max_memory_bytes);
   if (const char* p = std::getenv("NN_PATH")) {
     std::stringstream ss(p);

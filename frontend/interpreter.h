@@ -27,6 +27,7 @@ namespace nn::frontend {
 
 struct InterpreterOptions {
   int threads = 0;                        // 0: all cores
+  std::string device = "cpu";             // where creation ops and host data put tensors: cpu, cuda, cuda:N
   uint64_t seed = 0;
   std::vector<std::string> search_paths;  // NN_PATH entries are added too
   bool allow_files = true;

@@ -3,18 +3,13 @@
 
 #include <optional>
 
+#include "backend/dispatch.h"
 #include "backend/interrupt.h"
 #include "backend/profiler.h"
 #include "backend/scratch.h"
 
 namespace nn::ir {
 namespace {
-
-backend::Kernel kernel_for(const backend::OpDef& op, backend::Device* dev) {
-  backend::Kernel k = dev->type() == backend::DeviceType::cpu ? op.cpu : op.cuda;
-  if (!k) throw backend::Error("op " + op.name + " has no kernel for device " + dev->name());
-  return k;
-}
 
 backend::Tensor fresh(const backend::TensorType& t) {
   backend::Tensor x = backend::Tensor::empty(t.shape, t.dtype, t.device);
@@ -107,7 +102,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
           const auto [offset, bytes] = mp.scratch[step * arenas.size() + size_t(a)];
           if (bytes) scratch.emplace(arenas[size_t(a)], offset, bytes);
         }
-        kernel_for(*n.op, dev)(in, out, n.attrs);
+        backend::kernel_for(*n.op, in, out)(in, out, n.attrs);
       }
     } catch (const RunError&) {
       throw;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "backend/profiler.h"
 #include "frontend/interpreter.h"
@@ -58,6 +59,7 @@ std::string read_all(std::istream& in) {
 nn::frontend::InterpreterOptions interpreter_options(const CliOptions& cli) {
   nn::frontend::InterpreterOptions o;
   o.threads = cli.threads;
+  o.device = cli.device;
   o.seed = cli.seed;
   o.max_memory_bytes = cli.max_memory_bytes;
   o.args = cli.script_args;
@@ -128,10 +130,13 @@ std::string megabytes(size_t bytes) {
 
 // --stats: at the end, memory per device and what each graph became.
 void print_stats(const Interpreter& interp) {
-  nn::backend::Device* cpu = nn::backend::cpu_device();
-  nn::backend::MemoryStats m = cpu->stats();
-  std::cerr << "stats: " << cpu->name() << " memory peak " << megabytes(m.peak) << ", in use " << megabytes(m.current)
-            << ", cached " << megabytes(m.cached) << "\n";
+  std::vector<nn::backend::Device*> devices{nn::backend::cpu_device()};
+  if (nn::backend::default_device() != devices[0]) devices.push_back(nn::backend::default_device());
+  for (nn::backend::Device* dev : devices) {
+    nn::backend::MemoryStats m = dev->stats();
+    std::cerr << "stats: " << dev->name() << " memory peak " << megabytes(m.peak) << ", in use "
+              << megabytes(m.current) << ", cached " << megabytes(m.cached) << "\n";
+  }
   for (const auto& cache : interp.graphs()) {
     const nn::frontend::CompiledGraph* cg = cache->latest();
     if (!cg) continue;
@@ -263,8 +268,8 @@ int run_with_big_stack(const CliOptions& cli) {
 
 // Errors the command line can show before any script runs; 0 when none.
 int check_unsupported(const CliOptions& cli) {
-  if (cli.device != "cpu") {
-    print_error("device `" + cli.device + "` is not available: this build of nn runs on the cpu only");
+  if (!nn::backend::find_device(cli.device)) {
+    print_error("device `" + cli.device + "` is not available: " + nn::backend::device_unavailable_reason(cli.device));
     return 1;
   }
   const std::vector<std::string> passes = nn::ir::pass_names();

@@ -40,10 +40,12 @@ void install_creation(Interpreter& vm) {
   });
   def(vm, "zeros_like", "x, dtype=none", [](Args& a) {
     backend::Tensor x = a.tensor(0);
+    backend::DeviceScope on(x.device());
     return Value(backend::zeros(x.shape(), dtype_or(a, 1, x.dtype())));
   });
   def(vm, "ones_like", "x, dtype=none", [](Args& a) {
     backend::Tensor x = a.tensor(0);
+    backend::DeviceScope on(x.device());
     return Value(backend::ones(x.shape(), dtype_or(a, 1, x.dtype())));
   });
   def(vm, "arange", "a, b=none, step=1, dtype=none", [](Args& a) {

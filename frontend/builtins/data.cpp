@@ -12,6 +12,7 @@
 #include "frontend/builtins/file_io.h"
 #include "frontend/builtins/progress_bar.h"
 #include "frontend/format.h"
+#include "frontend/host_data.h"
 #include "frontend/interpreter.h"
 
 namespace nn::frontend::builtins {
@@ -98,7 +99,7 @@ struct BatchIterator : Iterator {
       xb = rows(x, lo, hi);
       if (y.defined()) yb = rows(y, lo, hi);
     } else {
-      Tensor ids = ids_tensor(order, size_t(lo), size_t(hi));
+      Tensor ids = backend::to_device(ids_tensor(order, size_t(lo), size_t(hi)), x.device());
       xb = backend::take(x, ids);
       if (y.defined()) yb = backend::take(y, ids);
     }
@@ -173,7 +174,7 @@ void install_data(Interpreter& vm) {
       for (int c = 0; c < 64; ++c) xp[r * 64 + c] = float(row[c] / 16.0);
       yp[r] = int64_t(row[64]);
     }
-    return Value(make_tuple({Value(x), Value(y)}));
+    return Value(make_tuple({Value(on_default_device(x)), Value(on_default_device(y))}));
   });
   def(vm, "data_file", "name", [](Args& a) {
     namespace fs = std::filesystem;
@@ -197,7 +198,8 @@ void install_data(Interpreter& vm) {
     if (!(frac >= 0 && frac <= 1)) a.fail(2, "split needs a fraction between 0 and 1, got " + to_str(Value(frac)));
     const std::vector<int64_t> p = split_permutation(n, uint64_t(a.integer(3)));
     const size_t ntrain = size_t(std::llround(frac * double(n)));
-    Tensor tr = ids_tensor(p, 0, ntrain), te = ids_tensor(p, ntrain, size_t(n));
+    Tensor tr = backend::to_device(ids_tensor(p, 0, ntrain), x.device());
+    Tensor te = backend::to_device(ids_tensor(p, ntrain, size_t(n)), x.device());
     return Value(make_tuple({Value(backend::take(x, tr)), Value(backend::take(y, tr)), Value(backend::take(x, te)),
                              Value(backend::take(y, te))}));
   });

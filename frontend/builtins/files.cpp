@@ -14,6 +14,7 @@
 #include "frontend/builtins/csv_format.h"
 #include "frontend/builtins/file_io.h"
 #include "frontend/builtins/idx_format.h"
+#include "frontend/host_data.h"
 #include "frontend/builtins/npy_format.h"
 #include "frontend/builtins/safetensors_format.h"
 #include "frontend/function.h"
@@ -162,7 +163,7 @@ std::vector<std::pair<std::string, Value>> leaves(const std::string& path, safet
           throw fileio::FileError(path, std::string("bad __metadata__: ") + kValuesKey + " names tensor `" + name +
                                             "`, which the file does not hold");
         used[it->second] = true;
-        out.emplace_back(name, Value(c.tensors[it->second].second));
+        out.emplace_back(name, Value(on_default_device(c.tensors[it->second].second)));
       } else if (v.is_null())
         out.emplace_back(name, Value());
       else if (v.is_boolean())
@@ -185,7 +186,7 @@ std::vector<std::pair<std::string, Value>> leaves(const std::string& path, safet
     }
   }
   for (size_t i = 0; i < c.tensors.size(); ++i)
-    if (!used[i]) out.emplace_back(c.tensors[i].first, Value(c.tensors[i].second));
+    if (!used[i]) out.emplace_back(c.tensors[i].first, Value(on_default_device(c.tensors[i].second)));
   return out;
 }
 
@@ -220,7 +221,7 @@ Value nest(const std::string& path, const std::vector<std::pair<std::string, Val
 }  // namespace
 
 void install_files(Interpreter& vm) {
-  def(vm, "load_npy", "path", [](Args& a) { return Value(npy::read(path_arg(a, 0, false))); });
+  def(vm, "load_npy", "path", [](Args& a) { return Value(on_default_device(npy::read(path_arg(a, 0, false)))); });
   def(vm, "save_npy", "x, path", [](Args& a) {
     backend::Tensor x = a.tensor(0);
     npy::write(x, path_arg(a, 1, true));
@@ -229,14 +230,14 @@ void install_files(Interpreter& vm) {
   def(vm, "load_idx", "path, dtype=none", [](Args& a) {
     std::optional<DType> d;
     if (!a[1].is_none()) d = data_dtype(a, 1);
-    return Value(idx::read(path_arg(a, 0, false), d));
+    return Value(on_default_device(idx::read(path_arg(a, 0, false), d)));
   });
   def(vm, "load_csv", "path, header=true, dtype=f32", [](Args& a) {
     const std::string& path = path_arg(a, 0, false);
     bool header = a.boolean(1);
     DType d = data_dtype(a, 2);
     csv::Table t = csv::read(path, header);
-    return Value(backend::from_doubles(t.values, backend::Shape{t.rows, t.cols}, d));
+    return Value(on_default_device(backend::from_doubles(t.values, backend::Shape{t.rows, t.cols}, d)));
   });
   def(vm, "save", "record, path", [](Args& a) {
     const Value& v = a[0];

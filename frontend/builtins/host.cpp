@@ -84,16 +84,17 @@ void install_host(Interpreter& vm) {
   });
   def(vm, "device", "name", [](Args& a) {
     backend::Device* d = backend::find_device(a.str(0));
-    if (!d) a.fail(0, "no device `" + a.str(0) + "` (this build has cpu only)");
+    if (!d) a.fail(0, "device `" + a.str(0) + "` is not available: " + backend::device_unavailable_reason(a.str(0)));
     return Value(DeviceValue{d});
   });
   def(vm, "exit", "code=0", [](Args& a) -> Value { throw ExitRequest{int(a.integer(0))}; });
   def(vm, "mem", "device=none", [](Args& a) {
-    backend::Device* d = backend::cpu_device();
+    backend::Device* d = backend::default_device();
     if (a[0].is_device()) d = a[0].as_device();
     else if (a[0].is_str()) {
       d = backend::find_device(a[0].as_str());
-      if (!d) a.fail(0, "no device `" + a[0].as_str() + "`");
+      if (!d)
+        a.fail(0, "device `" + a[0].as_str() + "` is not available: " + backend::device_unavailable_reason(a[0].as_str()));
     }
     backend::MemoryStats s = d->stats();
     auto r = make_record();

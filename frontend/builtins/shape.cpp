@@ -51,7 +51,7 @@ void install_shape(Interpreter& vm) {
     if (a[1].is_device()) d = a[1].as_device();
     else if (a[1].is_str()) d = backend::find_device(a[1].as_str());
     else a.fail(1, "expected a device or a device name, got " + a_type_name(a[1]));
-    if (!d) a.fail(1, "no device `" + a.str(1) + "` (this build has cpu only)");
+    if (!d) a.fail(1, "device `" + a.str(1) + "` is not available: " + backend::device_unavailable_reason(a.str(1)));
     return Value(backend::to_device(a.tensor(0), d));
   });
 }

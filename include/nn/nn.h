@@ -224,7 +224,7 @@ using HostFunction = std::function<Value(Args)>;
 
 struct Options {
   int threads = 0;                        // kernel threads; 0: all cores
-  std::string device = "cpu";             // only "cpu" in this build
+  std::string device = "cpu";             // cpu, or cuda / cuda:N where built with CUDA and a GPU is present
   std::vector<std::string> search_paths;  // for imports (NN_PATH is added too)
   bool allow_files = true;                // false: scripts can open no file
   size_t max_memory_bytes = 0;            // 0: no limit (process-wide CPU pool)

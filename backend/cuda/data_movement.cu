@@ -1,0 +1,116 @@
+// Data-movement kernels (copy_kernels.h): one thread per element, moving
+// elements as raw bytes of their size.
+#include "backend/cuda/copy_kernels.h"
+#include "backend/cuda/device_math.cuh"
+
+namespace nn::backend::cuda {
+namespace {
+
+template <class E>
+__global__ void strided_copy(CopyLaunch l) {
+  const E* src = static_cast<const E*>(l.src);
+  E* dst = static_cast<E*>(l.dst);
+  for (int64_t i = global_index(); i < l.n; i += grid_stride()) {
+    int64_t so = 0, dof = 0, r = i;
+    for (int d = l.nd - 1; d >= 0; --d) {
+      const int64_t q = r / l.size[d], idx = r - q * l.size[d];
+      so += idx * l.src_stride[d];
+      dof += idx * l.dst_stride[d];
+      r = q;
+    }
+    dst[dof] = src[so];
+  }
+}
+
+__device__ inline int64_t id_at(const void* ids, DType d, int64_t i) {
+  return d == DType::i32 ? int64_t(static_cast<const int32_t*>(ids)[i]) : static_cast<const int64_t*>(ids)[i];
+}
+
+// One thread per 4-byte word of the output (or byte, for odd row sizes).
+template <class W>
+__global__ void take_rows(const W* x, const void* ids, DType id_dtype, W* out, int64_t n_ids, int64_t rows,
+                          int64_t row_words, int* flag) {
+  const int64_t total = n_ids * row_words;
+  for (int64_t i = global_index(); i < total; i += grid_stride()) {
+    const int64_t r = i / row_words, j = i - r * row_words;
+    const int64_t id = id_at(ids, id_dtype, r);
+    if (id < 0 || id >= rows) {
+      *flag = 1;
+      continue;
+    }
+    out[i] = x[id * row_words + j];
+  }
+}
+
+template <class T>
+__global__ void scatter_add_rows(const T* g, const void* ids, DType id_dtype, T* out, int64_t n_ids, int64_t rows,
+                                 int64_t width, int* flag) {
+  const int64_t total = n_ids * width;
+  for (int64_t i = global_index(); i < total; i += grid_stride()) {
+    const int64_t r = i / width, j = i - r * width;
+    const int64_t id = id_at(ids, id_dtype, r);
+    if (id < 0 || id >= rows) {
+      *flag = 1;
+      continue;
+    }
+    atomicAdd(out + id * width + j, g[i]);
+  }
+}
+
+__global__ void one_hot_rows(const void* ids, DType id_dtype, float* out, int64_t n_ids, int64_t n, int* flag) {
+  for (int64_t i = global_index(); i < n_ids; i += grid_stride()) {
+    const int64_t id = id_at(ids, id_dtype, i);
+    if (id < 0 || id >= n) *flag = 1;
+    else out[i * n + id] = 1.0f;
+  }
+}
+
+}  // namespace
+
+void strided_copy_launch(const CopyLaunch& l, cudaStream_t s) {
+  if (l.n == 0) return;
+  const unsigned b = blocks_for(l.n);
+  switch (l.elem) {
+    case 1: strided_copy<uint8_t><<<b, kThreads, 0, s>>>(l); break;
+    case 2: strided_copy<uint16_t><<<b, kThreads, 0, s>>>(l); break;
+    case 4: strided_copy<uint32_t><<<b, kThreads, 0, s>>>(l); break;
+    default: strided_copy<uint64_t><<<b, kThreads, 0, s>>>(l); break;
+  }
+}
+
+void take_launch(const void* x, const void* ids, DType id_dtype, void* out, int64_t n_ids, int64_t rows,
+                 int64_t row_bytes, int* flag, cudaStream_t s) {
+  if (n_ids == 0) return;
+  if (row_bytes % 4 == 0) {
+    const int64_t words = row_bytes / 4;
+    take_rows<<<blocks_for(n_ids * (words ? words : 1)), kThreads, 0, s>>>(
+        static_cast<const uint32_t*>(x), ids, id_dtype, static_cast<uint32_t*>(out), n_ids, rows, words, flag);
+  } else {
+    take_rows<<<blocks_for(n_ids * row_bytes), kThreads, 0, s>>>(
+        static_cast<const uint8_t*>(x), ids, id_dtype, static_cast<uint8_t*>(out), n_ids, rows, row_bytes, flag);
+  }
+}
+
+bool take_backward_launch(const void* g, const void* ids, DType id_dtype, void* out, DType dtype, int64_t n_ids,
+                          int64_t rows, int64_t width, int* flag, cudaStream_t s) {
+  const size_t es = dtype == DType::f64 ? 8 : 4;
+  if (dtype != DType::f32 && dtype != DType::f64) return false;
+  if (rows * width != 0) cudaMemsetAsync(out, 0, size_t(rows * width) * es, s);
+  if (n_ids * width == 0) return true;
+  const unsigned b = blocks_for(n_ids * width);
+  if (dtype == DType::f64)
+    scatter_add_rows<<<b, kThreads, 0, s>>>(static_cast<const double*>(g), ids, id_dtype, static_cast<double*>(out),
+                                            n_ids, rows, width, flag);
+  else
+    scatter_add_rows<<<b, kThreads, 0, s>>>(static_cast<const float*>(g), ids, id_dtype, static_cast<float*>(out),
+                                            n_ids, rows, width, flag);
+  return true;
+}
+
+void one_hot_launch(const void* ids, DType id_dtype, float* out, int64_t n_ids, int64_t n, int* flag, cudaStream_t s) {
+  if (n_ids * n != 0) cudaMemsetAsync(out, 0, size_t(n_ids * n) * sizeof(float), s);
+  if (n_ids == 0) return;
+  one_hot_rows<<<blocks_for(n_ids), kThreads, 0, s>>>(ids, id_dtype, out, n_ids, n, flag);
+}
+
+}  // namespace nn::backend::cuda

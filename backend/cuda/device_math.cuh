@@ -1,0 +1,103 @@
+// Device-side helpers shared by the .cu files: element conversion with the
+// CPU's rules (float to integer truncates and saturates, NaN gives 0; to
+// bool is `!= 0`), loads of any dtype, launch sizes, and block reductions.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "backend/dtype.h"
+
+namespace nn::backend::cuda {
+
+template <class T>
+constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// ew::convert_value of ops/elementwise.h, on the device.
+template <class To, class From>
+__host__ __device__ inline To cvt(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (kIsInt<To> && std::is_floating_point_v<From>) {
+    constexpr From lo = From(std::numeric_limits<To>::min());
+    if (!(v == v)) return To(0);
+    if (v >= -lo) return std::numeric_limits<To>::max();
+    if (v < lo) return std::numeric_limits<To>::min();
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+// Element `i` of memory of dtype `d`, as T.
+template <class T>
+__device__ inline T load_any(const void* p, DType d, int64_t i) {
+  switch (d) {
+    case DType::f32: return cvt<T>(static_cast<const float*>(p)[i]);
+    case DType::f64: return cvt<T>(static_cast<const double*>(p)[i]);
+    case DType::i32: return cvt<T>(static_cast<const int32_t*>(p)[i]);
+    case DType::i64: return cvt<T>(static_cast<const int64_t*>(p)[i]);
+    case DType::boolean: return cvt<T>(static_cast<const bool*>(p)[i]);
+    default: return T(0);
+  }
+}
+
+constexpr int kThreads = 256;
+
+// Blocks for a grid-stride loop over n items.
+inline unsigned blocks_for(int64_t n, int threads = kThreads) {
+  int64_t b = (n + threads - 1) / threads;
+  if (b < 1) b = 1;
+  return unsigned(b > 65536 ? 65536 : b);
+}
+
+__device__ inline int64_t global_index() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ inline int64_t grid_stride() { return int64_t(gridDim.x) * blockDim.x; }
+
+// Sum of v over the block (blockDim.x a multiple of 32, at most 1024); every
+// thread gets the result. `shared` holds 32 values. The tree is fixed, so
+// the result does not depend on timing.
+template <class T>
+__device__ inline T block_sum(T v, T* shared) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  const int warps = int(blockDim.x + 31) >> 5;
+  T r = T(0);
+  if (warp == 0) {
+    r = lane < warps ? shared[lane] : T(0);
+    for (int o = 16; o > 0; o >>= 1) r += __shfl_down_sync(0xffffffffu, r, o);
+    if (lane == 0) shared[0] = r;
+  }
+  __syncthreads();
+  r = shared[0];
+  __syncthreads();
+  return r;
+}
+
+// Max over the block with NaN winning (a NaN anywhere gives NaN).
+__device__ inline double nan_max(double a, double b) { return (b > a || b != b || a != a) ? (a != a ? a : b) : a; }
+
+__device__ inline double block_max(double v, double* shared) {
+  for (int o = 16; o > 0; o >>= 1) v = nan_max(v, __shfl_down_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  const int warps = int(blockDim.x + 31) >> 5;
+  if (warp == 0) {
+    double r = lane < warps ? shared[lane] : -std::numeric_limits<double>::infinity();
+    for (int o = 16; o > 0; o >>= 1) r = nan_max(r, __shfl_down_sync(0xffffffffu, r, o));
+    if (lane == 0) shared[0] = r;
+  }
+  __syncthreads();
+  double r = shared[0];
+  __syncthreads();
+  return r;
+}
+
+}  // namespace nn::backend::cuda

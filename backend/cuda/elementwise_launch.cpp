@@ -1,0 +1,109 @@
+// Building and running elementwise launches (elementwise_launch.h).
+#include "backend/cuda/elementwise_launch.h"
+
+#include <cstring>
+
+#include "backend/ops/elementwise.h"
+
+namespace nn::backend::cuda {
+static_assert(kDims == kMaxDims, "the launch interface holds as many dims as a Shape");
+
+namespace {
+
+bool is_host_number(const Tensor& t) { return t.device()->type() == DeviceType::cpu && t.numel() == 1; }
+
+// A host number's bits as the kernel reads it: converted to `as` here.
+uint64_t host_bits(const Tensor& t, DType as) {
+  uint64_t bits = 0;
+  visit_dtype(as, [&]<class T>() {
+    T v = ew::read_as<T>(t);
+    std::memcpy(&bits, &v, sizeof(T));
+  });
+  return bits;
+}
+
+// Each input's strides aligned to the output's dims (0 where it broadcasts);
+// then extent-1 dims are dropped and a dim is merged into the one inside it
+// when every strided input steps across both as if they were one.
+void layout(const Shape& out, std::span<const Tensor> in, EwLaunch& l) {
+  const int od = out.ndim();
+  int64_t st[3][kMaxDims] = {};
+  for (size_t k = 0; k < in.size(); ++k) {
+    const Shape& s = in[k].shape();
+    int64_t acc = 1;
+    for (int d = od - 1; d >= 0; --d) {
+      const int sd = d - (od - s.ndim());
+      const int64_t e = sd >= 0 ? s[sd] : 1;
+      st[k][d] = e == 1 ? 0 : acc;
+      acc *= e;
+    }
+  }
+  l.nd = 0;
+  for (int d = 0; d < od; ++d) {
+    if (out[d] == 1) continue;
+    if (l.nd > 0) {
+      const int inner = l.nd - 1;
+      bool merge = true;
+      for (size_t k = 0; k < in.size() && merge; ++k) merge = l.in[k].stride[inner] == st[k][d] * out[d];
+      if (merge) {
+        l.size[inner] *= out[d];
+        for (size_t k = 0; k < in.size(); ++k) l.in[k].stride[inner] = st[k][d];
+        continue;
+      }
+    }
+    l.size[l.nd] = out[d];
+    for (size_t k = 0; k < in.size(); ++k) l.in[k].stride[l.nd] = st[k][d];
+    ++l.nd;
+  }
+  if (l.nd == 0) {
+    l.nd = 1;
+    l.size[0] = 1;
+    for (size_t k = 0; k < in.size(); ++k) l.in[k].stride[0] = 0;
+  }
+}
+
+}  // namespace
+
+void run_elementwise(const char* name, EwOp op, DType compute, Tensor& out, std::span<const Tensor> in,
+                     std::initializer_list<DType> read_as, EwParams params) {
+  CudaDevice& dev = device_of(out);
+  dev.activate();
+  EwLaunch l;
+  l.out = out.raw_data();
+  l.n = out.numel();
+  l.count = int(in.size());
+  l.p0 = params.p0;
+  l.p1 = params.p1;
+  if (l.n == 0) return;
+  layout(out.shape(), in, l);
+  const DType* as = read_as.begin();
+  for (size_t k = 0; k < in.size(); ++k) {
+    EwInput& e = l.in[k];
+    const Tensor& t = in[k];
+    if (is_host_number(t)) {
+      e.data = nullptr;
+      e.bits = host_bits(t, as[k]);
+      continue;
+    }
+    if (t.device() != &dev)
+      throw Error(std::string(name) + ": an operand is on " + t.device()->name() + ", the result on " + dev.name());
+    e.data = t.raw_data();
+    e.dtype = t.dtype();
+    e.flat = t.shape() == out.shape();
+  }
+  Tensor flag;
+  const bool integer_checks = (op == EwOp::pow || op == EwOp::mod) && !is_floating(compute);
+  if (integer_checks) {
+    flag = new_flag(dev);
+    l.flag = static_cast<int*>(flag.raw_data());
+  }
+  if (!ew_launch(op, compute, out.dtype(), l, dev.stream()))
+    throw Error(std::string(name) + ": no CUDA kernel for " + std::string(dtype_name(compute)) + " tensors yet");
+  check_launch(name);
+  if (integer_checks && read_flag(dev, flag)) {
+    if (op == EwOp::mod) throw Error("integer modulo by zero");
+    throw Error("pow: integers to negative integer powers are not allowed");
+  }
+}
+
+}  // namespace nn::backend::cuda

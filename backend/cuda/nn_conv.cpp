@@ -1,0 +1,254 @@
+// CUDA kernels of conv2d and its backward ops conv2d_backward_input and
+// conv2d_backward_weight (backend/ops/nn_conv.cpp) through cuDNN: NCHW,
+// zero padding, stride, dilation and groups as the attributes say. The
+// algorithm of each geometry is chosen once, by timing cuDNN's candidates
+// (cudnnFind*, PyTorch's cudnn.benchmark), and cached; only deterministic
+// FMA algorithms are taken where cuDNN has one (no TF32: f32 means f32, as
+// on the CPU). Workspace memory comes from the device's pool.
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/cuda_device.h"
+#include "backend/cuda/register.h"
+#include "backend/op_registry.h"
+
+namespace nn::backend::cuda {
+namespace {
+
+// cuDNN descriptors, released with their owner.
+struct TensorDesc {
+  cudnnTensorDescriptor_t d = nullptr;
+  TensorDesc() { check(cudnnCreateTensorDescriptor(&d), "conv2d"); }
+  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
+};
+struct FilterDesc {
+  cudnnFilterDescriptor_t d = nullptr;
+  FilterDesc() { check(cudnnCreateFilterDescriptor(&d), "conv2d"); }
+  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
+  FilterDesc(const FilterDesc&) = delete;
+  FilterDesc& operator=(const FilterDesc&) = delete;
+};
+struct ConvDesc {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  ConvDesc() { check(cudnnCreateConvolutionDescriptor(&d), "conv2d"); }
+  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
+  ConvDesc(const ConvDesc&) = delete;
+  ConvDesc& operator=(const ConvDesc&) = delete;
+};
+
+cudnnDataType_t data_type(DType t) {
+  if (t == DType::f32) return CUDNN_DATA_FLOAT;
+  if (t == DType::f64) return CUDNN_DATA_DOUBLE;
+  throw Error("conv2d: no CUDA kernel for " + std::string(dtype_name(t)) + " tensors yet");
+}
+
+std::array<int64_t, 2> pair_of(const Attrs& a, const char* key) {
+  const auto& v = a.get<std::vector<int64_t>>(key);
+  return {v.at(0), v.at(1)};
+}
+
+int narrow(int64_t v) {
+  if (v > 0x7fffffff) throw Error("conv2d: a dimension beyond 2^31 - 1 is not supported on the GPU");
+  return int(v);
+}
+
+// The descriptors of one convolution: input x, weight w, output y.
+struct Conv {
+  TensorDesc x, y;
+  FilterDesc w;
+  ConvDesc conv;
+  DType dtype;
+  std::string key;  // the geometry, for the algorithm cache
+
+  Conv(const Shape& xs, const Shape& ws, const Shape& ys, DType t, const Attrs& attrs) : dtype(t) {
+    const cudnnDataType_t dt = data_type(t);
+    auto stride = pair_of(attrs, "stride"), pad = pair_of(attrs, "padding"), dil = pair_of(attrs, "dilation");
+    const int64_t groups = attrs.get<int64_t>("groups");
+    check(cudnnSetTensor4dDescriptor(x.d, CUDNN_TENSOR_NCHW, dt, narrow(xs[0]), narrow(xs[1]), narrow(xs[2]),
+                                     narrow(xs[3])),
+          "conv2d");
+    check(cudnnSetTensor4dDescriptor(y.d, CUDNN_TENSOR_NCHW, dt, narrow(ys[0]), narrow(ys[1]), narrow(ys[2]),
+                                     narrow(ys[3])),
+          "conv2d");
+    check(cudnnSetFilter4dDescriptor(w.d, dt, CUDNN_TENSOR_NCHW, narrow(ws[0]), narrow(ws[1]), narrow(ws[2]),
+                                     narrow(ws[3])),
+          "conv2d");
+    check(cudnnSetConvolution2dDescriptor(conv.d, narrow(pad[0]), narrow(pad[1]), narrow(stride[0]),
+                                          narrow(stride[1]), narrow(dil[0]), narrow(dil[1]), CUDNN_CROSS_CORRELATION,
+                                          dt),
+          "conv2d");
+    check(cudnnSetConvolutionGroupCount(conv.d, narrow(groups)), "conv2d");
+    check(cudnnSetConvolutionMathType(conv.d, CUDNN_FMA_MATH), "conv2d");
+    key = xs.str() + ws.str() + ys.str() + std::string(dtype_name(t)) + attrs.str();
+  }
+};
+
+struct Choice {
+  int algo = 0;
+  size_t workspace = 0;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+};
+
+// NN_CUDNN_ALGOS=fastest lets conv2d take algorithms whose sums may come in
+// another order on every run (atomics): on ResNet-50 a training step took
+// about 25% less time, its results changing in the last bits run to run.
+bool fastest_algorithms() {
+  static const bool fastest = [] {
+    const char* v = std::getenv("NN_CUDNN_ALGOS");
+    return v && std::string(v) == "fastest";
+  }();
+  return fastest;
+}
+
+// The fastest algorithm cuDNN timed among the deterministic ones that
+// compute with FMA instructions (for f64, where Tensor Cores cannot change
+// the precision, any default one too): the same inputs give the same bits,
+// run after run. Failing that (or with NN_CUDNN_ALGOS=fastest), the fastest
+// FMA one; failing that, the fastest that runs.
+template <class Perf>
+Choice pick(const std::vector<Perf>& perf, int count, const char* op, DType t) {
+  const bool deterministic = !fastest_algorithms();
+  int fma = -1, any = -1;
+  for (int i = 0; i < count; ++i) {
+    const Perf& p = perf[size_t(i)];
+    if (p.status != CUDNN_STATUS_SUCCESS) continue;
+    if (any < 0) any = i;
+    if (p.mathType != CUDNN_FMA_MATH && !(t == DType::f64 && p.mathType == CUDNN_DEFAULT_MATH)) continue;
+    if (fma < 0) fma = i;
+    if (!deterministic || p.determinism == CUDNN_DETERMINISTIC) return {int(p.algo), p.memory, p.mathType};
+  }
+  const int i = fma >= 0 ? fma : any;
+  if (i < 0) throw Error(std::string(op) + ": cuDNN offers no algorithm for this convolution");
+  return {int(perf[size_t(i)].algo), perf[size_t(i)].memory, perf[size_t(i)].mathType};
+}
+
+enum class Pass { forward, data, filter };
+
+Choice choose(CudaDevice& dev, Conv& c, Pass pass) {
+  static std::mutex mu;
+  static std::map<std::string, Choice> cache;
+  const std::string key = std::to_string(dev.index()) + ":" + std::to_string(int(pass)) + c.key;
+  {
+    std::lock_guard lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  cudnnHandle_t h = dev.cudnn();
+  Choice choice;
+  int max = 0, got = 0;
+  if (pass == Pass::forward) {
+    check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max), "conv2d");
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(max, 1)));
+    check(cudnnFindConvolutionForwardAlgorithm(h, c.x.d, c.w.d, c.conv.d, c.y.d, max, &got, perf.data()), "conv2d");
+    choice = pick(perf, got, "conv2d", c.dtype);
+  } else if (pass == Pass::data) {
+    check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max), "conv2d_backward_input");
+    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(size_t(std::max(max, 1)));
+    check(cudnnFindConvolutionBackwardDataAlgorithm(h, c.w.d, c.y.d, c.conv.d, c.x.d, max, &got, perf.data()),
+          "conv2d_backward_input");
+    choice = pick(perf, got, "conv2d_backward_input", c.dtype);
+  } else {
+    check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max), "conv2d_backward_weight");
+    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(size_t(std::max(max, 1)));
+    check(cudnnFindConvolutionBackwardFilterAlgorithm(h, c.x.d, c.y.d, c.conv.d, c.w.d, max, &got, perf.data()),
+          "conv2d_backward_weight");
+    choice = pick(perf, got, "conv2d_backward_weight", c.dtype);
+  }
+  std::lock_guard lock(mu);
+  cache[key] = choice;
+  return choice;
+}
+
+// alpha = 1 and beta = 0 (or 1) in the type cuDNN wants for the data.
+struct Scale {
+  float f1 = 1, f0 = 0;
+  double d1 = 1, d0 = 0;
+  const void* one(DType t) const { return t == DType::f64 ? static_cast<const void*>(&d1) : &f1; }
+  const void* zero(DType t) const { return t == DType::f64 ? static_cast<const void*>(&d0) : &f0; }
+};
+
+void conv2d(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  CudaDevice& dev = call_device(in, out);
+  const Tensor &x = in[0], &w = in[1];
+  Tensor& y = out[0];
+  if (y.numel() == 0) return;
+  Conv c(x.shape(), w.shape(), y.shape(), y.dtype(), attrs);
+  if (x.numel() == 0 || w.numel() == 0) {
+    check(cudaMemsetAsync(y.raw_data(), 0, y.nbytes(), dev.stream()), "conv2d");
+  } else {
+    Choice ch = choose(dev, c, Pass::forward);
+    check(cudnnSetConvolutionMathType(c.conv.d, ch.math), "conv2d");
+    Tensor ws = scratch(dev, ch.workspace);
+    Scale s;
+    check(cudnnConvolutionForward(dev.cudnn(), s.one(c.dtype), c.x.d, x.raw_data(), c.w.d, w.raw_data(), c.conv.d,
+                                  cudnnConvolutionFwdAlgo_t(ch.algo), ch.workspace ? ws.raw_data() : nullptr,
+                                  ch.workspace, s.zero(c.dtype), c.y.d, y.raw_data()),
+          "conv2d");
+  }
+  if (in.size() == 3) {
+    TensorDesc b;
+    check(cudnnSetTensor4dDescriptor(b.d, CUDNN_TENSOR_NCHW, data_type(y.dtype()), 1, narrow(y.shape()[1]), 1, 1),
+          "conv2d");
+    Scale s;
+    check(cudnnAddTensor(dev.cudnn(), s.one(c.dtype), b.d, in[2].raw_data(), s.one(c.dtype), c.y.d, y.raw_data()),
+          "conv2d");
+  }
+}
+
+// (dy, w) -> dx of attr input_shape.
+void backward_input(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  CudaDevice& dev = call_device(in, out);
+  const Tensor &dy = in[0], &w = in[1];
+  Tensor& dx = out[0];
+  if (dx.numel() == 0) return;
+  Conv c(dx.shape(), w.shape(), dy.shape(), dx.dtype(), attrs);
+  if (dy.numel() == 0 || w.numel() == 0) {
+    check(cudaMemsetAsync(dx.raw_data(), 0, dx.nbytes(), dev.stream()), "conv2d_backward_input");
+    return;
+  }
+  Choice ch = choose(dev, c, Pass::data);
+  check(cudnnSetConvolutionMathType(c.conv.d, ch.math), "conv2d_backward_input");
+  Tensor ws = scratch(dev, ch.workspace);
+  Scale s;
+  check(cudnnConvolutionBackwardData(dev.cudnn(), s.one(c.dtype), c.w.d, w.raw_data(), c.y.d, dy.raw_data(), c.conv.d,
+                                     cudnnConvolutionBwdDataAlgo_t(ch.algo), ch.workspace ? ws.raw_data() : nullptr,
+                                     ch.workspace, s.zero(c.dtype), c.x.d, dx.raw_data()),
+        "conv2d_backward_input");
+}
+
+// (dy, x) -> dw of attr weight_shape.
+void backward_weight(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  CudaDevice& dev = call_device(in, out);
+  const Tensor &dy = in[0], &x = in[1];
+  Tensor& dw = out[0];
+  if (dw.numel() == 0) return;
+  Conv c(x.shape(), dw.shape(), dy.shape(), dw.dtype(), attrs);
+  if (dy.numel() == 0 || x.numel() == 0) {
+    check(cudaMemsetAsync(dw.raw_data(), 0, dw.nbytes(), dev.stream()), "conv2d_backward_weight");
+    return;
+  }
+  Choice ch = choose(dev, c, Pass::filter);
+  check(cudnnSetConvolutionMathType(c.conv.d, ch.math), "conv2d_backward_weight");
+  Tensor ws = scratch(dev, ch.workspace);
+  Scale s;
+  check(cudnnConvolutionBackwardFilter(dev.cudnn(), s.one(c.dtype), c.x.d, x.raw_data(), c.y.d, dy.raw_data(),
+                                       c.conv.d, cudnnConvolutionBwdFilterAlgo_t(ch.algo),
+                                       ch.workspace ? ws.raw_data() : nullptr, ch.workspace, s.zero(c.dtype), c.w.d,
+                                       dw.raw_data()),
+        "conv2d_backward_weight");
+}
+
+}  // namespace
+
+void register_nn_conv(Registry& r) {
+  r.edit("conv2d").cuda = conv2d;
+  r.edit("conv2d_backward_input").cuda = backward_input;
+  r.edit("conv2d_backward_weight").cuda = backward_weight;
+}
+
+}  // namespace nn::backend::cuda

@@ -1,0 +1,481 @@
+// Neural-network kernels (nn_kernels.h), written to give the CPU kernels'
+// results (backend/ops/nn_softmax.cpp, nn_norm.cpp): the same formulas,
+// double accumulators and NaN rules. A row is one block of threads, a
+// channel of batch norm is split over several; partial sums meet in a fixed
+// tree and a fixed order.
+#include "backend/cuda/device_math.cuh"
+#include "backend/cuda/nn_kernels.h"
+
+namespace nn::backend::cuda {
+namespace {
+
+constexpr int kRowThreads = 256;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// ---- softmax ----
+// One block per line when lines are contiguous (inner == 1).
+template <class T, bool Log>
+__global__ void softmax_rows(const T* x, T* y, int64_t n) {
+  __shared__ double shared[32];
+  const T* xr = x + int64_t(blockIdx.x) * n;
+  T* yr = y + int64_t(blockIdx.x) * n;
+  double m = -kInf;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) m = nan_max(m, double(xr[i]));
+  m = block_max(m, shared);
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += double(T(exp(T(double(xr[i]) - m))));
+  s = block_sum(s, shared);
+  if constexpr (Log) {
+    const double lse = m + log(s);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = T(double(xr[i]) - lse);
+  } else {
+    const double r = 1.0 / s;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = T(double(T(exp(T(double(xr[i]) - m)))) * r);
+  }
+}
+
+// One thread per (outer, inner) line otherwise.
+template <class T, bool Log>
+__global__ void softmax_lines(const T* x, T* y, AxisLaunch g) {
+  const int64_t lines = g.outer * g.inner;
+  for (int64_t line = global_index(); line < lines; line += grid_stride()) {
+    const int64_t o = line / g.inner, j = line % g.inner;
+    const T* xl = x + o * g.n * g.inner + j;
+    T* yl = y + o * g.n * g.inner + j;
+    double m = -kInf;
+    for (int64_t i = 0; i < g.n; ++i) m = nan_max(m, double(xl[i * g.inner]));
+    double s = 0;
+    for (int64_t i = 0; i < g.n; ++i) s += double(T(exp(T(double(xl[i * g.inner]) - m))));
+    if constexpr (Log) {
+      const double lse = m + log(s);
+      for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = T(double(xl[i * g.inner]) - lse);
+    } else {
+      const double r = 1.0 / s;
+      for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = T(double(T(exp(T(double(xl[i * g.inner]) - m)))) * r);
+    }
+  }
+}
+
+template <class T, bool Log>
+__global__ void softmax_grad_rows(const T* dy, const T* y, T* dx, int64_t n) {
+  __shared__ double shared[32];
+  const int64_t base = int64_t(blockIdx.x) * n;
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    s += Log ? double(dy[base + i]) : double(dy[base + i]) * double(y[base + i]);
+  s = block_sum(s, shared);
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const int64_t k = base + i;
+    if constexpr (Log) dx[k] = T(double(dy[k]) - exp(double(y[k])) * s);
+    else dx[k] = T(double(y[k]) * (double(dy[k]) - s));
+  }
+}
+
+template <class T, bool Log>
+__global__ void softmax_grad_lines(const T* dy, const T* y, T* dx, AxisLaunch g) {
+  const int64_t lines = g.outer * g.inner;
+  for (int64_t line = global_index(); line < lines; line += grid_stride()) {
+    const int64_t o = line / g.inner, j = line % g.inner;
+    const int64_t base = o * g.n * g.inner + j;
+    double s = 0;
+    for (int64_t i = 0; i < g.n; ++i) {
+      const int64_t k = base + i * g.inner;
+      s += Log ? double(dy[k]) : double(dy[k]) * double(y[k]);
+    }
+    for (int64_t i = 0; i < g.n; ++i) {
+      const int64_t k = base + i * g.inner;
+      if constexpr (Log) dx[k] = T(double(dy[k]) - exp(double(y[k])) * s);
+      else dx[k] = T(double(y[k]) * (double(dy[k]) - s));
+    }
+  }
+}
+
+template <class T, bool Log>
+void softmax_typed(const void* x, void* y, const AxisLaunch& g, cudaStream_t s) {
+  if (g.inner == 1)
+    softmax_rows<T, Log><<<unsigned(g.outer), kRowThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), g.n);
+  else
+    softmax_lines<T, Log><<<blocks_for(g.outer * g.inner), kThreads, 0, s>>>(static_cast<const T*>(x),
+                                                                              static_cast<T*>(y), g);
+}
+
+template <class T, bool Log>
+void softmax_grad_typed(const void* dy, const void* y, void* dx, const AxisLaunch& g, cudaStream_t s) {
+  if (g.inner == 1)
+    softmax_grad_rows<T, Log><<<unsigned(g.outer), kRowThreads, 0, s>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(y), static_cast<T*>(dx), g.n);
+  else
+    softmax_grad_lines<T, Log><<<blocks_for(g.outer * g.inner), kThreads, 0, s>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(y), static_cast<T*>(dx), g);
+}
+
+// ---- softmax cross-entropy ----
+__device__ inline int64_t label_id(const void* labels, DType d, int64_t i) {
+  return d == DType::i32 ? int64_t(static_cast<const int32_t*>(labels)[i]) : static_cast<const int64_t*>(labels)[i];
+}
+
+// The row's logsumexp, shifted by its max (not when the max is not finite).
+template <class T>
+__device__ inline double row_lse(const T* xi, int64_t c, double* shared) {
+  double m = -kInf;
+  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) m = nan_max(m, double(xi[j]));
+  m = block_max(m, shared);
+  if (!isfinite(m)) return m;
+  double s = 0;
+  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) s += exp(double(xi[j]) - m);
+  s = block_sum(s, shared);
+  return m + log(s);
+}
+
+template <class T>
+__global__ void ce_rows(CeLaunch l, double* row_loss) {
+  __shared__ double shared[32];
+  const int64_t i = blockIdx.x;
+  const T* xi = static_cast<const T*>(l.logits) + i * l.c;
+  const double lse = row_lse(xi, l.c, shared);
+  double loss = 0;
+  if (l.ids) {
+    const int64_t id = label_id(l.labels, l.label_dtype, i);
+    if (id < 0 || id >= l.c) {
+      if (threadIdx.x == 0) *l.flag = 1;
+      loss = 0;
+    } else {
+      loss = lse - double(xi[id]);
+    }
+  } else {
+    const T* yi = static_cast<const T*>(l.labels) + i * l.c;
+    double part = 0;
+    for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x)
+      if (yi[j] != T(0)) part += double(yi[j]) * (lse - double(xi[j]));
+    loss = block_sum(part, shared);
+  }
+  if (threadIdx.x == 0) row_loss[i] = loss;
+}
+
+template <class T>
+__global__ void ce_mean(const double* row_loss, int64_t n, T* out) {
+  __shared__ double shared[32];
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += row_loss[i];
+  s = block_sum(s, shared);
+  if (threadIdx.x == 0) *out = T(s / double(n));
+}
+
+template <class T>
+__global__ void ce_grad_rows(CeLaunch l, const T* g_dev, double g_host, T* dx) {
+  __shared__ double shared[32];
+  const int64_t i = blockIdx.x;
+  const T* xi = static_cast<const T*>(l.logits) + i * l.c;
+  T* di = dx + i * l.c;
+  const double scale = (g_dev ? double(*g_dev) : g_host) / double(l.n);
+  const double lse = row_lse(xi, l.c, shared);
+  if (l.ids) {
+    const int64_t id = label_id(l.labels, l.label_dtype, i);
+    if (id < 0 || id >= l.c) {
+      if (threadIdx.x == 0) *l.flag = 1;
+      return;
+    }
+    for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x) {
+      const T v = T(scale * exp(double(xi[j]) - lse));
+      di[j] = j == id ? T(double(v) - scale) : v;
+    }
+  } else {
+    const T* yi = static_cast<const T*>(l.labels) + i * l.c;
+    double sy = 0;
+    for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x) sy += double(yi[j]);
+    sy = block_sum(sy, shared);
+    for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x)
+      di[j] = T(scale * (exp(double(xi[j]) - lse) * sy - double(yi[j])));
+  }
+}
+
+// ---- batch norm: parts of channels, merged, then one thread per element ----
+constexpr int kPartThreads = 256;
+
+// The parts each channel is split into: about 1024 blocks in all, each
+// folding at least 1024 values.
+__host__ __device__ inline int64_t bn_parts(const BnLaunch& g) {
+  const int64_t count = g.n * g.s;
+  int64_t p = g.c > 0 ? (1024 + g.c - 1) / g.c : 1;
+  const int64_t most = (count + 1023) / 1024;
+  if (p > most) p = most;
+  return p < 1 ? 1 : p;
+}
+
+__device__ inline int64_t bn_at(const BnLaunch& g, int64_t c, int64_t e) {
+  const int64_t n = e / g.s;
+  return (n * g.c + c) * g.s + (e - n * g.s);
+}
+
+__device__ inline void part_range(const BnLaunch& g, int64_t part, int64_t parts, int64_t& b, int64_t& e) {
+  const int64_t count = g.n * g.s, len = (count + parts - 1) / parts;
+  b = part * len;
+  e = b + len < count ? b + len : count;
+  if (b > e) b = e;
+}
+
+// Part (blockIdx.x) of channel (blockIdx.y): its count, mean and sum of
+// squared deviations (two passes over the part, which stays in cache).
+template <class T>
+__global__ void bn_stat_parts(BnLaunch g, const T* x, double* parts) {
+  __shared__ double shared[32];
+  const int64_t c = blockIdx.y, part = blockIdx.x, nparts = gridDim.x;
+  int64_t b, e;
+  part_range(g, part, nparts, b, e);
+  double s = 0;
+  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) s += double(x[bn_at(g, c, i)]);
+  s = block_sum(s, shared);
+  const double n = double(e - b), mu = n > 0 ? s / n : 0.0;
+  double q = 0;
+  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
+    const double d = double(x[bn_at(g, c, i)]) - mu;
+    q += d * d;
+  }
+  q = block_sum(q, shared);
+  if (threadIdx.x == 0) {
+    double* out = parts + (c * nparts + part) * 3;
+    out[0] = n, out[1] = mu, out[2] = q;
+  }
+}
+
+// Per channel: the parts merged (Chan et al.'s pairwise update), the
+// statistics written, and the affine map each element needs (as T, the
+// way the CPU kernel rounds it): y = (x - mu) * scale + beta.
+template <class T>
+__global__ void bn_stat_merge(BnLaunch g, const double* parts, int64_t nparts, const T* gamma, const T* beta,
+                              T* mean, T* var, T* affine) {
+  for (int64_t c = global_index(); c < g.c; c += grid_stride()) {
+    double n = 0, mu = 0, m2 = 0;
+    for (int64_t p = 0; p < nparts; ++p) {
+      const double* q = parts + (c * nparts + p) * 3;
+      if (q[0] == 0) continue;
+      const double nb = q[0], delta = q[1] - mu, total = n + nb;
+      mu += delta * nb / total;
+      m2 += q[2] + delta * delta * n * nb / total;
+      n = total;
+    }
+    const double v = n > 0 ? m2 / n : 0.0;
+    mean[c] = T(mu), var[c] = T(v);
+    affine[c * 3] = T(mu);
+    affine[c * 3 + 1] = T(double(gamma[c]) / sqrt(v + g.eps));
+    affine[c * 3 + 2] = beta[c];
+  }
+}
+
+template <class T>
+__global__ void bn_apply(BnLaunch g, const T* x, const T* affine, T* y) {
+  const int64_t total = g.n * g.c * g.s;
+  for (int64_t i = global_index(); i < total; i += grid_stride()) {
+    const int64_t c = (i / g.s) % g.c;
+    y[i] = (x[i] - affine[c * 3]) * affine[c * 3 + 1] + affine[c * 3 + 2];
+  }
+}
+
+// Per part: sum(dy) and sum(dy (x - mean)).
+template <class T>
+__global__ void bn_grad_parts(BnLaunch g, const T* dy, const T* x, const T* mean, double* parts) {
+  __shared__ double shared[32];
+  const int64_t c = blockIdx.y, part = blockIdx.x, nparts = gridDim.x;
+  int64_t b, e;
+  part_range(g, part, nparts, b, e);
+  const double mu = double(mean[c]);
+  double sdy = 0, sdyx = 0;
+  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
+    const int64_t k = bn_at(g, c, i);
+    sdy += double(dy[k]);
+    sdyx += double(dy[k]) * (double(x[k]) - mu);
+  }
+  sdy = block_sum(sdy, shared);
+  sdyx = block_sum(sdyx, shared);
+  if (threadIdx.x == 0) {
+    double* out = parts + (c * nparts + part) * 2;
+    out[0] = sdy, out[1] = sdyx;
+  }
+}
+
+// dgamma, dbeta, and dx = a dy + b x + k per channel.
+template <class T>
+__global__ void bn_grad_merge(BnLaunch g, const double* parts, int64_t nparts, const T* gamma, const T* var,
+                              T* dgamma, T* dbeta, double* coef, const T* mean) {
+  const double m = double(g.n * g.s);
+  for (int64_t c = global_index(); c < g.c; c += grid_stride()) {
+    double sdy = 0, sdyx = 0;
+    for (int64_t p = 0; p < nparts; ++p) sdy += parts[(c * nparts + p) * 2], sdyx += parts[(c * nparts + p) * 2 + 1];
+    const double rstd = 1.0 / sqrt(double(var[c]) + g.eps);
+    sdyx *= rstd;
+    dbeta[c] = T(sdy), dgamma[c] = T(sdyx);
+    const double a = double(gamma[c]) * rstd, b = m > 0 ? -a * sdyx * rstd / m : 0.0;
+    coef[c * 3] = a, coef[c * 3 + 1] = b, coef[c * 3 + 2] = m > 0 ? -a * sdy / m - b * double(mean[c]) : 0.0;
+  }
+}
+
+template <class T>
+__global__ void bn_grad_apply(BnLaunch g, const T* dy, const T* x, const double* coef, T* dx) {
+  const int64_t total = g.n * g.c * g.s;
+  for (int64_t i = global_index(); i < total; i += grid_stride()) {
+    const int64_t c = (i / g.s) % g.c;
+    dx[i] = T(coef[c * 3] * double(dy[i]) + coef[c * 3 + 1] * double(x[i]) + coef[c * 3 + 2]);
+  }
+}
+
+// ---- layer norm: one block per row; dgamma/dbeta one thread per column ----
+template <class T>
+__global__ void ln_rows(LnLaunch g, const T* x, const T* gamma, const T* beta, T* y, T* mean, T* rstd) {
+  __shared__ double shared[32];
+  const int64_t r = blockIdx.x;
+  const T* p = x + r * g.d;
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) s += double(p[i]);
+  s = block_sum(s, shared);
+  const double mu = g.d ? s / double(g.d) : 0.0;
+  double q = 0;
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) q += (double(p[i]) - mu) * (double(p[i]) - mu);
+  q = block_sum(q, shared);
+  const double rs = 1.0 / sqrt((g.d ? q / double(g.d) : 0.0) + g.eps);
+  if (threadIdx.x == 0) mean[r] = T(mu), rstd[r] = T(rs);
+  const T tmu = T(mu), trs = T(rs);
+  T* o = y + r * g.d;
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) o[i] = (p[i] - tmu) * trs * gamma[i] + beta[i];
+}
+
+template <class T>
+__global__ void ln_grad_rows(LnLaunch g, const T* dy, const T* x, const T* gamma, const T* mean, const T* rstd, T* dx) {
+  __shared__ double shared[32];
+  const int64_t r = blockIdx.x;
+  const T *pd = dy + r * g.d, *px = x + r * g.d;
+  const double mu = double(mean[r]), rs = double(rstd[r]);
+  double sa = 0, sax = 0;
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) {
+    const double a = double(pd[i]) * double(gamma[i]);
+    sa += a;
+    sax += a * (double(px[i]) - mu) * rs;
+  }
+  sa = block_sum(sa, shared);
+  sax = block_sum(sax, shared);
+  const double ma = sa / double(g.d), max_ = sax / double(g.d);
+  T* o = dx + r * g.d;
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) {
+    const double xhat = (double(px[i]) - mu) * rs;
+    o[i] = T(rs * (double(pd[i]) * double(gamma[i]) - ma - xhat * max_));
+  }
+}
+
+template <class T>
+__global__ void ln_grad_columns(LnLaunch g, const T* dy, const T* x, const T* mean, const T* rstd, T* dgamma, T* dbeta) {
+  for (int64_t j = global_index(); j < g.d; j += grid_stride()) {
+    double sg = 0, sb = 0;
+    for (int64_t r = 0; r < g.rows; ++r) {
+      const double d = double(dy[r * g.d + j]);
+      sb += d;
+      sg += d * (double(x[r * g.d + j]) - double(mean[r])) * double(rstd[r]);
+    }
+    dgamma[j] = T(sg), dbeta[j] = T(sb);
+  }
+}
+
+template <class Fn>
+void with_float(DType d, Fn&& fn) {
+  if (d == DType::f64) fn.template operator()<double>();
+  else fn.template operator()<float>();
+}
+
+}  // namespace
+
+void softmax_launch(const void* x, void* y, const AxisLaunch& g, bool log, cudaStream_t s) {
+  if (g.outer * g.n * g.inner == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    if (log) softmax_typed<T, true>(x, y, g, s);
+    else softmax_typed<T, false>(x, y, g, s);
+  });
+}
+
+void softmax_backward_launch(const void* dy, const void* y, void* dx, const AxisLaunch& g, bool log, cudaStream_t s) {
+  if (g.outer * g.n * g.inner == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    if (log) softmax_grad_typed<T, true>(dy, y, dx, g, s);
+    else softmax_grad_typed<T, false>(dy, y, dx, g, s);
+  });
+}
+
+void ce_launch(const CeLaunch& l, double* row_loss, void* loss, cudaStream_t s) {
+  with_float(l.dtype, [&]<class T>() {
+    if (l.n > 0) ce_rows<T><<<unsigned(l.n), 128, 0, s>>>(l, row_loss);
+    ce_mean<T><<<1, 1024, 0, s>>>(row_loss, l.n, static_cast<T*>(loss));
+  });
+}
+
+void ce_backward_launch(const CeLaunch& l, const void* g_dev, double g_host, void* dx, cudaStream_t s) {
+  if (l.n * l.c == 0) return;
+  with_float(l.dtype, [&]<class T>() {
+    ce_grad_rows<T><<<unsigned(l.n), 128, 0, s>>>(l, static_cast<const T*>(g_dev), g_host, static_cast<T*>(dx));
+  });
+}
+
+size_t bn_scratch_bytes(const BnLaunch& g) {
+  // The parts (three doubles each), then three values per channel.
+  return size_t(g.c * bn_parts(g) * 3) * sizeof(double) + size_t(g.c * 3) * sizeof(double);
+}
+
+void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean,
+                     void* var, void* scratch, cudaStream_t s) {
+  if (g.c == 0) return;
+  const int64_t parts = bn_parts(g);
+  double* part = static_cast<double*>(scratch);
+  void* affine = part + g.c * parts * 3;
+  with_float(g.dtype, [&]<class T>() {
+    bn_stat_parts<T><<<dim3(unsigned(parts), unsigned(g.c)), kPartThreads, 0, s>>>(g, static_cast<const T*>(x), part);
+    bn_stat_merge<T><<<blocks_for(g.c), kThreads, 0, s>>>(g, part, parts, static_cast<const T*>(gamma),
+                                                          static_cast<const T*>(beta), static_cast<T*>(mean),
+                                                          static_cast<T*>(var), static_cast<T*>(affine));
+    const int64_t total = g.n * g.c * g.s;
+    if (total > 0)
+      bn_apply<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<const T*>(affine),
+                                                         static_cast<T*>(y));
+  });
+}
+
+void bn_backward_launch(const BnLaunch& g, const void* dy, const void* x, const void* gamma, const void* mean,
+                        const void* var, void* dx, void* dgamma, void* dbeta, void* scratch, cudaStream_t s) {
+  if (g.c == 0) return;
+  const int64_t parts = bn_parts(g);
+  double* part = static_cast<double*>(scratch);
+  double* coef = part + g.c * parts * 3;
+  with_float(g.dtype, [&]<class T>() {
+    bn_grad_parts<T><<<dim3(unsigned(parts), unsigned(g.c)), kPartThreads, 0, s>>>(
+        g, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(mean), part);
+    bn_grad_merge<T><<<blocks_for(g.c), kThreads, 0, s>>>(g, part, parts, static_cast<const T*>(gamma),
+                                                          static_cast<const T*>(var), static_cast<T*>(dgamma),
+                                                          static_cast<T*>(dbeta), coef, static_cast<const T*>(mean));
+    const int64_t total = g.n * g.c * g.s;
+    if (total > 0)
+      bn_grad_apply<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(dy), static_cast<const T*>(x),
+                                                              coef, static_cast<T*>(dx));
+  });
+}
+
+void ln_launch(const LnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean, void* rstd,
+               cudaStream_t s) {
+  if (g.rows == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    ln_rows<T><<<unsigned(g.rows), kRowThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<const T*>(gamma),
+                                                        static_cast<const T*>(beta), static_cast<T*>(y),
+                                                        static_cast<T*>(mean), static_cast<T*>(rstd));
+  });
+}
+
+void ln_backward_launch(const LnLaunch& g, const void* dy, const void* x, const void* gamma, const void* mean,
+                        const void* rstd, void* dx, void* dgamma, void* dbeta, cudaStream_t s) {
+  with_float(g.dtype, [&]<class T>() {
+    if (g.rows > 0)
+      ln_grad_rows<T><<<unsigned(g.rows), kRowThreads, 0, s>>>(
+          g, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(gamma),
+          static_cast<const T*>(mean), static_cast<const T*>(rstd), static_cast<T*>(dx));
+    if (g.d > 0)
+      ln_grad_columns<T><<<blocks_for(g.d), kThreads, 0, s>>>(g, static_cast<const T*>(dy), static_cast<const T*>(x),
+                                                              static_cast<const T*>(mean),
+                                                              static_cast<const T*>(rstd), static_cast<T*>(dgamma),
+                                                              static_cast<T*>(dbeta));
+  });
+}
+
+}  // namespace nn::backend::cuda

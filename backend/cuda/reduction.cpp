@@ -1,0 +1,101 @@
+// CUDA kernels of the reductions sum, prod, max, min, argmax and argmin
+// (backend/ops/reduction.cpp; mean, var, std, logsumexp and norm are
+// composites of these and of elementwise ops).
+#include <algorithm>
+
+#include "backend/cuda/cuda_device.h"
+#include "backend/cuda/reduction_kernels.h"
+#include "backend/cuda/register.h"
+#include "backend/op_registry.h"
+
+namespace nn::backend::cuda {
+namespace {
+
+// x's dims with extent-1 dims dropped and runs of reduced (or kept) dims
+// merged, innermost first, as the CPU kernel's reduce_geometry.
+void geometry(const Shape& shape, const std::vector<int64_t>& axes, ReduceLaunch& l) {
+  const int nd = shape.ndim();
+  auto strides = contiguous_strides(shape);
+  bool reduced[kMaxDims] = {};
+  for (int64_t a : axes) reduced[a] = true;
+  int64_t msize[kMaxDims], mstride[kMaxDims];
+  bool mred[kMaxDims];
+  int m = 0;
+  for (int d = nd - 1; d >= 0; --d) {
+    if (shape[d] == 1) continue;
+    if (m > 0 && mred[m - 1] == reduced[d]) {
+      msize[m - 1] *= shape[d];
+      continue;
+    }
+    msize[m] = shape[d], mstride[m] = strides[size_t(d)], mred[m] = reduced[d];
+    ++m;
+  }
+  l.inner_reduced = m > 0 && mred[0];
+  l.kept_n = l.red_n = 0;
+  for (int i = m - 1; i >= 0; --i) {
+    if (mred[i]) {
+      l.red_size[l.red_n] = msize[i], l.red_stride[l.red_n] = mstride[i], ++l.red_n;
+    } else {
+      l.kept_size[l.kept_n] = msize[i], l.kept_stride[l.kept_n] = mstride[i], ++l.kept_n;
+    }
+  }
+  l.work = 1;
+  for (int i = 0; i < l.red_n; ++i) l.work *= l.red_size[i];
+  if (shape.numel() == 0) l.work = 0;
+}
+
+template <ReduceOp Op>
+void reduce(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  CudaDevice& dev = call_device(in, out);
+  const Tensor& x = in[0];
+  ReduceLaunch l;
+  l.x = x.raw_data();
+  l.out = out[0].raw_data();
+  l.dtype = x.dtype();
+  l.out_count = out[0].numel();
+  geometry(x.shape(), attrs.get<std::vector<int64_t>>("axes"), l);
+  plan_reduce(l);
+  Tensor partial;
+  if (l.chunks > 1) {
+    partial = scratch(dev, size_t(l.out_count * l.chunks) * 8);
+    l.partial = partial.raw_data();
+  }
+  if (!reduce_launch(Op, l, dev.stream()))
+    throw Error("reduction: no CUDA kernel for " + std::string(dtype_name(x.dtype())) + " tensors yet");
+  check_launch("reduction");
+}
+
+template <bool kMax>
+void arg(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  CudaDevice& dev = call_device(in, out);
+  const Tensor& x = in[0];
+  ArgLaunch l;
+  l.x = x.raw_data();
+  l.out = out[0].data<int64_t>();
+  l.dtype = x.dtype();
+  l.max = kMax;
+  l.n = x.numel();
+  if (attrs.has("axis")) {
+    const int axis = int(attrs.get<int64_t>("axis"));
+    l.n = x.shape()[axis];
+    for (int d = 0; d < axis; ++d) l.outer *= x.shape()[d];
+    for (int d = axis + 1; d < x.ndim(); ++d) l.inner *= x.shape()[d];
+  }
+  if (!arg_launch(l, dev.stream()))
+    throw Error(std::string(kMax ? "argmax" : "argmin") + ": no CUDA kernel for " +
+                std::string(dtype_name(x.dtype())) + " tensors yet");
+  check_launch(kMax ? "argmax" : "argmin");
+}
+
+}  // namespace
+
+void register_reduction(Registry& r) {
+  r.edit("sum").cuda = reduce<ReduceOp::sum>;
+  r.edit("prod").cuda = reduce<ReduceOp::prod>;
+  r.edit("max").cuda = reduce<ReduceOp::max>;
+  r.edit("min").cuda = reduce<ReduceOp::min>;
+  r.edit("argmax").cuda = arg<true>;
+  r.edit("argmin").cuda = arg<false>;
+}
+
+}  // namespace nn::backend::cuda

@@ -1,0 +1,12 @@
+// A build without the CUDA backend: no GPU, no CUDA kernels.
+#include "backend/cuda_backend.h"
+
+namespace nn::backend {
+
+bool cuda_built() { return false; }
+int cuda_device_count() { return 0; }
+Device* cuda_device(int) { return nullptr; }
+std::string cuda_unavailable_reason() { return "this build of nn has no CUDA backend"; }
+void register_cuda_kernels(Registry&) {}
+
+}  // namespace nn::backend

@@ -1,0 +1,25 @@
+// The CUDA backend as the rest of the backend sees it. backend/cuda/ holds
+// it when nn is built with CUDA (CMake option NN_CUDA); otherwise
+// backend/cuda_absent.cpp answers that there is no GPU. Nothing here needs
+// the CUDA headers.
+#pragma once
+#include <string>
+
+namespace nn::backend {
+
+class Device;
+class Registry;
+
+// True when this build has the CUDA backend.
+bool cuda_built();
+// The GPUs the CUDA runtime sees; 0 without a GPU, a driver or the backend.
+int cuda_device_count();
+// GPU `index` (cuda:index); null when there is no such GPU.
+Device* cuda_device(int index);
+// Why there is no GPU, as the CUDA runtime words it.
+std::string cuda_unavailable_reason();
+// Fills the `cuda` kernel of each op the backend has one for; called once
+// when the registry is built (no GPU is touched).
+void register_cuda_kernels(Registry& r);
+
+}  // namespace nn::backend

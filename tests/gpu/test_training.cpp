@@ -1,0 +1,167 @@
+// The example trainings on the GPU: the digits MLP (SGD with momentum) and
+// CNN (Adam) run as scripts with `device` set to the GPU, in graph mode, and
+// give the CPU's losses step by step within a tolerance (the GPU sums in
+// another order); graph mode on the GPU gives eager mode's losses; a full
+// training reaches the CPU's accuracy; the graph's memory is the GPU's.
+#include <sstream>
+
+#include "frontend/format.h"
+#include "frontend/interpreter.h"
+#include "gpu/gpu_test_util.h"
+
+using namespace nngpu;
+using nn::frontend::Interpreter;
+using nn::frontend::InterpreterOptions;
+
+namespace {
+
+const char* kMlp = R"(
+seed(0)
+let (x, y) = load_digits()
+let model = Sequential(Linear(64, 128), relu, Linear(128, 10))
+let opt = sgd(params(model), lr=0.1, momentum=0.9)
+let images = x
+)";
+
+const char* kCnn = R"(
+seed(0)
+let (x, y) = load_digits()
+let images = reshape(x, [-1, 1, 8, 8])
+let model = Sequential(
+  Conv2d(1, 16, 3, padding=1), relu, MaxPool2d(2),
+  Conv2d(16, 32, 3, padding=1), relu, MaxPool2d(2),
+  Flatten(), Linear(128, 64), relu, Linear(64, 10))
+let opt = adam(params(model), lr=0.005)
+)";
+
+const char* kSteps = R"(
+graph train_step(xb, yb) {
+  let loss = softmax_cross_entropy(model(xb), yb)
+  minimize(loss, opt)
+  return loss
+}
+let losses = []
+for i in 0..30 {
+  let lo = (i * 64) % 1700
+  losses.append(item(train_step(images[lo:lo + 64], y[lo:lo + 64])))
+}
+losses
+)";
+
+// Runs `code` on `device` and returns the list of numbers it ends with.
+std::vector<double> numbers(const std::string& device, const std::string& code, bool eager = false) {
+  InterpreterOptions o;
+  o.device = device;
+  o.eager_graphs = eager;
+  o.threads = 1;
+  std::ostringstream out;
+  o.out = &out;
+  std::vector<double> r;
+  {
+    Interpreter vm(o);
+    nn::frontend::Value v = vm.run_code("train.nn", code);
+    for (const nn::frontend::Value& x : v.as_list()->items) r.push_back(x.as_number());
+  }
+  set_default_device(nullptr);  // the interpreter made its device the process's default
+  return r;
+}
+
+void close(const std::vector<double>& cpu, const std::vector<double>& gpu_, double rtol, const char* what) {
+  REQUIRE(cpu.size() == gpu_.size());
+  double worst = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const double rel = std::abs(cpu[i] - gpu_[i]) / std::max(1e-12, std::abs(cpu[i]));
+    worst = std::max(worst, rel);
+    INFO(what << " step " << i << ": cpu " << cpu[i] << ", gpu " << gpu_[i]);
+    CHECK(rel <= rtol);
+  }
+  MESSAGE(std::string(what) << ": largest relative difference " << worst);
+}
+
+}  // namespace
+
+TEST_CASE("the digits MLP trains on the GPU in graph mode with the CPU's losses") {
+  NN_NEED_GPU();
+  const std::vector<double> cpu = numbers("cpu", std::string(kMlp) + kSteps);
+  const std::vector<double> graph = numbers("cuda", std::string(kMlp) + kSteps);
+  const std::vector<double> eager = numbers("cuda", std::string(kMlp) + kSteps, true);
+  close(cpu, graph, 1e-3, "MLP graph");
+  close(eager, graph, 1e-5, "MLP graph on the GPU against eager on the GPU");
+  CHECK(graph.back() < graph.front());
+}
+
+TEST_CASE("the digits CNN trains on the GPU in graph mode with the CPU's losses") {
+  NN_NEED_GPU();
+  const std::vector<double> cpu = numbers("cpu", std::string(kCnn) + kSteps);
+  const std::vector<double> graph = numbers("cuda", std::string(kCnn) + kSteps);
+  close(cpu, graph, 3e-3, "CNN graph");
+  CHECK(graph.back() < graph.front());
+}
+
+TEST_CASE("a whole digits training on the GPU reaches the CPU's accuracy, in the GPU's memory") {
+  NN_NEED_GPU();
+  const std::string code = std::string(kMlp) + R"(
+let (xtr, ytr, xte, yte) = split(x, y, 0.8, seed=0)
+graph train_step(xb, yb) {
+  let loss = softmax_cross_entropy(model(xb), yb)
+  minimize(loss, opt)
+  return loss
+}
+for epoch in 0..10 {
+  for (xb, yb) in batches(xtr, ytr, 64, shuffle=true) { train_step(xb, yb) }
+}
+let m = mem()
+let r = []
+r.append(item(accuracy(model(xte), yte)))
+r.append(m.peak)
+r.append(graph_stats(train_step).peak_bytes)
+r
+)";
+  const std::vector<double> cpu = numbers("cpu", code), gpu_ = numbers("cuda", code);
+  MESSAGE("test accuracy: cpu " << cpu[0] << ", gpu " << gpu_[0]);
+  CHECK(gpu_[0] >= 0.95);
+  CHECK(std::abs(gpu_[0] - cpu[0]) <= 0.01);
+  CHECK(gpu_[1] > 0);  // mem() reads the GPU's pool
+  CHECK(gpu_[2] > 0);  // the graph ran in it
+}
+
+TEST_CASE("tensor literals in a graph traced on the GPU are constants of the trace") {
+  NN_NEED_GPU();
+  const std::string code = R"(
+graph pooled(x) { return mean(x, axis=[2, 3]) * [1.0, 2.0] }
+let x = reshape(arange(16.0), [1, 2, 2, 4])
+let r = []
+for v in pooled(x)[0] { r.append(item(v)) }
+r
+)";
+  const std::vector<double> cpu = numbers("cpu", code), gpu_ = numbers("cuda", code);
+  REQUIRE(gpu_.size() == 2);
+  CHECK(gpu_ == cpu);
+  CHECK(gpu_[0] == 3.5);   // mean of 0..7
+  CHECK(gpu_[1] == 23.0);  // 2 * mean of 8..15
+}
+
+TEST_CASE("a GPU training is deterministic: two runs give the same losses bit for bit") {
+  NN_NEED_GPU();
+  const std::vector<double> a = numbers("cuda", std::string(kCnn) + kSteps), b = numbers("cuda", std::string(kCnn) + kSteps);
+  CHECK(a == b);
+}
+
+TEST_CASE("scripts move tensors with to(), print them from the GPU, and name both devices on a mix") {
+  NN_NEED_GPU();
+  InterpreterOptions o;
+  std::ostringstream out;
+  o.out = &out;
+  Interpreter vm(o);
+  CHECK(nn::frontend::to_str(vm.run_code("t.nn", "let x = to([1.5, 2.5], device(\"cuda\"))\nx.device")) == "cuda:0");
+  CHECK(nn::frontend::to_str(vm.run_code("t.nn", "item(sum(x * 2))")) == "8.0");
+  CHECK(nn::frontend::to_str(vm.run_code("t.nn", "str(to(x, \"cpu\"))")) == nn::frontend::to_str(vm.run_code("t.nn", "str([1.5, 2.5])")));
+  CHECK(nn::frontend::to_str(vm.run_code("t.nn", "str(x)")).find("cuda:0") != std::string::npos);
+  std::string error;
+  try {
+    vm.run_code("t.nn", "x + [1.0, 2.0]");
+  } catch (const nn::frontend::ScriptError& e) {
+    error = e.diagnostics().front().message;
+  }
+  CHECK(error == "add: operands are on different devices: f32[2] on cuda:0 and f32[2] on cpu; move one with to(x, device)");
+}
