@@ -15,7 +15,13 @@
 // broadcast to the group's shape.
 //
 // A group grows along producer-consumer edges, joining every compatible
-// group its new member reads from, unless a node outside the groups leads
+// group its new member reads from, unless the two are forward and backward
+// nodes and the move would not lower memory: a backward op joining the
+// forward computes its result early and keeps it through the backward, which
+// pays only when the operands it read die in the forward instead, and are
+// larger. (A relu's mask `y > 0` joins the forward when y is not needed
+// later, 1 byte kept for 4; else it stays with its `where`, which then reads
+// y, and no mask is ever written.) Nor does it join a node outside the groups leads
 // from one part to another (the fused node would then both feed and read
 // it). It never spans a random op or a host call, whose order is kept. The
 // fused node's outputs are the members' results read outside the group or
@@ -41,11 +47,14 @@ constexpr size_t kMaxMembers = 256;
 
 bool on_cpu(const backend::Device* d) { return !d || d->type() == backend::DeviceType::cpu; }
 
+size_t bytes(const backend::TensorType& t) { return size_t(t.shape.numel()) * backend::dtype_size(t.dtype); }
+
 struct Group {
   std::vector<NodeId> members;
   uint8_t dtypes = 0;  // compute dtypes every member allows
   NodeId first = 0;    // the earliest member
   uint32_t epoch = 0;  // ordered effects (random ops, host calls) before it
+  bool forward = false;  // of forward nodes (or else backward and optimizer ones)
   bool alive = true;
   std::vector<NodeId> reads_from;  // producers of the members' operands
 };
@@ -62,6 +71,12 @@ class FuseElementwise : public Pass {
     groups_.clear();
     std::vector<uint8_t> dtypes(n);
     std::vector<uint32_t> epoch(n);
+    late_readers_.assign(g.values.size(), 0);
+    for (const Node& node : g.nodes)
+      if (node.phase != Phase::forward)
+        for (ValueId v : node.inputs) ++late_readers_[v];
+    for (ValueId v : g.outputs) late_readers_[v] = kNone;  // kept: never dies
+    for (const StateUpdate& u : g.updates) late_readers_[u.value] = kNone;
     uint32_t effects = 0;
     for (NodeId i = 0; i < n; ++i) {
       if (g.nodes[i].ordered_effect()) ++effects;
@@ -74,13 +89,15 @@ class FuseElementwise : public Pass {
       std::vector<uint32_t>& chosen = chosen_;
       chosen.clear();
       uint8_t m = dtypes[i];
+      const bool forward = g.nodes[i].phase == Phase::forward;
       size_t size = 1;
       for (ValueId v : g.nodes[i].inputs) {
         const NodeId p = g.values[v].producer;
         if (p == kNone || group_[p] == kNone) continue;
         const uint32_t c = group_[p];
         const Group& cg = groups_[c];
-        if (std::find(chosen.begin(), chosen.end(), c) != chosen.end() || cg.epoch != epoch[i] || !(cg.dtypes & m) ||
+        if (std::find(chosen.begin(), chosen.end(), c) != chosen.end() || cg.epoch != epoch[i] ||
+            (cg.forward != forward && !(cg.forward && frees_forward_memory(i))) || !(cg.dtypes & m) ||
             !same_space(out_type(cg.first), t) || size + cg.members.size() > kMaxMembers)
           continue;
         chosen.push_back(c);
@@ -94,7 +111,7 @@ class FuseElementwise : public Pass {
       uint32_t gid;
       if (chosen.empty()) {
         gid = uint32_t(groups_.size());
-        groups_.push_back(Group{{}, m, i, epoch[i], true, {}});
+        groups_.push_back(Group{{}, m, i, epoch[i], forward, true, {}});
       } else {
         // The others join the largest: each member moves O(log n) times.
         std::swap(chosen[0], *std::max_element(chosen.begin(), chosen.end(), [&](uint32_t a, uint32_t b) {
@@ -128,6 +145,24 @@ class FuseElementwise : public Pass {
 
  private:
   const backend::TensorType& out_type(NodeId i) const { return g_->values[g_->nodes[i].outputs[0]].type; }
+
+  // Whether moving backward node i into the forward frees more than it
+  // keeps: each operand is computed in the forward (or by a group there) and
+  // read by no other node after it, so it dies there, and i's result is
+  // smaller than they are.
+  bool frees_forward_memory(NodeId i) const {
+    const Graph& g = *g_;
+    size_t freed = 0;
+    for (ValueId v : g.nodes[i].inputs) {
+      const Value& val = g.values[v];
+      if (val.type.weak || val.producer == kNone) continue;  // host numbers, the caller's tensors
+      const uint32_t pg = group_[val.producer];
+      const bool in_forward = pg != kNone ? groups_[pg].forward : g.nodes[val.producer].phase == Phase::forward;
+      if (!in_forward || late_readers_[v] != 1) return false;
+      freed += bytes(val.type);
+    }
+    return bytes(out_type(i)) < freed;
+  }
 
   static bool same_space(const backend::TensorType& a, const backend::TensorType& b) {
     return a.shape == b.shape && (a.device == b.device || (on_cpu(a.device) && on_cpu(b.device)));
@@ -248,6 +283,7 @@ class FuseElementwise : public Pass {
   std::vector<uint32_t> group_;  // per node: its group, or kNone
   std::vector<Group> groups_;
   std::vector<uint32_t> stamp_;  // per node: the search that last saw it
+  std::vector<uint32_t> late_readers_;  // per value: readers outside the forward (kNone: kept)
   uint32_t cur_ = 0;
   std::vector<uint32_t> chosen_;  // scratch of run() and acyclic(), kept to save allocations
   std::vector<NodeId> stack_;

@@ -135,6 +135,41 @@ TEST_CASE("fuse-elementwise: random ops and host calls split groups and keep the
   CHECK(ops(g) == "fused print rand fused");
 }
 
+TEST_CASE("fuse-elementwise: a backward op joins the forward only when that frees memory (a relu's mask)") {
+  // Forward y = relu(x), out = exp(y); backward where(y > 0, g, 0). When
+  // the backward reads y nowhere else, the mask joins the forward: y dies
+  // there and a bool mask is kept instead. When y is needed later anyway,
+  // the mask stays with its where and is never written.
+  for (bool y_read_later : {false, true}) {
+    ir::Graph g;
+    g.name = "step";
+    ir::ValueId x = input(g, f32({8}), "x");
+    ir::ValueId gin = input(g, f32({8}), "g");
+    ir::ValueId y = add(g, "relu", {x});
+    output(g, add(g, "exp", {y}));
+    const size_t backward = g.nodes.size();
+    ir::ValueId mask = add(g, "gt", {y, host_number(g, 0)});
+    output(g, add(g, "where", {mask, gin, host_number(g, 0)}));
+    if (y_read_later) output(g, add(g, "sum", {y}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", false}}));
+    for (size_t i = backward; i < g.nodes.size(); ++i) g.nodes[i].phase = ir::Phase::backward;
+    CHECK(run_pass(g, "fuse-elementwise") == (y_read_later ? 2 : 1));
+    const std::string ir = ir::print_ir(g);
+    INFO(ir);
+    if (!y_read_later) {
+      CHECK(ir.find("  %2, %3 = fused %0 : f32[8], bool[8] {\n"
+                    "      t0 = relu %0\n"
+                    "      t1 = exp t0 -> %2\n"
+                    "      t2 = gt t0, 0 : bool -> %3\n") != std::string::npos);
+      CHECK(ir.find("  %5 = where %3, %1, %4 : f32[8]") != std::string::npos);
+    } else {
+      CHECK(ir.find("  %2, %3 = fused %0 : f32[8], f32[8] {") != std::string::npos);
+      CHECK(ir.find("  %4 = fused %2, %1 : f32[8] {\n"
+                    "      t0 = gt %2, 0 : bool\n"
+                    "      t1 = where t0, %1, 0 -> %4\n") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("fuse-elementwise: comparisons fuse only when they compare in the compute dtype") {
   ir::Graph g;
   ir::ValueId x = input(g, f32({4}), "x");
