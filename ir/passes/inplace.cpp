@@ -19,6 +19,8 @@
 // when the graph updates it, read here for the last time (an optimizer's
 // chain then runs in the state's own memory), and only by a value that is
 // not kept or is that state's new value.
+#include <algorithm>
+
 #include "ir/buffers.h"
 #include "ir/pass.h"
 
@@ -69,7 +71,14 @@ class Inplace : public Pass {
       std::vector<bool> taken(n.inputs.size(), false);
       bool any = false;
       for (size_t o = 0; o < n.outputs.size(); ++o) {
-        for (size_t k : candidates(n, o)) {
+        std::vector<size_t> c = candidates(n, o);
+        // A state's new value goes into the state's own memory first: so the
+        // state keeps its block, and no block is taken for it on each run.
+        std::stable_partition(c.begin(), c.end(), [&](size_t k) {
+          const ValueId h = k < n.inputs.size() ? home_[n.inputs[k]] : kNone;
+          return h != kNone && new_value_[h] == n.outputs[o];
+        });
+        for (size_t k : c) {
           if (k >= n.inputs.size() || taken[k] || !allowed(g, i, o, k)) continue;
           ow[o] = int32_t(k);
           taken[k] = true;

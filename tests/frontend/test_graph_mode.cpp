@@ -11,47 +11,17 @@
 #include <vector>
 
 #include "backend/device.h"
+#include "digits_training.h"
 #include "frontend/interpreter.h"
 #include "ir/pass.h"
 
 namespace {
 
+const std::string kTrainLoop = nntest::digits_training(20);
+
 using nn::frontend::Interpreter;
 using nn::frontend::InterpreterOptions;
 using nn::frontend::Value;
-
-const char* kMlp = R"(
-seed(0)
-let (x, y) = load_digits()
-let model = Sequential(Linear(64, 128), relu, Linear(128, 10))
-let opt = sgd(params(model), lr=0.1, momentum=0.9)
-let images = x
-)";
-
-const char* kCnn = R"(
-seed(0)
-let (x, y) = load_digits()
-let images = reshape(x, [-1, 1, 8, 8])
-let model = Sequential(
-  Conv2d(1, 16, 3, padding=1), relu, MaxPool2d(2),
-  Conv2d(16, 32, 3, padding=1), relu, MaxPool2d(2),
-  Flatten(), Linear(128, 64), relu, Linear(64, 10))
-let opt = adam(params(model), lr=0.005)
-)";
-
-const char* kTrain = R"(
-graph train_step(xb, yb) {
-  let loss = softmax_cross_entropy(model(xb), yb)
-  minimize(loss, opt)
-  return loss
-}
-let losses = []
-for i in 0..20 {
-  let lo = (i * 64) % 1700
-  losses.append(item(train_step(images[lo:lo + 64], y[lo:lo + 64])))
-}
-losses
-)";
 
 std::vector<double> losses(const std::string& model, bool eager, const std::set<std::string>& disabled = {},
                            nn::ir::MemoryMode memory = nn::ir::MemoryMode::arena) {
@@ -61,7 +31,7 @@ std::vector<double> losses(const std::string& model, bool eager, const std::set<
   o.threads = 1;
   o.disabled_passes = disabled;
   Interpreter vm(o);
-  Value v = vm.run_code("train.nn", model + kTrain);
+  Value v = vm.run_code("train.nn", model + kTrainLoop);
   std::vector<double> out;
   for (const Value& x : v.as_list()->items) out.push_back(x.as_number());
   return out;
@@ -92,7 +62,7 @@ size_t step_peak(bool eager) {
   o.eager_graphs = eager;
   o.threads = 1;
   Interpreter vm(o);
-  vm.run_code("setup.nn", std::string(kCnn) + R"(
+  vm.run_code("setup.nn", std::string(nntest::kDigitsCnn) + R"(
 graph train_step(xb, yb) {
   let loss = softmax_cross_entropy(model(xb), yb)
   minimize(loss, opt)
@@ -113,13 +83,13 @@ train_step(xb, yb)
 
 }  // namespace
 
-TEST_CASE("graph mode: the digits MLP trains with the losses of eager mode") { same_losses(kMlp); }
+TEST_CASE("graph mode: the digits MLP trains with the losses of eager mode") { same_losses(nntest::kDigitsMlp); }
 
-TEST_CASE("graph mode: the digits CNN (adam) trains with the losses of eager mode") { same_losses(kCnn); }
+TEST_CASE("graph mode: the digits CNN (adam) trains with the losses of eager mode") { same_losses(nntest::kDigitsCnn); }
 
 TEST_CASE("graph passes: the digits MLP and CNN train with the same losses with every pass off") {
-  same_losses_without_passes(kMlp);
-  same_losses_without_passes(kCnn);
+  same_losses_without_passes(nntest::kDigitsMlp);
+  same_losses_without_passes(nntest::kDigitsCnn);
 }
 
 void same_losses_arena_and_pool(const std::string& model) {
@@ -133,18 +103,18 @@ void same_losses_arena_and_pool(const std::string& model) {
 }
 
 TEST_CASE("graph mode: the MLP trains with the same losses in the arena as in the pool") {
-  same_losses_arena_and_pool(kMlp);
+  same_losses_arena_and_pool(nntest::kDigitsMlp);
 }
 
 TEST_CASE("graph mode: the CNN trains with the same losses in the arena as in the pool") {
-  same_losses_arena_and_pool(kCnn);
+  same_losses_arena_and_pool(nntest::kDigitsCnn);
 }
 
 TEST_CASE("graph mode: graph_stats gives the arena and its lower bound") {
   InterpreterOptions o;
   o.threads = 1;
   Interpreter vm(o);
-  vm.run_code("stats.nn", std::string(kCnn) + kTrain);
+  vm.run_code("stats.nn", std::string(nntest::kDigitsCnn) + kTrainLoop);
   const double planned = vm.run_code("planned.nn", "graph_stats(train_step).planned_bytes").as_number();
   const double lower = vm.run_code("lower.nn", "graph_stats(train_step).lower_bound_bytes").as_number();
   CHECK(lower > 0);

@@ -5,6 +5,7 @@
 // training reaches the CPU's accuracy; the graph's memory is the GPU's.
 #include <sstream>
 
+#include "digits_training.h"
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
 #include "gpu/gpu_test_util.h"
@@ -15,38 +16,7 @@ using nn::frontend::InterpreterOptions;
 
 namespace {
 
-const char* kMlp = R"(
-seed(0)
-let (x, y) = load_digits()
-let model = Sequential(Linear(64, 128), relu, Linear(128, 10))
-let opt = sgd(params(model), lr=0.1, momentum=0.9)
-let images = x
-)";
-
-const char* kCnn = R"(
-seed(0)
-let (x, y) = load_digits()
-let images = reshape(x, [-1, 1, 8, 8])
-let model = Sequential(
-  Conv2d(1, 16, 3, padding=1), relu, MaxPool2d(2),
-  Conv2d(16, 32, 3, padding=1), relu, MaxPool2d(2),
-  Flatten(), Linear(128, 64), relu, Linear(64, 10))
-let opt = adam(params(model), lr=0.005)
-)";
-
-const char* kSteps = R"(
-graph train_step(xb, yb) {
-  let loss = softmax_cross_entropy(model(xb), yb)
-  minimize(loss, opt)
-  return loss
-}
-let losses = []
-for i in 0..30 {
-  let lo = (i * 64) % 1700
-  losses.append(item(train_step(images[lo:lo + 64], y[lo:lo + 64])))
-}
-losses
-)";
+const std::string kTrainLoop = nntest::digits_training(30);
 
 // Runs `code` on `device` and returns the list of numbers it ends with.
 std::vector<double> numbers(const std::string& device, const std::string& code, bool eager = false) {
@@ -82,9 +52,9 @@ void close(const std::vector<double>& cpu, const std::vector<double>& gpu_, doub
 
 TEST_CASE("the digits MLP trains on the GPU in graph mode with the CPU's losses") {
   NN_NEED_GPU();
-  const std::vector<double> cpu = numbers("cpu", std::string(kMlp) + kSteps);
-  const std::vector<double> graph = numbers("cuda", std::string(kMlp) + kSteps);
-  const std::vector<double> eager = numbers("cuda", std::string(kMlp) + kSteps, true);
+  const std::vector<double> cpu = numbers("cpu", std::string(nntest::kDigitsMlp) + kTrainLoop);
+  const std::vector<double> graph = numbers("cuda", std::string(nntest::kDigitsMlp) + kTrainLoop);
+  const std::vector<double> eager = numbers("cuda", std::string(nntest::kDigitsMlp) + kTrainLoop, true);
   close(cpu, graph, 1e-3, "MLP graph");
   close(eager, graph, 1e-5, "MLP graph on the GPU against eager on the GPU");
   CHECK(graph.back() < graph.front());
@@ -92,15 +62,15 @@ TEST_CASE("the digits MLP trains on the GPU in graph mode with the CPU's losses"
 
 TEST_CASE("the digits CNN trains on the GPU in graph mode with the CPU's losses") {
   NN_NEED_GPU();
-  const std::vector<double> cpu = numbers("cpu", std::string(kCnn) + kSteps);
-  const std::vector<double> graph = numbers("cuda", std::string(kCnn) + kSteps);
+  const std::vector<double> cpu = numbers("cpu", std::string(nntest::kDigitsCnn) + kTrainLoop);
+  const std::vector<double> graph = numbers("cuda", std::string(nntest::kDigitsCnn) + kTrainLoop);
   close(cpu, graph, 3e-3, "CNN graph");
   CHECK(graph.back() < graph.front());
 }
 
 TEST_CASE("a whole digits training on the GPU reaches the CPU's accuracy, in the GPU's memory") {
   NN_NEED_GPU();
-  const std::string code = std::string(kMlp) + R"(
+  const std::string code = std::string(nntest::kDigitsMlp) + R"(
 let (xtr, ytr, xte, yte) = split(x, y, 0.8, seed=0)
 graph train_step(xb, yb) {
   let loss = softmax_cross_entropy(model(xb), yb)
@@ -143,7 +113,8 @@ r
 
 TEST_CASE("a GPU training is deterministic: two runs give the same losses bit for bit") {
   NN_NEED_GPU();
-  const std::vector<double> a = numbers("cuda", std::string(kCnn) + kSteps), b = numbers("cuda", std::string(kCnn) + kSteps);
+  const std::string code = std::string(nntest::kDigitsCnn) + kTrainLoop;
+  const std::vector<double> a = numbers("cuda", code), b = numbers("cuda", code);
   CHECK(a == b);
 }
 

@@ -58,6 +58,12 @@ inline size_t run_pass(nn::ir::Graph& g, const std::string& name) {
   return 0;
 }
 
+// The elements of an f32 tensor.
+inline std::vector<float> values(const nn::backend::Tensor& t) {
+  const float* p = t.data<float>();
+  return std::vector<float>(p, p + t.numel());
+}
+
 // The ops of the nodes, in order: "matmul fused sum".
 inline std::string ops(const nn::ir::Graph& g) {
   std::string s;

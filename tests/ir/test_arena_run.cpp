@@ -16,29 +16,11 @@
 using namespace nn;
 using nntest::add;
 using nntest::f32;
+using nntest::input;
+using nntest::output;
+using nntest::values;
 
 namespace {
-
-ir::ValueId input(ir::Graph& g, backend::TensorType t, const char* name) {
-  ir::ValueId v = g.add_value(t, ir::Role::input, name);
-  g.inputs.push_back(v);
-  return v;
-}
-
-void output(ir::Graph& g, ir::ValueId v) {
-  g.outputs.push_back(v);
-  g.values[v].output = true;
-}
-
-void decide_inplace(ir::Graph& g) {
-  for (auto& p : ir::default_passes())
-    if (std::string(p->name()) == "inplace") p->run(g);
-}
-
-std::vector<float> values(const backend::Tensor& t) {
-  const float* p = t.data<float>();
-  return std::vector<float>(p, p + t.numel());
-}
 
 // y = exp(x) + exp(-x) through a few intermediates, and x * 2 as a second output.
 ir::Graph two_outputs() {
@@ -55,7 +37,7 @@ ir::Graph two_outputs() {
 
 TEST_CASE("arena run: outputs live in memory of their own; the next run leaves them alone") {
   ir::Graph g = two_outputs();
-  decide_inplace(g);
+  nntest::run_pass(g, "inplace");
   ir::Plan p = ir::make_plan(g);
   REQUIRE(p.memory == ir::MemoryMode::arena);
   // -x, then exp(-x) over it; a's memory becomes the first output's.
@@ -73,7 +55,7 @@ TEST_CASE("arena run: outputs live in memory of their own; the next run leaves t
 
 TEST_CASE("arena run: the pool sees one arena block and the outputs at the run's peak") {
   ir::Graph g = two_outputs();
-  decide_inplace(g);
+  nntest::run_pass(g, "inplace");
   ir::Plan arena = ir::make_plan(g), pool = ir::make_plan(g, ir::Schedule::automatic, ir::MemoryMode::pool);
   backend::Tensor in = backend::full(backend::Shape({256}), 0.0);
   backend::CachingPool& cp = backend::cpu_device()->pool();
@@ -105,7 +87,7 @@ TEST_CASE("arena run: the numbers of the pool path, in every order, with views, 
   ir::ValueId t = add(g, "sum", {m}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", false}});
   output(g, t);
   output(g, add(g, "reshape", {add(g, "exp", {m})}, {{"shape", backend::Shape({4, 8})}}));
-  decide_inplace(g);
+  nntest::run_pass(g, "inplace");
   backend::Tensor in = backend::Tensor::empty(backend::Shape({4, 8}), backend::DType::f32);
   for (int i = 0; i < 32; ++i) in.data<float>()[i] = 0.1f * float(i - 16);
   // By formula: m_i = tanh(e^x - x) * (e^x + x).
@@ -130,7 +112,7 @@ TEST_CASE("arena run: tensors with no elements take no room and still run") {
   ir::ValueId y = add(g, "exp", {x});
   ir::ValueId z = add(g, "sum", {add(g, "neg", {y})}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", false}});
   output(g, z);
-  decide_inplace(g);
+  nntest::run_pass(g, "inplace");
   ir::Plan p = ir::make_plan(g);
   CHECK(p.planned_bytes == 0);
   backend::Tensor in = backend::Tensor::empty(backend::Shape({0, 3}), backend::DType::f32);

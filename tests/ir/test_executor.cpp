@@ -19,19 +19,9 @@
 using namespace nn;
 using nntest::add;
 using nntest::f32;
+using nntest::values;
 
 namespace {
-
-std::vector<float> values(const backend::Tensor& t) {
-  const float* p = t.data<float>();
-  return std::vector<float>(p, p + t.numel());
-}
-
-// Runs the inplace pass alone, as the end of the pipeline does.
-void decide_inplace(ir::Graph& g) {
-  for (auto& pass : ir::default_passes())
-    if (std::string(pass->name()) == "inplace") pass->run(g);
-}
 
 std::vector<int> overwrites(const ir::Graph& g) {
   std::vector<int> r;
@@ -77,7 +67,7 @@ TEST_CASE("executor: in place only into a dying intermediate, never into an inpu
   ir::ValueId c = add(g, "exp", {b});  // b is an output: c may not
   g.outputs = {b, c};
   g.values[b].output = g.values[c].output = true;
-  decide_inplace(g);
+  nntest::run_pass(g, "inplace");
   CHECK(overwrites(g) == std::vector<int>{-1, 0, -1});
   ir::Plan p = ir::make_plan(g, ir::Schedule::serial, ir::MemoryMode::pool);
   CHECK(p.block_of_value[b] == p.block_of_value[a]);
@@ -102,7 +92,7 @@ TEST_CASE("executor: a param's update is written into the param's own memory; a 
   g.updates.push_back({pw, w2});
   g.outputs.push_back(y);
   g.values[y].output = true;
-  decide_inplace(g);
+  nntest::run_pass(g, "inplace");
   CHECK(overwrites(g) == std::vector<int>{-1, 0});  // w2 into pw
   ir::Plan p = ir::make_plan(g);
 
@@ -177,7 +167,7 @@ TEST_CASE("executor: an optimizer's chain of updates runs in the state's own mem
   ir::ValueId b2 = add(g, "add", {b1, x});
   ir::ValueId w2 = add(g, "sub", {pw, b2});
   g.updates = {{pw, w2}, {sb, b2}};
-  decide_inplace(g);
+  nntest::run_pass(g, "inplace");
   CHECK(overwrites(g) == std::vector<int>{0, 0, 0});  // b1 into sb, b2 into b1, w2 into pw
   ir::Plan p = ir::make_plan(g);
   CHECK(p.planned_bytes == 0);

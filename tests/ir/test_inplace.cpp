@@ -18,19 +18,11 @@
 using namespace nn;
 using nntest::add;
 using nntest::f32;
+using nntest::input;
+using nntest::output;
+using nntest::values;
 
 namespace {
-
-ir::ValueId input(ir::Graph& g, backend::TensorType t, const char* name) {
-  ir::ValueId v = g.add_value(t, ir::Role::input, name);
-  g.inputs.push_back(v);
-  return v;
-}
-
-void output(ir::Graph& g, ir::ValueId v) {
-  g.outputs.push_back(v);
-  g.values[v].output = true;
-}
 
 ir::ValueId captured(ir::Graph& g, const backend::Tensor& t, ir::Role role) {
   ir::ValueId v = g.add_value(t.type(), role);
@@ -40,25 +32,9 @@ ir::ValueId captured(ir::Graph& g, const backend::Tensor& t, ir::Role role) {
 
 ir::ValueId reshape(ir::Graph& g, ir::ValueId v, backend::Shape s) { return add(g, "reshape", {v}, {{"shape", s}}); }
 
-size_t decide(ir::Graph& g) {
-  for (auto& p : ir::default_passes())
-    if (std::string(p->name()) == "inplace") {
-      size_t n = p->run(g);
-      CHECK(ir::verify(g).empty());
-      return n;
-    }
-  FAIL("no pass inplace");
-  return 0;
-}
-
 // The node that makes v.
 const ir::Node& maker(const ir::Graph& g, ir::ValueId v) { return g.nodes[g.values[v].producer]; }
 int overwrites(const ir::Graph& g, ir::ValueId v) { return maker(g, v).overwritten_input(g.values[v].index); }
-
-std::vector<float> values(const backend::Tensor& t) {
-  const float* p = t.data<float>();
-  return std::vector<float>(p, p + t.numel());
-}
 
 backend::Tensor iota(backend::Shape s) {
   backend::Tensor t = backend::Tensor::empty(s, backend::DType::f32);
@@ -76,7 +52,7 @@ TEST_CASE("inplace: a dying intermediate is overwritten; inputs and constants ne
   ir::ValueId b = add(g, "neg", {a});     // a dies here
   ir::ValueId d = add(g, "mul", {c, b});  // c is a constant; b dies here: input 1
   output(g, add(g, "exp", {d}));
-  CHECK(decide(g) == 3);
+  CHECK(nntest::run_pass(g, "inplace") == 3);
   CHECK(overwrites(g, a) == -1);
   CHECK(overwrites(g, b) == 0);
   CHECK(overwrites(g, d) == 1);
@@ -101,7 +77,7 @@ TEST_CASE("inplace: never into an output, a state's new value, or a value read t
   output(g, o);
   g.updates.push_back({st, u});
   for (ir::ValueId v : {b, r, sq, late}) output(g, v);
-  decide(g);
+  nntest::run_pass(g, "inplace");
   CHECK(overwrites(g, o) == 0);  // a dies there
   CHECK(overwrites(g, b) == -1);
   CHECK(overwrites(g, r) == -1);
@@ -124,7 +100,7 @@ TEST_CASE("inplace: another dtype or shape is no fit; an elementwise op may take
   ir::ValueId f = add(g, "cast", {add(g, "exp", {x})}, {{"dtype", backend::DType::f64}});  // f64 from f32
   output(g, gt);
   output(g, f);
-  decide(g);
+  nntest::run_pass(g, "inplace");
   CHECK(overwrites(g, s) == 1);
   CHECK(overwrites(g, gt) == -1);
   CHECK(overwrites(g, f) == -1);
@@ -143,7 +119,7 @@ TEST_CASE("inplace: a view read later blocks it, and the run gives the numbers o
   ir::ValueId z2 = add(g, "add", {z, one});
   output(g, out);
   output(g, z2);
-  decide(g);
+  nntest::run_pass(g, "inplace");
   CHECK(overwrites(g, out) == -1);
   CHECK(overwrites(g, z2) == 0);
   for (ir::Schedule s : {ir::Schedule::serial, ir::Schedule::bfs, ir::Schedule::greedy})
@@ -165,7 +141,7 @@ TEST_CASE("inplace: a value whose view the host keeps is never overwritten") {
   ir::ValueId b = add(g, "neg", {a});  // a's last reader, but v is an output
   output(g, v);
   output(g, b);
-  decide(g);
+  nntest::run_pass(g, "inplace");
   CHECK(overwrites(g, b) == -1);
   backend::Tensor in = backend::zeros(backend::Shape({6}));
   std::vector<backend::Tensor> r = ir::run(g, ir::make_plan(g), std::span(&in, 1));
@@ -186,7 +162,7 @@ TEST_CASE("inplace: a param only when the graph updates it and reads it here for
   g.updates.push_back({pw, w2});
   output(g, y);
   output(g, t);
-  decide(g);
+  nntest::run_pass(g, "inplace");
   CHECK(overwrites(g, y) == -1);
   CHECK(overwrites(g, early) == -1);
   CHECK(overwrites(g, w2) == 0);
@@ -211,7 +187,7 @@ TEST_CASE("inplace: an updated param's memory never takes a value the host keeps
   ir::ValueId w2 = add(g, "mul", {x, x});
   g.updates.push_back({pw, w2});
   output(g, u);
-  decide(g);
+  nntest::run_pass(g, "inplace");
   CHECK(overwrites(g, u) == -1);
   backend::Tensor in = backend::full(backend::Shape({3}), 3.0);
   std::vector<backend::Tensor> r = ir::run(g, ir::make_plan(g), std::span(&in, 1));
@@ -230,7 +206,7 @@ TEST_CASE("inplace: a stateful op writes into its first input when it dies there
   ir::ValueId again = add(g, "add", {b, copy});
   output(g, keep);
   output(g, again);
-  decide(g);
+  nntest::run_pass(g, "inplace");
   CHECK(overwrites(g, keep) == 0);
   CHECK(overwrites(g, copy) == -1);
   for (ir::MemoryMode mode : {ir::MemoryMode::arena, ir::MemoryMode::pool}) {
@@ -249,7 +225,7 @@ TEST_CASE("inplace: a node with two outputs writes each over a different dying i
   const ir::NodeId n = g.add_node(&nntest::sum_diff_op(), {a, b}, {}, {f32({3}), f32({3})});
   ir::ValueId s = g.nodes[n].outputs[0], d = g.nodes[n].outputs[1];
   output(g, add(g, "mul", {s, d}));
-  CHECK(decide(g) == 3);  // the two outputs, and mul over s
+  CHECK(nntest::run_pass(g, "inplace") == 3);  // the two outputs, and mul over s
   CHECK(g.nodes[n].overwrites == std::vector<int32_t>{0, 1});
   CHECK(overwrites(g, a) == -1);
   for (ir::MemoryMode mode : {ir::MemoryMode::arena, ir::MemoryMode::pool}) {

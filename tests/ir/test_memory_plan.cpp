@@ -16,24 +16,10 @@
 using namespace nn;
 using nntest::add;
 using nntest::f32;
+using nntest::input;
+using nntest::output;
 
 namespace {
-
-ir::ValueId input(ir::Graph& g, backend::TensorType t, const char* name) {
-  ir::ValueId v = g.add_value(t, ir::Role::input, name);
-  g.inputs.push_back(v);
-  return v;
-}
-
-void output(ir::Graph& g, ir::ValueId v) {
-  g.outputs.push_back(v);
-  g.values[v].output = true;
-}
-
-void decide_inplace(ir::Graph& g) {
-  for (auto& p : ir::default_passes())
-    if (std::string(p->name()) == "inplace") p->run(g);
-}
 
 std::vector<ir::NodeId> trace_order(const ir::Graph& g) { return ir::schedule(g, ir::Schedule::serial); }
 
@@ -148,7 +134,7 @@ TEST_CASE("memory plan: views share their root's range, an in-place output its i
   const backend::Attrs all{{"axes", std::vector<int64_t>{0}}, {"keepdims", false}};
   output(g, add(g, "sum", {b}, all));    // outputs: not in the arena
   output(g, add(g, "sum", {c}, {{"axes", std::vector<int64_t>{0, 1}}, {"keepdims", false}}));
-  decide_inplace(g);
+  nntest::run_pass(g, "inplace");
   REQUIRE(g.nodes[g.values[b].producer].overwrites == std::vector<int32_t>{0});
   ir::MemoryPlan m = ir::plan_memory(g, ir::find_buffers(g), trace_order(g));
   CHECK(m.buffers.of_value[v] == m.buffers.of_value[a]);
@@ -225,7 +211,7 @@ TEST_CASE("memory plan: on random graphs no two live buffers overlap, and lower 
       vs.push_back(v);
     }
     for (auto& vs : pool_of) output(g, vs.back());
-    if (trial % 2) decide_inplace(g);
+    if (trial % 2) nntest::run_pass(g, "inplace");
     for (ir::Schedule s : {ir::Schedule::serial, ir::Schedule::bfs, ir::Schedule::greedy}) {
       ir::Plan p = ir::make_plan(g, s);
       const ir::MemoryPlan& m = p.memory_plan;

@@ -15,19 +15,10 @@
 using namespace nn;
 using nntest::add;
 using nntest::f32;
+using nntest::input;
+using nntest::output;
 
 namespace {
-
-ir::ValueId input(ir::Graph& g, backend::TensorType t, const char* name) {
-  ir::ValueId v = g.add_value(t, ir::Role::input, name);
-  g.inputs.push_back(v);
-  return v;
-}
-
-void output(ir::Graph& g, ir::ValueId v) {
-  g.outputs.push_back(v);
-  g.values[v].output = true;
-}
 
 std::vector<size_t> positions(const std::vector<ir::NodeId>& order) {
   std::vector<size_t> at(order.size());
