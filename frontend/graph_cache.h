@@ -35,7 +35,7 @@ struct CompiledGraph {
   ir::Plan plan;
   Value result;                     // graph functions: the traced return value
   std::vector<Symbol> assigns;      // graph blocks: the variable of each output
-  double trace_ms = 0, compile_ms = 0;
+  double trace_ms = 0, compile_ms = 0, plan_ms = 0;  // compile_ms: passes and plan
   uint64_t runs = 0;
   size_t peak_bytes = 0;  // memory the last run took at its peak
 };

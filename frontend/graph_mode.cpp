@@ -236,7 +236,9 @@ void Interpreter::compile(CompiledGraph& cg) {
   if (!opts_.dump_passes_dir.empty()) dump = dump_passes(cg.graph.name, cg.raw);
   cg.passes = ir::optimize(cg.graph, opts_.disabled_passes, dump);
   if (verify_graphs_) ir::check(cg.graph);
+  auto t1 = std::chrono::steady_clock::now();
   cg.plan = ir::make_plan(cg.graph, opts_.schedule, opts_.memory);
+  cg.plan_ms = ms_since(t1);
   cg.compile_ms = ms_since(t0);
   if (opts_.on_compiled) opts_.on_compiled(cg.graph);
 }

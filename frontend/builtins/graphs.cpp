@@ -107,8 +107,19 @@ void install_graphs(Interpreter& vm) {
     r->set(intern("edges_traced"), Value(int64_t(cg.raw.edge_count())));
     r->set(intern("trace_ms"), Value(cg.trace_ms));
     double passes_ms = 0;
-    for (const ir::PassResult& p : cg.passes) passes_ms += p.ms;
+    auto per_pass = make_list();  // {name, changed, nodes, ms} in the order they ran
+    for (const ir::PassResult& p : cg.passes) {
+      passes_ms += p.ms;
+      auto e = make_record();
+      e->set(intern("name"), Value(p.pass));
+      e->set(intern("changed"), Value(int64_t(p.changed)));
+      e->set(intern("nodes"), Value(int64_t(p.nodes_after)));
+      e->set(intern("ms"), Value(p.ms));
+      per_pass->items.push_back(Value(e));
+    }
     r->set(intern("passes_ms"), Value(passes_ms));
+    r->set(intern("passes"), Value(per_pass));
+    r->set(intern("plan_ms"), Value(cg.plan_ms));
     return Value(r);
   });
 

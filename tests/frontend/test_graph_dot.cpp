@@ -129,6 +129,18 @@ TEST_CASE("ir, graph_stats and dot take a graph's name") {
   // picture draws the six ops they stand for.
   CHECK(run(vm, "graph_stats(\"f\").nodes") == "3");
   CHECK(run(vm, "graph_stats(\"f\").fused_groups") == "2");
+  // Before the passes, and where the compile time went: trace, each pass,
+  // the plan (their sum is within the whole).
+  CHECK(run(vm, "graph_stats(\"f\").nodes_traced") == "6");
+  vm.run_code("s.nn", "let s = graph_stats(f)");
+  CHECK(run(vm, "s.trace_ms >= 0 and s.plan_ms > 0 and s.trace_ms + s.passes_ms + s.plan_ms <= s.compile_ms + 0.01") ==
+        "true");
+  // Each pass in the order it ran, what it changed and the nodes it left:
+  // the two epilogue fusions take the graph from 4 nodes (after the
+  // elementwise fusion) to 3.
+  CHECK(run(vm, "len(s.passes)") == "11");
+  CHECK(run(vm, "s.passes[9].name") == "fuse-matmul-epilogue");
+  CHECK(run(vm, "(s.passes[9].changed, s.passes[9].nodes)") == "(2, 3)");
   const std::string path = dir.file("n.dot");
   vm.run_code("t.nn", "dot(\"f\", \"" + path + "\")");
   CHECK(nn::ir::parse_dot_counts(read_all(path)).nodes == 11);
