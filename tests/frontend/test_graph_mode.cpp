@@ -12,6 +12,7 @@
 
 #include "backend/device.h"
 #include "digits_training.h"
+#include "frontend/graph_cache.h"
 #include "frontend/interpreter.h"
 #include "ir/pass.h"
 
@@ -127,4 +128,40 @@ TEST_CASE("graph mode: a CNN training step peaks lower than the eager step") {
   INFO("graph peak " << graph << " bytes, eager peak " << eager << " bytes");
   CHECK(graph > 0);
   CHECK(graph < eager);
+}
+
+TEST_CASE("graph passes: each optimizer updates a param and its buffers in one kernel") {
+  // A one-layer step: the weight's gradient is a GEMM, and its update (with
+  // momentum, Adam's moments, Adagrad's sum, RMSprop's average) becomes that
+  // GEMM's epilogue: every new value of the param and its buffers comes out
+  // of one node.
+  for (const char* make : {"sgd([w], lr=0.1)", "sgd([w], lr=0.1, momentum=0.9, nesterov=true, weight_decay=0.01)",
+                           "adam([w], lr=0.05)", "adagrad([w], lr=0.1)", "rmsprop([w], lr=0.01, momentum=0.5)"}) {
+    CAPTURE(make);
+    InterpreterOptions o;
+    o.threads = 1;
+    Interpreter vm(o);
+    vm.run_code("opt.nn", std::string("let w = param(reshape(arange(8) * 0.1 - 0.3, [4, 2]))\nlet opt = ") + make + R"(
+graph step(xb) {
+  let loss = sum(tanh(xb @ w) ** 2.0)
+  minimize(loss, opt)
+  return loss
+}
+step(reshape(arange(8) * 0.5 - 2.0, [2, 4]))
+)");
+    const nn::frontend::CompiledGraph* cg = nullptr;
+    for (const auto& c : vm.graphs())
+      if (c->name == "step") cg = c->latest();
+    REQUIRE(cg);
+    std::set<nn::ir::NodeId> makers;
+    size_t per_param = 0;
+    for (const nn::ir::StateUpdate& u : cg->graph.updates)
+      if (cg->graph.values[u.value].type.shape == nn::backend::Shape({4, 2})) {
+        makers.insert(cg->graph.values[u.value].producer);
+        ++per_param;
+      }
+    CHECK(per_param >= 1);
+    CHECK(makers.size() == 1);
+    CHECK(cg->graph.nodes[*makers.begin()].name() == "matmul_epilogue");
+  }
 }
