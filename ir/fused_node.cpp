@@ -11,10 +11,6 @@ namespace nn::ir {
 
 using backend::DType;
 
-namespace {
-bool on_cpu(const backend::Device* d) { return !d || d->type() == backend::DeviceType::cpu; }
-}  // namespace
-
 bool fusion_immediate(const Value& v) {
   return v.role == Role::constant && v.type.weak && v.captured.defined() && v.type.shape.numel() == 1;
 }

@@ -5,12 +5,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/device.h"
 #include "ir/pass.h"
 
 namespace nn::ir {
 
 // Compute dtypes a fused kernel may run in, as a mask.
 constexpr uint8_t kFuseF32 = 1, kFuseF64 = 2;
+
+// Fused kernels run on the CPU (a value of no device is a CPU one).
+inline bool on_cpu(const backend::Device* d) { return !d || d->type() == backend::DeviceType::cpu; }
 
 // A host number of the trace (a weak one-element constant): its value is
 // part of the program.

@@ -45,8 +45,6 @@ constexpr size_t kMaxSearch = 4096;
 // live tiles no longer fit in cache.
 constexpr size_t kMaxMembers = 256;
 
-bool on_cpu(const backend::Device* d) { return !d || d->type() == backend::DeviceType::cpu; }
-
 size_t bytes(const backend::TensorType& t) { return size_t(t.shape.numel()) * backend::dtype_size(t.dtype); }
 
 struct Group {

@@ -23,9 +23,8 @@ bool gemm_flags(const Graph& g, const Node& n, bool& ta, bool& tb) {
   else if (op == "matmul_nt") ta = false, tb = true;
   else return false;
   const backend::TensorType &a = g.values[n.inputs[0]].type, &b = g.values[n.inputs[1]].type;
-  const backend::Device* dev = g.values[n.outputs[0]].type.device;
   return a.shape.ndim() == 2 && b.shape.ndim() == 2 && a.dtype == b.dtype &&
-         (a.dtype == DType::f32 || a.dtype == DType::f64) && (!dev || dev->type() == backend::DeviceType::cpu);
+         (a.dtype == DType::f32 || a.dtype == DType::f64) && on_cpu(g.values[n.outputs[0]].type.device);
 }
 
 class FuseMatmulEpilogue : public Pass {
