@@ -10,40 +10,17 @@
 #include "backend/cuda/register.h"
 #include "backend/cuda/strided_copy.h"
 #include "backend/op_registry.h"
+#include "backend/ops/region.h"
 
 namespace nn::backend::cuda {
 namespace {
-
-struct Region {
-  std::vector<int64_t> start, step, size, drop;
-};
-
-Region region_of(const Attrs& a) {
-  return {a.get<std::vector<int64_t>>("start"), a.get<std::vector<int64_t>>("step"),
-          a.get<std::vector<int64_t>>("size"), a.get<std::vector<int64_t>>("drop")};
-}
-
-// Where the region's elements live in a tensor of `shape`: a base offset
-// and per-axis strides (the destination's strides are left 0).
-StridedCopy region_layout(const Shape& shape, const Region& r, int64_t& base) {
-  auto strides = contiguous_strides(shape);
-  StridedCopy c;
-  base = 0;
-  for (int d = 0; d < shape.ndim(); ++d) {
-    if (r.size[size_t(d)] > 0) base += r.start[size_t(d)] * strides[size_t(d)];
-    c.push(r.size[size_t(d)], r.step[size_t(d)] * strides[size_t(d)], 0);
-  }
-  return c;
-}
 
 void slice(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   CudaDevice& dev = call_device(in, out);
   const Tensor& x = in[0];
   Region r = region_of(attrs);
   int64_t base;
-  StridedCopy c = region_layout(x.shape(), r, base);
-  auto dst = contiguous_strides(Shape::of(r.size));
-  for (int d = 0; d < c.ndim; ++d) c.dst_strides[size_t(d)] = dst[size_t(d)];
+  const StridedCopy c = slice_copy(x.shape(), r, base);
   const size_t esize = dtype_size(x.dtype());
   strided_copy(dev, static_cast<const char*>(x.raw_data()) + size_t(base) * esize, out[0].raw_data(), esize, c);
 }
@@ -55,10 +32,7 @@ void slice_backward(std::span<const Tensor> in, std::span<Tensor> out, const Att
   if (x.nbytes()) check(cudaMemsetAsync(x.raw_data(), 0, x.nbytes(), dev.stream()), "slice_backward");
   Region r = region_of(attrs);
   int64_t base;
-  StridedCopy c = region_layout(x.shape(), r, base);
-  std::swap(c.src_strides, c.dst_strides);
-  auto gstrides = contiguous_strides(Shape::of(r.size));
-  for (int d = 0; d < c.ndim; ++d) c.src_strides[size_t(d)] = gstrides[size_t(d)];
+  const StridedCopy c = slice_backward_copy(x.shape(), r, base);
   const size_t esize = dtype_size(x.dtype());
   strided_copy(dev, g.raw_data(), static_cast<char*>(x.raw_data()) + size_t(base) * esize, esize, c);
 }
@@ -76,17 +50,7 @@ void assign_slice(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
     v = copy;
   }
   int64_t base;
-  StridedCopy c = region_layout(x.shape(), r, base);
-  std::swap(c.src_strides, c.dst_strides);
-  auto vstrides = contiguous_strides(v.shape());
-  const int nv = v.ndim();
-  int region_axis = 0;
-  const int region_ndim = x.ndim() - int(r.drop.size());
-  for (int d = 0; d < x.ndim(); ++d) {
-    if (std::find(r.drop.begin(), r.drop.end(), int64_t(d)) != r.drop.end()) continue;
-    const int vd = region_axis++ - (region_ndim - nv);
-    if (vd >= 0 && v.shape()[vd] != 1) c.src_strides[size_t(d)] = vstrides[size_t(vd)];
-  }
+  const StridedCopy c = assign_copy(x.shape(), r, v.shape(), base);
   const size_t esize = dtype_size(x.dtype());
   strided_copy(dev, v.raw_data(), static_cast<char*>(x.raw_data()) + size_t(base) * esize, esize, c);
 }

@@ -16,26 +16,12 @@
 #include "backend/ops.h"
 #include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
+#include "backend/ops/region.h"
 #include "backend/ops/register.h"
 #include "backend/ops/strided_copy.h"
 
 namespace nn::backend {
 namespace {
-
-// The region selected by a list of index items.
-struct Region {
-  std::vector<int64_t> start, step, size;  // one per axis of x; sizes >= 0
-  std::vector<int64_t> drop;               // axes taken by an integer (size 1, not in the result)
-};
-
-Attrs region_attrs(const Region& r) {
-  return Attrs{{"start", r.start}, {"step", r.step}, {"size", r.size}, {"drop", r.drop}};
-}
-
-Region region_of(const Attrs& a) {
-  return {a.get<std::vector<int64_t>>("start"), a.get<std::vector<int64_t>>("step"),
-          a.get<std::vector<int64_t>>("size"), a.get<std::vector<int64_t>>("drop")};
-}
 
 // Python's slice.indices(n) followed by the length of the range.
 void resolve_slice(const IndexItem& it, int64_t n, int64_t& start, int64_t& step, int64_t& size) {
@@ -87,14 +73,6 @@ Region resolve(const Tensor& x, const std::vector<IndexItem>& items) {
   return r;
 }
 
-// The shape of the selected region as the result sees it (dropped axes gone).
-Shape region_shape(const Region& r) {
-  Shape s;
-  for (size_t d = 0; d < r.size.size(); ++d)
-    if (std::find(r.drop.begin(), r.drop.end(), int64_t(d)) == r.drop.end()) s.push_back(r.size[d]);
-  return s;
-}
-
 // Checks that the attrs describe a region inside x (they come from resolve(),
 // or from a graph pass that must respect the same contract).
 void check_region(const char* op, const TensorType& x, const Region& r) {
@@ -112,18 +90,6 @@ void check_region(const char* op, const TensorType& x, const Region& r) {
   if (!ok) throw Error(std::string("internal: ") + op + " got a region outside " + x.str());
 }
 
-// Where the region's elements live in x: a base offset and per-axis strides.
-StridedCopy region_layout(const Shape& shape, const Region& r, int64_t& base) {
-  auto strides = contiguous_strides(shape);
-  StridedCopy c;
-  base = 0;
-  for (int d = 0; d < shape.ndim(); ++d) {
-    if (r.size[size_t(d)] > 0) base += r.start[size_t(d)] * strides[size_t(d)];
-    c.push(r.size[size_t(d)], r.step[size_t(d)] * strides[size_t(d)], 0);
-  }
-  return c;
-}
-
 // ---- slice ---------------------------------------------------------------------
 OutTypes slice_type(std::span<const TensorType> in, const Attrs& attrs) {
   Region r = region_of(attrs);
@@ -135,10 +101,7 @@ void slice_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
   const Tensor& x = in[0];
   Region r = region_of(attrs);
   int64_t base;
-  StridedCopy c = region_layout(x.shape(), r, base);
-  // The result is the region, contiguous (dropped axes have size 1 there).
-  auto dst = contiguous_strides(Shape::of(r.size));
-  for (int d = 0; d < c.ndim; ++d) c.dst_strides[size_t(d)] = dst[size_t(d)];
+  const StridedCopy c = slice_copy(x.shape(), r, base);
   const size_t esize = dtype_size(x.dtype());
   strided_copy(static_cast<const char*>(x.raw_data()) + size_t(base) * esize, out[0].raw_data(), esize, c);
 }
@@ -163,11 +126,7 @@ void slice_backward_kernel(std::span<const Tensor> in, std::span<Tensor> out, co
   if (x.nbytes()) std::memset(x.raw_data(), 0, x.nbytes());  // all-zero bytes are 0 in every dtype
   Region r = region_of(attrs);
   int64_t base;
-  StridedCopy c = region_layout(x.shape(), r, base);
-  // From g (contiguous over the region, dropped axes of size 1) into x.
-  std::swap(c.src_strides, c.dst_strides);
-  auto gstrides = contiguous_strides(Shape::of(r.size));
-  for (int d = 0; d < c.ndim; ++d) c.src_strides[size_t(d)] = gstrides[size_t(d)];
+  const StridedCopy c = slice_backward_copy(x.shape(), r, base);
   const size_t esize = dtype_size(x.dtype());
   strided_copy(g.raw_data(), static_cast<char*>(x.raw_data()) + size_t(base) * esize, esize, c);
 }
@@ -217,18 +176,7 @@ void assign_slice_kernel(std::span<const Tensor> in, std::span<Tensor> out, cons
     v = copy;
   }
   int64_t base;
-  StridedCopy c = region_layout(x.shape(), r, base);
-  // The copy runs from v (broadcast over the region) into x: swap the roles.
-  std::swap(c.src_strides, c.dst_strides);
-  auto vstrides = contiguous_strides(v.shape());
-  const int nv = v.ndim();
-  int region_axis = 0;
-  const int region_ndim = x.ndim() - int(r.drop.size());
-  for (int d = 0; d < x.ndim(); ++d) {
-    if (std::find(r.drop.begin(), r.drop.end(), int64_t(d)) != r.drop.end()) continue;  // stride 0 stays
-    int vd = region_axis++ - (region_ndim - nv);  // v lines up with the region from the right
-    if (vd >= 0 && v.shape()[vd] != 1) c.src_strides[size_t(d)] = vstrides[size_t(vd)];
-  }
+  const StridedCopy c = assign_copy(x.shape(), r, v.shape(), base);
   const size_t esize = dtype_size(x.dtype());
   strided_copy(v.raw_data(), static_cast<char*>(x.raw_data()) + size_t(base) * esize, esize, c);
 }
