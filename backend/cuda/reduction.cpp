@@ -7,41 +7,19 @@
 #include "backend/cuda/reduction_kernels.h"
 #include "backend/cuda/register.h"
 #include "backend/op_registry.h"
+#include "backend/ops/reduce_geometry.h"
 
 namespace nn::backend::cuda {
 namespace {
 
-// x's dims with extent-1 dims dropped and runs of reduced (or kept) dims
-// merged, innermost first, as the CPU kernel's reduce_geometry.
+// The CPU kernels' geometry (backend/ops/reduce_geometry.h) in the launch.
 void geometry(const Shape& shape, const std::vector<int64_t>& axes, ReduceLaunch& l) {
-  const int nd = shape.ndim();
-  auto strides = contiguous_strides(shape);
-  bool reduced[kMaxDims] = {};
-  for (int64_t a : axes) reduced[a] = true;
-  int64_t msize[kMaxDims], mstride[kMaxDims];
-  bool mred[kMaxDims];
-  int m = 0;
-  for (int d = nd - 1; d >= 0; --d) {
-    if (shape[d] == 1) continue;
-    if (m > 0 && mred[m - 1] == reduced[d]) {
-      msize[m - 1] *= shape[d];
-      continue;
-    }
-    msize[m] = shape[d], mstride[m] = strides[size_t(d)], mred[m] = reduced[d];
-    ++m;
-  }
-  l.inner_reduced = m > 0 && mred[0];
-  l.kept_n = l.red_n = 0;
-  for (int i = m - 1; i >= 0; --i) {
-    if (mred[i]) {
-      l.red_size[l.red_n] = msize[i], l.red_stride[l.red_n] = mstride[i], ++l.red_n;
-    } else {
-      l.kept_size[l.kept_n] = msize[i], l.kept_stride[l.kept_n] = mstride[i], ++l.kept_n;
-    }
-  }
-  l.work = 1;
-  for (int i = 0; i < l.red_n; ++i) l.work *= l.red_size[i];
-  if (shape.numel() == 0) l.work = 0;
+  const ReduceGeometry g = reduce_geometry(shape, axes);
+  l.inner_reduced = g.inner_reduced;
+  l.kept_n = g.kept.n, l.red_n = g.reduced.n;
+  for (int i = 0; i < g.kept.n; ++i) l.kept_size[i] = g.kept.size[i], l.kept_stride[i] = g.kept.stride[i];
+  for (int i = 0; i < g.reduced.n; ++i) l.red_size[i] = g.reduced.size[i], l.red_stride[i] = g.reduced.stride[i];
+  l.work = shape.numel() == 0 ? 0 : g.reduced.count();
 }
 
 template <ReduceOp Op>

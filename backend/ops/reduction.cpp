@@ -12,6 +12,7 @@
 
 #include "backend/ops.h"
 #include "backend/ops/elementwise.h"
+#include "backend/ops/reduce_geometry.h"
 #include "backend/ops/register.h"
 #include "backend/parallel.h"
 
@@ -110,59 +111,6 @@ typename Rule::Acc fold_contiguous(const T* p, int64_t n) {
     total = Rule::merge(total, block);
   }
   return total;
-}
-
-// ---- geometry -----------------------------------------------------------------
-// x's dims with extent-1 dims dropped and runs of reduced (or kept) dims
-// merged: a [B, C, H, W] sum over (2, 3) becomes kept [B*C] then reduced [H*W].
-struct DimList {
-  int n = 0;
-  int64_t size[kMaxDims];
-  int64_t stride[kMaxDims];
-  void push(int64_t s, int64_t st) { size[n] = s, stride[n] = st, ++n; }
-  int64_t count() const {
-    int64_t c = 1;
-    for (int i = 0; i < n; ++i) c *= size[i];
-    return c;
-  }
-  // Offset of the i-th point of this index space (row-major).
-  int64_t offset_of(int64_t i) const {
-    int64_t off = 0;
-    for (int k = n - 1; k >= 0; --k) {
-      off += (i % size[k]) * stride[k];
-      i /= size[k];
-    }
-    return off;
-  }
-};
-
-struct ReduceGeometry {
-  DimList kept, reduced;  // in x's order; strides in elements of x
-  bool inner_reduced = false;  // is x's innermost (stride-1) merged dim reduced?
-};
-
-ReduceGeometry reduce_geometry(const Shape& shape, const std::vector<int64_t>& axes) {
-  int nd = shape.ndim();
-  auto strides = contiguous_strides(shape);
-  bool is_reduced[kMaxDims] = {};
-  for (int64_t a : axes) is_reduced[a] = true;
-  // Merge from the innermost dim outwards.
-  int64_t msize[kMaxDims], mstride[kMaxDims];
-  bool mred[kMaxDims];
-  int m = 0;
-  for (int d = nd - 1; d >= 0; --d) {
-    if (shape[d] == 1) continue;
-    if (m > 0 && mred[m - 1] == is_reduced[d]) {
-      msize[m - 1] *= shape[d];
-      continue;
-    }
-    msize[m] = shape[d], mstride[m] = strides[d], mred[m] = is_reduced[d];
-    ++m;
-  }
-  ReduceGeometry g;
-  g.inner_reduced = m > 0 && mred[0];
-  for (int i = m - 1; i >= 0; --i) (mred[i] ? g.reduced : g.kept).push(msize[i], mstride[i]);
-  return g;
 }
 
 // Calls f(offset) for each point of an index space (once for an empty list).
