@@ -18,28 +18,14 @@ void reshape(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
 void permute(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   CudaDevice& dev = call_device(in, out);
   const Tensor& x = in[0];
-  const auto& dims = attrs.get<std::vector<int64_t>>("dims");
-  auto src = contiguous_strides(x.shape());
-  auto dst = contiguous_strides(out[0].shape());
-  StridedCopy c;
-  for (size_t i = 0; i < dims.size(); ++i) c.push(x.shape()[int(dims[i])], src[size_t(dims[i])], dst[i]);
+  const StridedCopy c = permute_copy(x.shape(), out[0].shape(), attrs.get<std::vector<int64_t>>("dims"));
   strided_copy(dev, x.raw_data(), out[0].raw_data(), dtype_size(x.dtype()), c);
 }
 
 void broadcast_to(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
   CudaDevice& dev = call_device(in, out);
   const Tensor x = on_device(in[0], dev);
-  const Shape& target = out[0].shape();
-  auto src = contiguous_strides(x.shape());
-  auto dst = contiguous_strides(target);
-  const int nx = x.ndim(), nt = target.ndim();
-  StridedCopy c;
-  for (int d = 0; d < nt; ++d) {
-    const int xd = d - (nt - nx);
-    const bool repeated = xd < 0 || x.shape()[xd] == 1;
-    c.push(target[d], repeated ? 0 : src[size_t(xd)], dst[size_t(d)]);
-  }
-  strided_copy(dev, x.raw_data(), out[0].raw_data(), dtype_size(x.dtype()), c);
+  strided_copy(dev, x.raw_data(), out[0].raw_data(), dtype_size(x.dtype()), broadcast_copy(x.shape(), out[0].shape()));
 }
 
 void concat(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {

@@ -253,10 +253,7 @@ OutTypes fused_type(std::span<const TensorType> in, const Attrs& attrs) {
     if (!broadcast_shapes(t.shape, p.shape, s) || s != p.shape)
       throw Error("internal: a fused node's input " + t.str() + " does not broadcast to " + p.shape.str());
   }
-  Device* dev = operands_device(in);
-  OutTypes out;
-  for (uint32_t o : p.outputs) out.push_back(TensorType{p.steps.at(o).dtype, p.shape, dev});
-  return out;
+  return program_out_types(p, operands_device(in));
 }
 
 void fused_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
@@ -267,6 +264,12 @@ void fused_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
 }
 
 }  // namespace
+
+OutTypes program_out_types(const FusedProgram& p, Device* dev) {
+  OutTypes out;
+  for (uint32_t o : p.outputs) out.push_back(TensorType{p.steps.at(o).dtype, p.shape, dev});
+  return out;
+}
 
 void run_fused(const FusedProgram& p, std::span<const Tensor> in, std::span<Tensor> out, int64_t begin, int64_t end,
                const void* block) {

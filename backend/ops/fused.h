@@ -6,6 +6,7 @@
 #pragma once
 #include <span>
 
+#include "backend/op_registry.h"
 #include "backend/ops/fused_program.h"
 #include "backend/tensor.h"
 
@@ -18,6 +19,9 @@ namespace nn::backend {
 // With `block` set, input 0 is read from it instead: a buffer of p.compute
 // holding only the elements [begin, end) (the rows a GEMM has just written);
 // in[0] then only gives the input's type.
+// The types of p's outputs on `dev`: its shape, each of its step's dtype.
+OutTypes program_out_types(const FusedProgram& p, Device* dev);
+
 void run_fused(const FusedProgram& p, std::span<const Tensor> in, std::span<Tensor> out, int64_t begin, int64_t end,
                const void* block = nullptr);
 

@@ -47,10 +47,7 @@ OutTypes epilogue_type(std::span<const TensorType> in, const Attrs& attrs) {
   if (p.shape != Shape({d.m, d.n}) || p.compute != in[0].dtype || p.num_inputs != in.size() - 1)
     throw Error("internal: a matmul_epilogue program of " + p.shape.str() + " for a product " + in[0].str() + " by " +
                 in[1].str());
-  Device* dev = operands_device(in);
-  OutTypes out;
-  for (uint32_t o : p.outputs) out.push_back(TensorType{p.steps.at(o).dtype, p.shape, dev});
-  return out;
+  return program_out_types(p, operands_device(in));
 }
 
 void epilogue_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {

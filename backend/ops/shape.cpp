@@ -74,11 +74,7 @@ OutTypes permute_type(std::span<const TensorType> in, const Attrs& attrs) {
 
 void permute_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const Tensor& x = in[0];
-  const auto& dims = attrs.get<std::vector<int64_t>>("dims");
-  auto src = contiguous_strides(x.shape());
-  auto dst = contiguous_strides(out[0].shape());
-  StridedCopy c;
-  for (size_t i = 0; i < dims.size(); ++i) c.push(x.shape()[int(dims[i])], src[size_t(dims[i])], dst[i]);
+  const StridedCopy c = permute_copy(x.shape(), out[0].shape(), attrs.get<std::vector<int64_t>>("dims"));
   strided_copy(x.raw_data(), out[0].raw_data(), dtype_size(x.dtype()), c);
 }
 
@@ -114,17 +110,7 @@ OutTypes broadcast_to_type(std::span<const TensorType> in, const Attrs& attrs) {
 
 void broadcast_to_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
   const Tensor& x = in[0];
-  const Shape& target = out[0].shape();
-  auto src = contiguous_strides(x.shape());
-  auto dst = contiguous_strides(target);
-  const int nx = x.ndim(), nt = target.ndim();
-  StridedCopy c;
-  for (int d = 0; d < nt; ++d) {
-    int xd = d - (nt - nx);  // x's dims line up with the target's from the right
-    bool repeated = xd < 0 || x.shape()[xd] == 1;
-    c.push(target[d], repeated ? 0 : src[size_t(xd)], dst[size_t(d)]);
-  }
-  strided_copy(x.raw_data(), out[0].raw_data(), dtype_size(x.dtype()), c);
+  strided_copy(x.raw_data(), out[0].raw_data(), dtype_size(x.dtype()), broadcast_copy(x.shape(), out[0].shape()));
 }
 
 std::vector<Tensor> broadcast_to_backward(const BackwardArgs& a) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "backend/parallel.h"
 #include "backend/shape.h"
@@ -26,6 +27,30 @@ struct StridedCopy {
     ++ndim;
   }
 };
+
+// Contiguous x into a contiguous y whose axis i is x's axis dims[i].
+inline StridedCopy permute_copy(const Shape& x, const Shape& y, const std::vector<int64_t>& dims) {
+  auto src = contiguous_strides(x);
+  auto dst = contiguous_strides(y);
+  StridedCopy c;
+  for (size_t i = 0; i < dims.size(); ++i) c.push(x[int(dims[i])], src[size_t(dims[i])], dst[i]);
+  return c;
+}
+
+// Contiguous x repeated into a contiguous tensor of shape target (NumPy
+// broadcasting: x's dims line up with the target's from the right).
+inline StridedCopy broadcast_copy(const Shape& x, const Shape& target) {
+  auto src = contiguous_strides(x);
+  auto dst = contiguous_strides(target);
+  const int nx = x.ndim(), nt = target.ndim();
+  StridedCopy c;
+  for (int d = 0; d < nt; ++d) {
+    const int xd = d - (nt - nx);
+    const bool repeated = xd < 0 || x[xd] == 1;
+    c.push(target[d], repeated ? 0 : src[size_t(xd)], dst[size_t(d)]);
+  }
+  return c;
+}
 
 namespace strided_detail {
 
