@@ -7,8 +7,12 @@
 // by size class. Then one step's measured peak (the pool's window: the arena
 // or the recycled blocks, plus outputs, states' new values and the
 // temporaries that found no room in the arena) with the arena, with the
-// pool, and eagerly. Last, the time make_plan takes on synthetic graphs of
-// 1,000, 4,000 and 16,000 nodes.
+// pool, and eagerly. Then the recompute pass (ir/passes/recompute.cpp) on
+// ResNet-8 and on ResNet-50's training step (bench/models/resnet50.nn,
+// 3x224x224, batch 32 and 64, traced and planned on the CPU, never run: the
+// arena bench_gpu's graph rows take on a GPU), each with the pass and
+// without. Last, the time make_plan takes on synthetic graphs of 1,000,
+// 4,000 and 16,000 nodes.
 //
 //   bench_memory_plan [--threads N]
 #include <algorithm>
@@ -16,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,12 +57,17 @@ struct Loaded {
   std::string error;
 };
 
-Loaded load(const std::string& script, int threads, bool eager, nn::ir::MemoryMode memory) {
+// With `plan_only`, the step stops once compiled (nothing runs).
+Loaded load(const std::string& script, int threads, bool eager, nn::ir::MemoryMode memory,
+            std::set<std::string> disabled = {}, std::vector<std::string> args = {}, bool plan_only = false) {
   Loaded l;
   InterpreterOptions o;
   o.threads = threads;
   o.eager_graphs = eager;
   o.memory = memory;
+  o.disabled_passes = std::move(disabled);
+  o.args = std::move(args);
+  if (plan_only) o.on_compiled = [](const nn::ir::Graph&) { throw nn::frontend::ExitRequest{0}; };
   l.vm = std::make_unique<Interpreter>(o);
   try {
     l.vm->run_file(script);
@@ -65,6 +75,7 @@ Loaded load(const std::string& script, int threads, bool eager, nn::ir::MemoryMo
     l.xs = *l.vm->find_global("xs");
     l.ys = *l.vm->find_global("ys");
     l.vm->call(l.step, {l.xs.as_list()->items[0], l.ys.as_list()->items[0]});
+  } catch (const nn::frontend::ExitRequest&) {
   } catch (const nn::frontend::ScriptError& e) {
     l.error = l.vm->render(e);
   } catch (const std::exception& e) {
@@ -186,6 +197,32 @@ int main(int argc, char** argv) {
     const size_t pa = measured_peak(arena), pp = measured_peak(pool), pe = measured_peak(eager);
     std::printf("   measured peak of a step: arena %.3f MB, pool %.3f MB, eager %.3f MB (graph with arena %.1f%% below eager)\n",
                 mb(pa), mb(pp), mb(pe), 100.0 * (1.0 - double(pa) / double(std::max<size_t>(1, pe))));
+  }
+
+  std::printf("\n== recompute: activations made again in the backward rather than kept (auto order)\n");
+  std::printf("   %-34s %14s %14s %10s %8s\n", "training step", "arena MB", "without MB", "change", "nodes");
+  struct Case {
+    const char* script;
+    const char* title;
+    std::vector<std::string> args;
+  };
+  for (const Case& c : {Case{"resnet8.nn", "ResNet-8, 3x32x32, b32", {}},
+                        Case{"resnet50.nn", "ResNet-50, 3x224x224, b32 (planned)", {"32"}},
+                        Case{"resnet50.nn", "ResNet-50, 3x224x224, b64 (planned)", {"64"}}}) {
+    const std::string script = std::string(NN_BENCH_DIR) + "/models/" + c.script;
+    Loaded with = load(script, threads, false, nn::ir::MemoryMode::arena, {}, c.args, true);
+    Loaded without = load(script, threads, false, nn::ir::MemoryMode::arena, {"recompute"}, c.args, true);
+    const nn::frontend::CompiledGraph* a = with.error.empty() ? train_step(*with.vm) : nullptr;
+    const nn::frontend::CompiledGraph* b = without.error.empty() ? train_step(*without.vm) : nullptr;
+    if (!a || !b) {
+      std::printf("   %-34s FAILED: %s%s\n", c.title, with.error.c_str(), without.error.c_str());
+      ++failed;
+      continue;
+    }
+    std::printf("   %-34s %14.1f %14.1f %9.1f%% %3zu/%zu\n", c.title, mb(a->plan.planned_bytes),
+                mb(b->plan.planned_bytes),
+                100.0 * (double(a->plan.planned_bytes) / double(std::max<size_t>(1, b->plan.planned_bytes)) - 1.0),
+                a->graph.nodes.size(), b->graph.nodes.size());
   }
 
   std::printf("\n== make_plan time on synthetic training-like graphs, median of 5 (auto: three orders, the\n"

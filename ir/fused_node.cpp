@@ -88,6 +88,7 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
     slots[src.outputs[0]] = {Kind::step, uint32_t(prog->steps.size())};
     prog->steps.push_back(std::move(st));
     node.parts.push_back({src.loc, src.scope, src.phase});
+    node.recomputed |= src.recomputed;
   }
   for (NodeId m : members) {
     const ValueId v = g.nodes[m].outputs[0];

@@ -50,6 +50,14 @@ NodeId Graph::add_node(const backend::OpDef* op, std::vector<ValueId> in, const 
   return id;
 }
 
+void Graph::link_producers() {
+  for (NodeId i = 0; i < nodes.size(); ++i)
+    for (uint32_t k = 0; k < nodes[i].outputs.size(); ++k) {
+      values[nodes[i].outputs[k]].producer = i;
+      values[nodes[i].outputs[k]].index = k;
+    }
+}
+
 size_t Graph::edge_count() const {
   size_t e = 0;
   for (const Node& n : nodes) e += n.inputs.size();

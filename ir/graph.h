@@ -70,6 +70,10 @@ struct Node {
   Loc loc;
   uint32_t scope = 0;  // index in Graph::scopes
   Phase phase = Phase::forward;
+  // Made again from forward values where the backward needs them (the
+  // `recompute` pass): every order runs it right after the node before it,
+  // never ahead in the forward, where it would undo the saving.
+  bool recomputed = false;
   // A fused node (attribute `program`): one part per step of its program.
   std::vector<Part> parts;
   // Per output: the input whose memory it overwrites (that input dies here),
@@ -111,6 +115,9 @@ struct Graph {
   // Appends a node and one intermediate value per output type.
   NodeId add_node(const backend::OpDef* op, std::vector<ValueId> inputs, const backend::Attrs& attrs,
                   const backend::OutTypes& types);
+  // Sets each intermediate's producer and index from the nodes, after a
+  // pass put them in a new order.
+  void link_producers();
   size_t edge_count() const;
   std::string where(const Loc& l) const { return locate && l.valid() ? locate(l) : std::string(); }
 };

@@ -106,7 +106,7 @@ std::string node_line(const Graph& g, const Node& n) {
   if (fused) line += " {";
   // A fused node's parts have their own lines; a matmul_epilogue's GEMM is its own.
   if (!fused || n.parts.empty() || n.parts[0].loc.begin != n.loc.begin || n.parts[0].loc.file != n.loc.file)
-    append_where(line, g.where(n.loc));
+    append_where(line, n.recomputed ? "recomputed " + g.where(n.loc) : g.where(n.loc));
   return fused ? line + "\n" + program_lines(g, n) + "    }" : line;
 }
 

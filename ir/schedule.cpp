@@ -55,6 +55,9 @@ struct Dependencies {
       if (last_effect != kNone) edges.emplace_back(last_effect, i);
       last_effect = i;
     }
+    // A recomputed node stays where the trace put it, after the node before.
+    for (NodeId i = 1; i < n; ++i)
+      if (g.nodes[i].recomputed) edges.emplace_back(i - 1, i);
     // A node overwriting an input runs after every other reader of that
     // input's view class: it is the last to see the old contents.
     const std::vector<ValueId> root = view_roots(g);

@@ -5,7 +5,8 @@
 // and frees-first (the trace's order, except that a ready node freeing more
 // than it takes runs at once, the one freeing most first). Every order
 // keeps the edges of the data, the trace order of random ops and host calls
-// (they draw and print as eager mode does), and puts a node that overwrites
+// (they draw and print as eager mode does), keeps a recomputed node right
+// after the node before it in the trace (ir/graph.h), and puts a node that overwrites
 // an input in place after every other reader of that input and of its views.
 #pragma once
 #include <cstdint>

@@ -242,6 +242,14 @@ __global__ void bn_stat_parts(BnLaunch g, const T* x, double* parts) {
 // statistics written, and the affine map each element needs (as T, the
 // way the CPU kernel rounds it): y = (x - mu) * scale + beta.
 template <class T>
+__device__ inline void bn_affine(const BnLaunch& g, int64_t c, const T* gamma, const T* beta, const T* mean,
+                                 const T* var, T* affine) {
+  affine[c * 3] = mean[c];
+  affine[c * 3 + 1] = T(double(gamma[c]) / sqrt(double(var[c]) + g.eps));
+  affine[c * 3 + 2] = beta[c];
+}
+
+template <class T>
 __global__ void bn_stat_merge(BnLaunch g, const double* parts, int64_t nparts, const T* gamma, const T* beta,
                               T* mean, T* var, T* affine) {
   for (int64_t c = global_index(); c < g.c; c += grid_stride()) {
@@ -256,10 +264,16 @@ __global__ void bn_stat_merge(BnLaunch g, const double* parts, int64_t nparts, c
     }
     const double v = n > 0 ? m2 / n : 0.0;
     mean[c] = T(mu), var[c] = T(v);
-    affine[c * 3] = T(mu);
-    affine[c * 3 + 1] = T(double(gamma[c]) / sqrt(v + g.eps));
-    affine[c * 3 + 2] = beta[c];
+    bn_affine(g, c, gamma, beta, mean, var, affine);
   }
+}
+
+// The affine map of channel c from its statistics as stored (the scale
+// from var rounded to T, as the CPU kernel has it): batch_norm_apply's
+// from the saved statistics is batch_norm_train's bit for bit.
+template <class T>
+__global__ void bn_affine_of(BnLaunch g, const T* gamma, const T* beta, const T* mean, const T* var, T* affine) {
+  for (int64_t c = global_index(); c < g.c; c += grid_stride()) bn_affine(g, c, gamma, beta, mean, var, affine);
 }
 
 template <class T>
@@ -431,6 +445,19 @@ void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const 
     if (total > 0)
       bn_apply<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<const T*>(affine),
                                                          static_cast<T*>(y));
+  });
+}
+
+void bn_apply_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, const void* mean,
+                     const void* var, void* y, void* scratch, cudaStream_t s) {
+  const int64_t total = g.n * g.c * g.s;
+  if (total == 0) return;
+  with_float(g.dtype, [&]<class T>() {
+    T* affine = static_cast<T*>(scratch);
+    bn_affine_of<T><<<blocks_for(g.c), kThreads, 0, s>>>(g, static_cast<const T*>(gamma), static_cast<const T*>(beta),
+                                                         static_cast<const T*>(mean), static_cast<const T*>(var),
+                                                         affine);
+    bn_apply<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x), affine, static_cast<T*>(y));
   });
 }
 

@@ -51,6 +51,9 @@ struct BnLaunch {
 size_t bn_scratch_bytes(const BnLaunch& g);
 void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean,
                      void* var, void* scratch, cudaStream_t stream);
+// y from the statistics batch_norm_train wrote; scratch: 3 * c values of g.dtype.
+void bn_apply_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, const void* mean,
+                     const void* var, void* y, void* scratch, cudaStream_t stream);
 void bn_backward_launch(const BnLaunch& g, const void* dy, const void* x, const void* gamma, const void* mean,
                         const void* var, void* dx, void* dgamma, void* dbeta, void* scratch, cudaStream_t stream);
 

@@ -1,4 +1,4 @@
-// CUDA kernels of batch norm (training forward and backward, and the
+// CUDA kernels of batch norm (training forward, backward and apply, and the
 // in-place running-statistics update) and layer norm (forward and
 // backward) (backend/ops/nn_norm.cpp).
 #include "backend/cuda/elementwise_launch.h"
@@ -26,6 +26,15 @@ void bn_train(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& at
   bn_train_launch(g, in[0].raw_data(), in[1].raw_data(), in[2].raw_data(), out[0].raw_data(), out[1].raw_data(),
                   out[2].raw_data(), work.raw_data(), dev.stream());
   check_launch("batch_norm");
+}
+
+void bn_apply(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  CudaDevice& dev = call_device(in, out);
+  const BnLaunch g = bn_of(in[0], attrs);
+  Tensor work = scratch(dev, size_t(g.c * 3) * dtype_size(g.dtype));
+  bn_apply_launch(g, in[0].raw_data(), in[1].raw_data(), in[2].raw_data(), in[3].raw_data(), in[4].raw_data(),
+                  out[0].raw_data(), work.raw_data(), dev.stream());
+  check_launch("batch_norm_apply");
 }
 
 void bn_backward(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
@@ -77,6 +86,7 @@ void ln_backward(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
 void register_nn_norm(Registry& r) {
   r.edit("batch_norm_train").cuda = bn_train;
   r.edit("batch_norm_backward").cuda = bn_backward;
+  r.edit("batch_norm_apply").cuda = bn_apply;
   r.edit("running_stat_update").cuda = running_update;
   r.edit("layer_norm").cuda = ln;
   r.edit("layer_norm_backward").cuda = ln_backward;

@@ -7,6 +7,10 @@
 //    var are outputs so that the backward and the running update need no
 //    second pass. batch_norm_backward (dy, x, gamma, mean, var) ->
 //    (dx, dgamma, dbeta).
+//  - batch_norm_apply (x, gamma, beta, mean, var) -> y: batch_norm_train's
+//    y again from its statistics, bit for bit (both round the per-channel
+//    scale from var as stored). The `recompute` pass calls it in the
+//    backward rather than keeping y (ir/passes/recompute.cpp).
 //  - running_stat_update (running, stat): running = (1 - m) running +
 //    m * scale * stat, written in place (Effect::stateful, as assign_slice:
 //    eagerly it writes the tensor, under a tracer it becomes a state update).
@@ -75,6 +79,15 @@ OutTypes bn_backward_type(std::span<const TensorType> in, const Attrs&) {
   return {TensorType{in[1].dtype, in[1].shape, in[1].device}, in[2], in[2]};
 }
 
+OutTypes bn_apply_type(std::span<const TensorType> in, const Attrs&) {
+  const int which[] = {0, 1, 2, 3, 4};
+  require_float("batch_norm_apply", in, which);
+  BnGeom g = bn_geometry(in[0]);
+  const char* names[] = {"gamma", "beta", "mean", "var"};
+  for (int i = 1; i < 5; ++i) check_channel_param(names[i - 1], in[i], in[0], g.c);
+  return {TensorType{in[0].dtype, in[0].shape, in[0].device}};
+}
+
 OutTypes running_update_type(std::span<const TensorType> in, const Attrs&) {
   const int which[] = {0, 1};
   require_float("batch_norm", in, which);
@@ -95,6 +108,24 @@ void over_channels(const BnGeom& g, F f) {
 template <class T, class F>
 inline void channel_runs(T* base, const BnGeom& g, int64_t c, F f) {
   for (int64_t n = 0; n < g.n; ++n) f(base + (n * g.c + c) * g.s, g.s);
+}
+
+// The per-channel scale gamma / sqrt(var + eps), from var as stored, so
+// that batch_norm_apply gets the same one from the saved statistics.
+template <class T>
+T bn_scale(T gamma, T var, double eps) {
+  return T(double(gamma) / std::sqrt(double(var) + eps));
+}
+
+// y = (x - mean) * scale + beta over channel c, rather than x * scale +
+// shift: values symmetric about the mean stay exactly symmetric.
+template <class T>
+void bn_normalize(const T* x, T* y, const BnGeom& g, int64_t c, T mean, T scale, T beta) {
+  for (int64_t n = 0; n < g.n; ++n) {
+    const T* p = x + (n * g.c + c) * g.s;
+    T* q = y + (n * g.c + c) * g.s;
+    for (int64_t i = 0; i < g.s; ++i) q[i] = (p[i] - mean) * scale + beta;
+  }
 }
 
 template <class T>
@@ -118,21 +149,29 @@ void bn_train_forward(std::span<const Tensor> in, std::span<Tensor> out, double 
     });
     const double v = m > 0 ? q / m : 0.0;
     mean[c] = T(mu), var[c] = T(v);
-    // (x - mean) * scale + beta rather than x * scale + shift: values
-    // symmetric about the mean stay exactly symmetric.
-    const T tmu = T(mu), scale = T(double(gamma[c]) / std::sqrt(v + eps)), b = beta[c];
-    for (int64_t n = 0; n < g.n; ++n) {
-      const T* p = x + (n * g.c + c) * g.s;
-      T* q2 = y + (n * g.c + c) * g.s;
-      for (int64_t i = 0; i < g.s; ++i) q2[i] = (p[i] - tmu) * scale + b;
-    }
+    bn_normalize(x, y, g, c, mean[c], bn_scale(gamma[c], var[c], eps), beta[c]);
   });
+}
+
+template <class T>
+void bn_apply_forward(std::span<const Tensor> in, std::span<Tensor> out, double eps) {
+  BnGeom g = bn_geometry(in[0].type());
+  const T *x = in[0].data<T>(), *gamma = in[1].data<T>(), *beta = in[2].data<T>();
+  const T *mean = in[3].data<T>(), *var = in[4].data<T>();
+  T* y = out[0].data<T>();
+  over_channels(g, [&](int64_t c) { bn_normalize(x, y, g, c, mean[c], bn_scale(gamma[c], var[c], eps), beta[c]); });
 }
 
 void bn_train_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const double eps = attrs.get<double>("eps");
   if (out[0].dtype() == DType::f64) bn_train_forward<double>(in, out, eps);
   else bn_train_forward<float>(in, out, eps);
+}
+
+void bn_apply_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const double eps = attrs.get<double>("eps");
+  if (out[0].dtype() == DType::f64) bn_apply_forward<double>(in, out, eps);
+  else bn_apply_forward<float>(in, out, eps);
 }
 
 // dx = gamma * rstd / M * (M dy - sum(dy) - xhat * sum(dy xhat)).
@@ -403,6 +442,7 @@ void register_nn_norm_ops(Registry& r) {
   r.add(OpDef{.name = "batch_norm_train", .num_inputs = 3, .type_rule = bn_train_type, .cpu = bn_train_cpu,
               .backward = bn_train_backward});
   r.add(OpDef{.name = "batch_norm_backward", .num_inputs = 5, .type_rule = bn_backward_type, .cpu = bn_backward_cpu});
+  r.add(OpDef{.name = "batch_norm_apply", .num_inputs = 5, .type_rule = bn_apply_type, .cpu = bn_apply_cpu});
   r.add(OpDef{.name = "running_stat_update", .num_inputs = 2, .type_rule = running_update_type,
               .cpu = running_update_cpu, .effect = Effect::stateful});
   r.add(OpDef{.name = "layer_norm", .num_inputs = 3, .type_rule = ln_type, .cpu = ln_cpu,

@@ -269,11 +269,7 @@ class FuseElementwise : public Pass {
     }
     if (nodes.size() != nu) throw backend::Error("internal: fuse-elementwise made a cycle");
     g.nodes = std::move(nodes);
-    for (NodeId i = 0; i < g.nodes.size(); ++i)
-      for (uint32_t k = 0; k < g.nodes[i].outputs.size(); ++k) {
-        g.values[g.nodes[i].outputs[k]].producer = i;
-        g.values[g.nodes[i].outputs[k]].index = k;
-      }
+    g.link_producers();
     Rewriter(g).apply();  // drops the members' inner values and renumbers
   }
 

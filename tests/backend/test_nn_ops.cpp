@@ -102,6 +102,34 @@ TEST_CASE("batch_norm against a direct loop, 2-d and 4-d, f32 and f64") {
     }
 }
 
+TEST_CASE("batch_norm_apply remakes batch_norm_train's y bit for bit from its mean and var") {
+  static const OpDef& train = op("batch_norm_train");
+  static const OpDef& apply = op("batch_norm_apply");
+  for (DType dt : {DType::f32, DType::f64})
+    for (Shape s : {Shape{6, 3}, Shape{4, 3, 5, 2}}) {
+      Tensor x = rnd(s, dt, 24, -2, 3), gamma = rnd({s[1]}, dt, 25), beta = rnd({s[1]}, dt, 26);
+      const Attrs eps{{"eps", 1e-3}};
+      Tensors t = dispatch(train, std::vector<Tensor>{x, gamma, beta}, eps);
+      Tensor y = dispatch(apply, std::vector<Tensor>{x, gamma, beta, t[1], t[2]}, eps)[0];
+      CHECK(vals(y) == vals(t[0]));
+      // And the formula, from the statistics given (here not the batch's).
+      Tensor mean = rnd({s[1]}, dt, 27), var = rnd({s[1]}, dt, 28, 0.5, 2);
+      Tensor z = dispatch(apply, std::vector<Tensor>{x, gamma, beta, mean, var}, eps)[0];
+      auto xv = vals(x), g = vals(gamma), b = vals(beta), m = vals(mean), v = vals(var);
+      std::vector<double> want(xv.size());
+      const int64_t per = s.numel() / (s[0] * s[1]);
+      for (size_t i = 0; i < xv.size(); ++i) {
+        const size_t c = size_t((int64_t(i) / per) % s[1]);
+        want[i] = (xv[i] - m[c]) / std::sqrt(v[c] + 1e-3) * g[c] + b[c];
+      }
+      check_close(vals(z), want, 1e-5, 1e-5);
+    }
+  CHECK(error_of([] {
+          dispatch(op("batch_norm_apply"), std::vector<Tensor>{zeros({4, 3}), ones({3}), zeros({3}), zeros({2}), ones({3})},
+                   Attrs{{"eps", 1e-5}});
+        }) == "batch_norm: mean f32[2] does not fit input f32[4, 3] (3 channels)");
+}
+
 TEST_CASE("batch_norm errors") {
   Tensor rm = zeros({3}), rv = ones({3});
   CHECK(error_of([&] { batch_norm(zeros({4, 3, 2, 2}), ones({4}), zeros({3}), rm, rv, true); }) ==

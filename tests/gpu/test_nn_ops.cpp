@@ -1,6 +1,7 @@
 // The neural-network ops on the GPU (cuDNN convolution, pooling, batch and
 // layer norm, softmax, the losses) against the CPU backend, forward and
 // backward: each loss and the gradients of every float input agree.
+#include "backend/dispatch.h"
 #include "gpu/gpu_test_util.h"
 
 using namespace nngpu;
@@ -72,6 +73,20 @@ TEST_CASE("batch norm (with its running statistics) and layer norm, forward and 
   same_on_gpu("layer norm f32", [](const std::vector<Tensor>& t) {
     return std::vector<Tensor>{layer_norm(t[0], t[1], t[2]), layer_norm(t[0], Tensor(), Tensor(), 1e-5, 2)};
   }, {random({5, 3, 300}), random({300}, 0.5, 1.5, DType::f32, 3), random({300}, -1, 1, DType::f32, 4)}, 1e-5, 1e-5);
+}
+
+TEST_CASE("batch_norm_apply on the GPU remakes batch_norm_train's y there bit for bit") {
+  NN_NEED_GPU();
+  for (DType d : {DType::f32, DType::f64}) {
+    std::vector<Tensor> in{on(gpu(), random({4, 3, 5, 5}, -2, 2, d)), on(gpu(), random({3}, 0.5, 1.5, d, 3)),
+                           on(gpu(), random({3}, -1, 1, d, 4))};
+    const Attrs eps{{"eps", 1e-5}};
+    Tensors t = dispatch(op("batch_norm_train"), in, eps);
+    Tensor y = dispatch(op("batch_norm_apply"), std::vector<Tensor>{in[0], in[1], in[2], t[1], t[2]}, eps)[0];
+    check_same(on_cpu(t[0]), y, 0, 0, "batch_norm_apply against batch_norm_train's y");
+    Tensors c = dispatch(op("batch_norm_train"), std::vector<Tensor>{on_cpu(in[0]), on_cpu(in[1]), on_cpu(in[2])}, eps);
+    check_same(c[0], y, 1e-5, 1e-5, "batch_norm_apply against the CPU");
+  }
 }
 
 TEST_CASE("softmax, log_softmax and the losses, forward and backward") {

@@ -145,8 +145,8 @@ TEST_CASE("optimize: runs the pipeline, skips disabled passes, reports each") {
   std::vector<std::string> seen;
   auto results = ir::optimize(g, {"dead-code"}, [&](const std::string& pass, const ir::Graph&) { seen.push_back(pass); });
   CHECK(seen == std::vector<std::string>{"constant-fold", "algebraic", "transpose-transpose", "reshape-reshape",
-                                         "broadcast-into-consumer", "transpose-into-matmul", "cse", "fuse-elementwise",
-                                         "fuse-matmul-epilogue", "inplace"});
+                                         "broadcast-into-consumer", "transpose-into-matmul", "cse", "recompute",
+                                         "fuse-elementwise", "fuse-matmul-epilogue", "inplace"});
   CHECK(results[1].changed == 1);
   CHECK(ops(g) == "exp");
   CHECK(ir::print_ir(g).find("%1 = exp %0") != std::string::npos);
