@@ -19,6 +19,7 @@ struct TensorType {
   Device* device = nullptr;
   bool weak = false;  // a host number wrapped as a 0-d tensor (promotion, SPEC §3)
   std::string str() const;  // "f32[2, 3]"
+  size_t nbytes() const { return size_t(shape.numel()) * dtype_size(dtype); }
 };
 
 struct GradNode;

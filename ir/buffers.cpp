@@ -4,7 +4,7 @@
 
 namespace nn::ir {
 
-size_t value_bytes(const Value& v) { return size_t(v.type.shape.numel()) * backend::dtype_size(v.type.dtype); }
+size_t value_bytes(const Value& v) { return v.type.nbytes(); }
 
 std::vector<ValueId> view_roots(const Graph& g) {
   std::vector<ValueId> root(g.values.size());

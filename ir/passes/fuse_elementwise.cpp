@@ -45,8 +45,6 @@ constexpr size_t kMaxSearch = 4096;
 // live tiles no longer fit in cache.
 constexpr size_t kMaxMembers = 256;
 
-size_t bytes(const backend::TensorType& t) { return size_t(t.shape.numel()) * backend::dtype_size(t.dtype); }
-
 struct Group {
   std::vector<NodeId> members;
   uint8_t dtypes = 0;  // compute dtypes every member allows
@@ -157,9 +155,9 @@ class FuseElementwise : public Pass {
       const uint32_t pg = group_[val.producer];
       const bool in_forward = pg != kNone ? groups_[pg].forward : g.nodes[val.producer].phase == Phase::forward;
       if (!in_forward || late_readers_[v] != 1) return false;
-      freed += bytes(val.type);
+      freed += val.type.nbytes();
     }
-    return bytes(out_type(i)) < freed;
+    return out_type(i).nbytes() < freed;
   }
 
   static bool same_space(const backend::TensorType& a, const backend::TensorType& b) {

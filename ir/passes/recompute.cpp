@@ -41,8 +41,6 @@ constexpr uint32_t kNever = std::numeric_limits<uint32_t>::max();
 // than made again (batch norm's mean and var, a bias).
 constexpr size_t kSmall = 16;
 
-size_t bytes(const backend::TensorType& t) { return size_t(t.shape.numel()) * backend::dtype_size(t.dtype); }
-
 class Recompute : public Pass {
  public:
   const char* name() const override { return "recompute"; }
@@ -89,7 +87,7 @@ class Recompute : public Pass {
     const Value& val = g_->values[u];
     if (val.role != Role::intermediate || kept_[u]) return true;
     if (late_[u] && !again_[u]) return true;
-    return bytes(val.type) * kSmall <= bytes(result);
+    return val.type.nbytes() * kSmall <= result.nbytes();
   }
 
   // The inputs a recipe node reads to make v: its producer's, and for

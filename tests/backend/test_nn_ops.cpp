@@ -34,6 +34,20 @@ std::vector<double> direct_batch_norm(const Tensor& x, const std::vector<double>
   return y;
 }
 
+// (x - mean) / sqrt(var + eps) * gamma + beta with per-channel (axis 1)
+// mean, var, gamma and beta given.
+std::vector<double> normalized(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
+                               const Tensor& var, double eps) {
+  auto xv = vals(x), g = vals(gamma), b = vals(beta), m = vals(mean), v = vals(var);
+  std::vector<double> y(xv.size());
+  const int64_t per = x.numel() / (x.shape()[0] * x.shape()[1]);
+  for (size_t i = 0; i < xv.size(); ++i) {
+    const size_t c = size_t((int64_t(i) / per) % x.shape()[1]);
+    y[i] = (xv[i] - m[c]) / std::sqrt(v[c] + eps) * g[c] + b[c];
+  }
+  return y;
+}
+
 // softmax along `axis` of x, by the formula.
 std::vector<double> direct_softmax(const Tensor& x, int axis, bool log) {
   auto v = vals(x);
@@ -90,14 +104,7 @@ TEST_CASE("batch_norm against a direct loop, 2-d and 4-d, f32 and f64") {
       check_close(vals(rv), want_rv, 1e-5, 1e-6);
       // Eval: the running statistics, by the formula.
       Tensor ye = batch_norm(x, gamma, beta, rm, rv, false, 0.1, 1e-3);
-      auto xv = vals(x), g = vals(gamma), b = vals(beta), rmv = vals(rm), rvv = vals(rv);
-      std::vector<double> want_e(xv.size());
-      const int64_t per = s.numel() / (s[0] * s[1]);
-      for (size_t i = 0; i < xv.size(); ++i) {
-        const size_t c = size_t((int64_t(i) / per) % s[1]);
-        want_e[i] = (xv[i] - rmv[c]) / std::sqrt(rvv[c] + 1e-3) * g[c] + b[c];
-      }
-      check_close(vals(ye), want_e, 1e-5, 1e-5);
+      check_close(vals(ye), normalized(x, gamma, beta, rm, rv, 1e-3), 1e-5, 1e-5);
       check_close(vals(rm), want_rm, 1e-5, 1e-6);  // eval leaves them alone
     }
 }
@@ -115,14 +122,7 @@ TEST_CASE("batch_norm_apply remakes batch_norm_train's y bit for bit from its me
       // And the formula, from the statistics given (here not the batch's).
       Tensor mean = rnd({s[1]}, dt, 27), var = rnd({s[1]}, dt, 28, 0.5, 2);
       Tensor z = dispatch(apply, std::vector<Tensor>{x, gamma, beta, mean, var}, eps)[0];
-      auto xv = vals(x), g = vals(gamma), b = vals(beta), m = vals(mean), v = vals(var);
-      std::vector<double> want(xv.size());
-      const int64_t per = s.numel() / (s[0] * s[1]);
-      for (size_t i = 0; i < xv.size(); ++i) {
-        const size_t c = size_t((int64_t(i) / per) % s[1]);
-        want[i] = (xv[i] - m[c]) / std::sqrt(v[c] + 1e-3) * g[c] + b[c];
-      }
-      check_close(vals(z), want, 1e-5, 1e-5);
+      check_close(vals(z), normalized(x, gamma, beta, mean, var, 1e-3), 1e-5, 1e-5);
     }
   CHECK(error_of([] {
           dispatch(op("batch_norm_apply"), std::vector<Tensor>{zeros({4, 3}), ones({3}), zeros({3}), zeros({2}), ones({3})},
