@@ -73,7 +73,7 @@ class Recompute : public Pass {
   }
 
  private:
-  // Whether node n's value v is cheap to make again.
+  // Whether v is cheap to make again.
   bool cheap(ValueId v) const {
     const Value& val = g_->values[v];
     const Node& n = g_->nodes[val.producer];
@@ -132,6 +132,7 @@ class Recompute : public Pass {
     n.inputs = std::move(in);
     n.loc = from.loc;
     n.scope = from.scope;
+    n.parts = from.parts;
     n.phase = phase;
     n.recomputed = true;
     const ValueId copy = g_->add_value(type, Role::intermediate);
