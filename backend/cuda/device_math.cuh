@@ -9,11 +9,11 @@
 #include <type_traits>
 
 #include "backend/dtype.h"
+#include "backend/ops/elementwise_math.h"
 
 namespace nn::backend::cuda {
 
-template <class T>
-constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+using math::kIsInt;
 
 // ew::convert_value of ops/elementwise.h, on the device.
 template <class To, class From>

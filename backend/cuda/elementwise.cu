@@ -1,217 +1,22 @@
-// The elementwise kernels (elementwise_kernels.h): each op's functor, with
-// the semantics of the CPU kernels of backend/ops/unary.cpp, binary.cpp,
-// compare.cpp and cast.cpp (integer wraparound, NaN rules, Python's %,
-// round half to even), one grid-stride kernel per arity, and the creation
-// fills with the CPU's Philox formulas, so that a seed draws the same
-// numbers on either device.
+// The elementwise kernels (elementwise_kernels.h): each op's functor from
+// backend/ops/elementwise_math.h, the one the CPU kernels use (integer
+// wraparound, NaN rules, Python's %, round half to even), one grid-stride
+// kernel per arity, and the creation fills with the CPU's Philox formulas,
+// so that a seed draws the same numbers on either device.
 #include <cstring>
 
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/elementwise_kernels.h"
+#include "backend/ops/elementwise_math.h"
 #include "backend/philox.h"
 
 namespace nn::backend::cuda {
 namespace {
 
-template <class T>
-__device__ inline T wrap_neg(T x) {
-  using U = std::make_unsigned_t<T>;
-  return T(U(0) - U(x));
-}
-
-// ---- binary arithmetic ----
-struct Add {
-  template <class T> __device__ T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, bool>) return a || b;
-    else if constexpr (kIsInt<T>) return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(b));
-    else return a + b;
-  }
-};
-struct Sub {
-  template <class T> __device__ T operator()(T a, T b) const {
-    if constexpr (kIsInt<T>) return T(std::make_unsigned_t<T>(a) - std::make_unsigned_t<T>(b));
-    else return a - b;
-  }
-};
-struct Mul {
-  template <class T> __device__ T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, bool>) return a && b;
-    else if constexpr (kIsInt<T>) return T(std::make_unsigned_t<T>(a) * std::make_unsigned_t<T>(b));
-    else return a * b;
-  }
-};
-struct Div {
-  template <class T> __device__ T operator()(T a, T b) const { return a / b; }
-};
-struct Pow {
-  int* flag;
-  template <class T> __device__ T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      return pow(a, b);
-    } else {
-      if (b < 0) {
-        *flag = 1;
-        return 0;
-      }
-      std::make_unsigned_t<T> r = 1, x = std::make_unsigned_t<T>(a);
-      for (T e = b; e; e >>= 1) {
-        if (e & 1) r *= x;
-        x *= x;
-      }
-      return T(r);
-    }
-  }
-};
-struct Mod {
-  int* flag;
-  template <class T> __device__ T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      T r = fmod(a, b);
-      if (r != T(0)) {
-        if ((r < T(0)) != (b < T(0))) r += b;
-      } else {
-        r = copysign(T(0), b);
-      }
-      return r;
-    } else {
-      if (b == 0) {
-        *flag = 1;
-        return 0;
-      }
-      if (b == -1) return 0;
-      T r = a % b;
-      if (r != 0 && ((r < 0) != (b < 0))) r += b;
-      return r;
-    }
-  }
-};
-struct Maximum {
-  template <class T> __device__ T operator()(T a, T b) const { return (a > b || a != a) ? a : b; }
-};
-struct Minimum {
-  template <class T> __device__ T operator()(T a, T b) const { return (a < b || a != a) ? a : b; }
-};
-
-// ---- comparisons and logic (bool results) ----
-struct Eq { template <class T> __device__ bool operator()(T a, T b) const { return a == b; } };
-struct Ne { template <class T> __device__ bool operator()(T a, T b) const { return a != b; } };
-struct Lt { template <class T> __device__ bool operator()(T a, T b) const { return a < b; } };
-struct Le { template <class T> __device__ bool operator()(T a, T b) const { return a <= b; } };
-struct Gt { template <class T> __device__ bool operator()(T a, T b) const { return a > b; } };
-struct Ge { template <class T> __device__ bool operator()(T a, T b) const { return a >= b; } };
-struct And { template <class T> __device__ bool operator()(T a, T b) const { return a && b; } };
-struct Or { template <class T> __device__ bool operator()(T a, T b) const { return a || b; } };
-
-// ---- float functions ----
-struct Exp { template <class T> __device__ T operator()(T x) const { return exp(x); } };
-struct Log { template <class T> __device__ T operator()(T x) const { return log(x); } };
-struct Sqrt { template <class T> __device__ T operator()(T x) const { return sqrt(x); } };
-struct Rsqrt { template <class T> __device__ T operator()(T x) const { return T(1) / sqrt(x); } };
-struct Sin { template <class T> __device__ T operator()(T x) const { return sin(x); } };
-struct Cos { template <class T> __device__ T operator()(T x) const { return cos(x); } };
-struct Tanh { template <class T> __device__ T operator()(T x) const { return tanh(x); } };
-struct Sigmoid {
-  template <class T> __device__ T operator()(T x) const {
-    if (x >= T(0)) return T(1) / (T(1) + exp(-x));
-    T e = exp(x);
-    return e / (T(1) + e);
-  }
-};
-struct LeakyRelu {
-  double slope;
-  template <class T> __device__ T operator()(T x) const { return x < T(0) ? x * T(slope) : x; }
-};
-struct Gelu {
-  bool approximate;
-  template <class T> __device__ T operator()(T x) const {
-    if (approximate) {
-      const T k = T(0.7978845608028654);
-      return T(0.5) * x * (T(1) + tanh(k * (x + T(0.044715) * x * x * x)));
-    }
-    return T(0.5) * x * (T(1) + erf(x * T(0.7071067811865476)));
-  }
-};
-struct GeluGrad {
-  bool approximate;
-  template <class T> __device__ T operator()(T g, T x) const {
-    if (approximate) {
-      const T k = T(0.7978845608028654), c = T(0.044715);
-      const T t = tanh(k * (x + c * x * x * x));
-      return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x));
-    }
-    const T cdf = T(0.5) * (T(1) + erf(x * T(0.7071067811865476)));
-    const T pdf = T(0.3989422804014327) * exp(T(-0.5) * x * x);
-    return g * (cdf + x * pdf);
-  }
-};
-struct Softplus {
-  template <class T> __device__ T operator()(T x) const { return (x > T(0) ? x : T(0)) + log1p(exp(-fabs(x))); }
-};
-
-// ---- dtype-keeping ----
-struct Neg {
-  template <class T> __device__ T operator()(T x) const {
-    if constexpr (kIsInt<T>) return wrap_neg(x);
-    else if constexpr (std::is_same_v<T, bool>) return x;
-    else return -x;
-  }
-};
-struct Abs {
-  template <class T> __device__ T operator()(T x) const {
-    if constexpr (kIsInt<T>) return x < 0 ? wrap_neg(x) : x;
-    else if constexpr (std::is_same_v<T, bool>) return x;
-    else return fabs(x);
-  }
-};
-struct Sign {
-  template <class T> __device__ T operator()(T x) const {
-    if constexpr (std::is_same_v<T, bool>) return x;
-    else if constexpr (kIsInt<T>) return T((x > 0) - (x < 0));
-    else return x > T(0) ? T(1) : x < T(0) ? T(-1) : x;
-  }
-};
-struct Relu {
-  template <class T> __device__ T operator()(T x) const {
-    if constexpr (std::is_same_v<T, bool>) return x;
-    else return x < T(0) ? T(0) : x;
-  }
-};
-struct Floor {
-  template <class T> __device__ T operator()(T x) const {
-    if constexpr (std::is_floating_point_v<T>) return floor(x);
-    else return x;
-  }
-};
-struct Ceil {
-  template <class T> __device__ T operator()(T x) const {
-    if constexpr (std::is_floating_point_v<T>) return ceil(x);
-    else return x;
-  }
-};
-struct Round {  // half to even, as the CPU's nearbyint
-  template <class T> __device__ T operator()(T x) const {
-    if constexpr (std::is_floating_point_v<T>) return nearbyint(x);
-    else return x;
-  }
-};
-
-// ---- predicates ----
-struct LogicalNot { template <class T> __device__ bool operator()(T x) const { return x == T(0); } };
-struct IsNan {
-  template <class T> __device__ bool operator()(T x) const {
-    if constexpr (std::is_floating_point_v<T>) return x != x;
-    else return false;
-  }
-};
+// The ops' maths: backend/ops/elementwise_math.h, as the CPU kernels have it.
+using namespace math;
 
 struct Identity { template <class T> __device__ T operator()(T x) const { return x; } };
-
-struct RunningUpdate {
-  double momentum, scale;
-  template <class T> __device__ T operator()(T r, T s) const {
-    return T((1.0 - momentum) * double(r) + momentum * scale * double(s));
-  }
-};
 
 // ---- loads ----
 __device__ inline int64_t offset_of(const EwLaunch& l, const EwInput& in, int64_t i) {
@@ -333,8 +138,8 @@ bool ew_launch(EwOp op, DType t, DType out, const EwLaunch& l, cudaStream_t s) {
     case EwOp::sub: return arith<false>(t, l, s, Sub{});
     case EwOp::mul: return arith<true>(t, l, s, Mul{});
     case EwOp::div: return arith<false, true>(t, l, s, Div{});
-    case EwOp::pow: return arith<false>(t, l, s, Pow{l.flag});
-    case EwOp::mod: return arith<false>(t, l, s, Mod{l.flag});
+    case EwOp::pow: return arith<false>(t, l, s, Pow<int>{l.flag});
+    case EwOp::mod: return arith<false>(t, l, s, Mod<int>{l.flag});
     case EwOp::maximum: return arith<true>(t, l, s, Maximum{});
     case EwOp::minimum: return arith<true>(t, l, s, Minimum{});
     case EwOp::eq: return compare(t, l, s, Eq{});

@@ -12,6 +12,7 @@
 #include "backend/ops.h"
 #include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
+#include "backend/ops/elementwise_math.h"
 #include "backend/ops/register.h"
 #include "backend/ops/tile.h"
 #include "backend/ops/type_rules.h"
@@ -23,104 +24,40 @@ void register_compare_ops(Registry& r);  // ops/compare.cpp
 
 namespace {
 
-template <class T>
-constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-template <class T>
-using Unsigned = std::make_unsigned_t<T>;
-
-// Integer +, -, * wrap around (two's complement) instead of being undefined
-// on overflow, as in NumPy and PyTorch.
-struct Add {
+// The maths is elementwise_math.h's; each op adds its name and whether it
+// is defined on bools.
+using Flag = std::atomic<bool>;
+struct Add : math::Add {
   static constexpr const char* name = "add";
   static constexpr bool bool_ok = true;  // bool + bool is logical or (NumPy, PyTorch)
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, bool>) return a || b;
-    else if constexpr (kIsInt<T>) return T(Unsigned<T>(a) + Unsigned<T>(b));
-    else return a + b;
-  }
 };
-struct Sub {
+struct Sub : math::Sub {
   static constexpr const char* name = "sub";
   static constexpr bool bool_ok = false;
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (kIsInt<T>) return T(Unsigned<T>(a) - Unsigned<T>(b));
-    else return a - b;
-  }
 };
-struct Mul {
+struct Mul : math::Mul {
   static constexpr const char* name = "mul";
   static constexpr bool bool_ok = true;  // bool * bool is logical and
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, bool>) return a && b;
-    else if constexpr (kIsInt<T>) return T(Unsigned<T>(a) * Unsigned<T>(b));
-    else return a * b;
-  }
 };
-// Only ever runs on floats: the type rule makes integer division f32.
-struct Div {
+struct Div : math::Div {
   static constexpr const char* name = "div";
   static constexpr bool bool_ok = true;
-  template <class T> T operator()(T a, T b) const { return a / b; }
 };
-struct Pow {
+struct Pow : math::Pow<Flag> {
   static constexpr const char* name = "pow";
   static constexpr bool bool_ok = false;
-  std::atomic<bool>* negative_exponent;
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      return std::pow(a, b);
-    } else {
-      if (b < 0) {
-        negative_exponent->store(true, std::memory_order_relaxed);
-        return 0;
-      }
-      // Squaring in unsigned arithmetic: wraps on overflow like the other ops.
-      Unsigned<T> r = 1, x = Unsigned<T>(a);
-      for (T e = b; e; e >>= 1) {
-        if (e & 1) r *= x;
-        x *= x;
-      }
-      return T(r);
-    }
-  }
 };
-// Python's %: the result has the sign of the divisor.
-struct Mod {
+struct Mod : math::Mod<Flag> {
   static constexpr const char* name = "mod";
   static constexpr bool bool_ok = false;
-  std::atomic<bool>* by_zero;
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      T r = std::fmod(a, b);  // exact; NaN when b is 0, as NumPy
-      if (r != T(0)) {
-        if ((r < T(0)) != (b < T(0))) r += b;
-      } else {
-        r = std::copysign(T(0), b);
-      }
-      return r;
-    } else {
-      if (b == 0) {
-        by_zero->store(true, std::memory_order_relaxed);
-        return 0;
-      }
-      if (b == -1) return 0;  // INT_MIN % -1 traps on x86
-      T r = a % b;
-      if (r != 0 && ((r < 0) != (b < 0))) r += b;
-      return r;
-    }
-  }
 };
-// NaN in either operand gives NaN, as NumPy's maximum/minimum: `a != a`
-// catches a NaN a; a NaN b fails the comparison and is returned.
-struct Maximum {
+struct Maximum : math::Maximum {
   static constexpr const char* name = "maximum";
   static constexpr bool bool_ok = true;
-  template <class T> T operator()(T a, T b) const { return (a > b || a != a) ? a : b; }
 };
-struct Minimum {
+struct Minimum : math::Minimum {
   static constexpr const char* name = "minimum";
   static constexpr bool bool_ok = true;
-  template <class T> T operator()(T a, T b) const { return (a < b || a != a) ? a : b; }
 };
 
 template <class Op>
@@ -139,9 +76,9 @@ OutTypes arith_rule(std::span<const TensorType> in, const Attrs&) {
 template <class Op>
 Op make_op(std::atomic<bool>*) { return Op{}; }
 template <>
-Pow make_op<Pow>(std::atomic<bool>* flag) { return Pow{flag}; }
+Pow make_op<Pow>(std::atomic<bool>* flag) { return Pow{{flag}}; }
 template <>
-Mod make_op<Mod>(std::atomic<bool>* flag) { return Mod{flag}; }
+Mod make_op<Mod>(std::atomic<bool>* flag) { return Mod{{flag}}; }
 
 // Computes in the output dtype. Errors found inside the loops (which may run
 // in an OpenMP region) are flagged and thrown once the loops are done.

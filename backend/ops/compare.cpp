@@ -9,6 +9,7 @@
 #include "backend/ops.h"
 #include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
+#include "backend/ops/elementwise_math.h"
 #include "backend/ops/tile.h"
 #include "backend/ops/type_rules.h"
 
@@ -19,39 +20,15 @@ void register_compare_ops(Registry& r);
 
 namespace {
 
-// NaN compares unequal to everything, itself included: only `ne` is true.
-struct Eq {
-  static constexpr const char* name = "eq";
-  template <class T> bool operator()(T a, T b) const { return a == b; }
-};
-struct Ne {
-  static constexpr const char* name = "ne";
-  template <class T> bool operator()(T a, T b) const { return a != b; }
-};
-struct Lt {
-  static constexpr const char* name = "lt";
-  template <class T> bool operator()(T a, T b) const { return a < b; }
-};
-struct Le {
-  static constexpr const char* name = "le";
-  template <class T> bool operator()(T a, T b) const { return a <= b; }
-};
-struct Gt {
-  static constexpr const char* name = "gt";
-  template <class T> bool operator()(T a, T b) const { return a > b; }
-};
-struct Ge {
-  static constexpr const char* name = "ge";
-  template <class T> bool operator()(T a, T b) const { return a >= b; }
-};
-struct And {
-  static constexpr const char* name = "logical_and";
-  bool operator()(bool a, bool b) const { return a && b; }
-};
-struct Or {
-  static constexpr const char* name = "logical_or";
-  bool operator()(bool a, bool b) const { return a || b; }
-};
+// The maths is elementwise_math.h's; each op adds its name.
+struct Eq : math::Eq { static constexpr const char* name = "eq"; };
+struct Ne : math::Ne { static constexpr const char* name = "ne"; };
+struct Lt : math::Lt { static constexpr const char* name = "lt"; };
+struct Le : math::Le { static constexpr const char* name = "le"; };
+struct Gt : math::Gt { static constexpr const char* name = "gt"; };
+struct Ge : math::Ge { static constexpr const char* name = "ge"; };
+struct And : math::And { static constexpr const char* name = "logical_and"; };
+struct Or : math::Or { static constexpr const char* name = "logical_or"; };
 
 // Broadcast shape, bool result (weak only when every operand is).
 template <class Op>

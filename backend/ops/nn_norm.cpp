@@ -28,6 +28,7 @@
 #include <string>
 
 #include "backend/nn_ops.h"
+#include "backend/ops/elementwise_math.h"
 #include "backend/ops/nn_common.h"
 #include "backend/ops/register.h"
 #include "backend/parallel.h"
@@ -212,11 +213,11 @@ void bn_backward_cpu(std::span<const Tensor> in, std::span<Tensor> out, const At
 }
 
 void running_update_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
-  const double m = attrs.get<double>("momentum"), scale = attrs.get<double>("scale");
+  const math::RunningUpdate f{attrs.get<double>("momentum"), attrs.get<double>("scale")};
   visit_dtype(out[0].dtype() == DType::f64 ? DType::f64 : DType::f32, [&]<class T>() {
     T* r = out[0].data<T>();
     const T* s = in[1].data<T>();
-    for (int64_t i = 0; i < out[0].numel(); ++i) r[i] = T((1.0 - m) * double(r[i]) + m * scale * double(s[i]));
+    for (int64_t i = 0; i < out[0].numel(); ++i) r[i] = f(r[i], s[i]);
   });
 }
 

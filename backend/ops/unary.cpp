@@ -13,6 +13,7 @@
 #include "backend/ops.h"
 #include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
+#include "backend/ops/elementwise_math.h"
 #include "backend/ops/register.h"
 #include "backend/ops/tile.h"
 #include "backend/ops/type_rules.h"
@@ -20,176 +21,38 @@
 namespace nn::backend {
 namespace {
 
-template <class T>
-constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-
-// Integer negation without signed-overflow UB: -INT_MIN wraps to INT_MIN, as
-// in NumPy and PyTorch.
-template <class T>
-T wrap_neg(T x) {
-  using U = std::make_unsigned_t<T>;
-  return T(U(0) - U(x));
-}
-
-// ---- float functions: T is float or double ----
-struct Exp {
-  static constexpr const char* name = "exp";
-  template <class T> T operator()(T x) const { return std::exp(x); }
-};
-struct Log {
-  static constexpr const char* name = "log";
-  template <class T> T operator()(T x) const { return std::log(x); }
-};
-struct Sqrt {
-  static constexpr const char* name = "sqrt";
-  template <class T> T operator()(T x) const { return std::sqrt(x); }
-};
-struct Rsqrt {
-  static constexpr const char* name = "rsqrt";
-  template <class T> T operator()(T x) const { return T(1) / std::sqrt(x); }
-};
-struct Sin {
-  static constexpr const char* name = "sin";
-  template <class T> T operator()(T x) const { return std::sin(x); }
-};
-struct Cos {
-  static constexpr const char* name = "cos";
-  template <class T> T operator()(T x) const { return std::cos(x); }
-};
-struct Tanh {
-  static constexpr const char* name = "tanh";
-  template <class T> T operator()(T x) const { return std::tanh(x); }
-};
-// exp of a non-positive number only, so large |x| neither overflows nor
-// loses the small side to 1 - 1.
-struct Sigmoid {
-  static constexpr const char* name = "sigmoid";
-  template <class T> T operator()(T x) const {
-    if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
-    T e = std::exp(x);
-    return e / (T(1) + e);
-  }
-};
-struct LeakyRelu {
-  static constexpr const char* name = "leaky_relu";
-  double slope;
-  template <class T> T operator()(T x) const { return x < T(0) ? x * T(slope) : x; }
-};
-struct Gelu {
-  static constexpr const char* name = "gelu";
-  bool approximate;
-  template <class T> T operator()(T x) const {
-    if (approximate) {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-      const T k = T(0.7978845608028654);
-      return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
-    }
-    return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));  // exact: x Phi(x)
-  }
-};
-// g * d gelu(x) / dx: inputs (g, x).
-struct GeluGrad {
-  static constexpr const char* name = "gelu_backward";
-  bool approximate;
-  template <class T> T operator()(T g, T x) const {
-    if (approximate) {
-      // With u = k (x + c x^3), t = tanh(u): 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2).
-      const T k = T(0.7978845608028654), c = T(0.044715);
-      const T t = std::tanh(k * (x + c * x * x * x));
-      return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x));
-    }
-    // Phi(x) + x phi(x), phi the standard normal density.
-    const T cdf = T(0.5) * (T(1) + std::erf(x * T(0.7071067811865476)));
-    const T pdf = T(0.3989422804014327) * std::exp(T(-0.5) * x * x);
-    return g * (cdf + x * pdf);
-  }
-};
-// log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, and keeps
-// precision where e^x is tiny.
-struct Softplus {
-  static constexpr const char* name = "softplus";
-  template <class T> T operator()(T x) const { return (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::abs(x))); }
-};
-
-// ---- dtype-keeping ops: T is any CPU dtype ----
-struct Neg {
-  static constexpr const char* name = "neg";  // bool is rejected by the type rule
-  template <class T> T operator()(T x) const {
-    if constexpr (kIsInt<T>) return wrap_neg(x);
-    else if constexpr (std::is_same_v<T, bool>) return x;
-    else return -x;
-  }
-};
-struct Abs {
-  static constexpr const char* name = "abs";
-  template <class T> T operator()(T x) const {
-    if constexpr (kIsInt<T>) return x < 0 ? wrap_neg(x) : x;
-    else if constexpr (std::is_same_v<T, bool>) return x;
-    else return std::abs(x);
-  }
-};
-// -1, 0 or 1; NaN stays NaN as in NumPy.
-struct Sign {
-  static constexpr const char* name = "sign";
-  template <class T> T operator()(T x) const {
-    if constexpr (std::is_same_v<T, bool>) return x;
-    else if constexpr (kIsInt<T>) return T((x > 0) - (x < 0));
-    else return x > T(0) ? T(1) : x < T(0) ? T(-1) : x;  // 0, -0 and NaN pass through
-  }
-};
-// `x < 0 ? 0 : x` rather than `x > 0 ? x : 0`, so NaN propagates as in PyTorch.
-struct Relu {
-  static constexpr const char* name = "relu";
-  template <class T> T operator()(T x) const {
-    if constexpr (std::is_same_v<T, bool>) return x;
-    else return x < T(0) ? T(0) : x;
-  }
-};
-struct Floor {
-  static constexpr const char* name = "floor";
-  template <class T> T operator()(T x) const {
-    if constexpr (std::is_floating_point_v<T>) return std::floor(x);
-    else return x;
-  }
-};
-struct Ceil {
-  static constexpr const char* name = "ceil";
-  template <class T> T operator()(T x) const {
-    if constexpr (std::is_floating_point_v<T>) return std::ceil(x);
-    else return x;
-  }
-};
-// nearbyint rounds in the current mode, which is round-half-to-even by
-// default: round(0.5) = 0, round(1.5) = 2, round(2.5) = 2, as in NumPy.
-struct Round {
-  static constexpr const char* name = "round";
-  template <class T> T operator()(T x) const {
-    if constexpr (std::is_floating_point_v<T>) return std::nearbyint(x);
-    else return x;
-  }
-};
-
-// ---- predicates: any input dtype, bool result ----
-struct LogicalNot {
-  static constexpr const char* name = "logical_not";
-  template <class T> bool operator()(T x) const { return x == T(0); }
-};
-struct IsNan {
-  static constexpr const char* name = "isnan";
-  template <class T> bool operator()(T x) const {
-    if constexpr (std::is_floating_point_v<T>) return x != x;
-    else return false;
-  }
-};
+// The maths is elementwise_math.h's; each op adds its name.
+struct Exp : math::Exp { static constexpr const char* name = "exp"; };
+struct Log : math::Log { static constexpr const char* name = "log"; };
+struct Sqrt : math::Sqrt { static constexpr const char* name = "sqrt"; };
+struct Rsqrt : math::Rsqrt { static constexpr const char* name = "rsqrt"; };
+struct Sin : math::Sin { static constexpr const char* name = "sin"; };
+struct Cos : math::Cos { static constexpr const char* name = "cos"; };
+struct Tanh : math::Tanh { static constexpr const char* name = "tanh"; };
+struct Sigmoid : math::Sigmoid { static constexpr const char* name = "sigmoid"; };
+struct LeakyRelu : math::LeakyRelu { static constexpr const char* name = "leaky_relu"; };
+struct Gelu : math::Gelu { static constexpr const char* name = "gelu"; };
+struct GeluGrad : math::GeluGrad { static constexpr const char* name = "gelu_backward"; };
+struct Softplus : math::Softplus { static constexpr const char* name = "softplus"; };
+struct Neg : math::Neg { static constexpr const char* name = "neg"; };
+struct Abs : math::Abs { static constexpr const char* name = "abs"; };
+struct Sign : math::Sign { static constexpr const char* name = "sign"; };
+struct Relu : math::Relu { static constexpr const char* name = "relu"; };
+struct Floor : math::Floor { static constexpr const char* name = "floor"; };
+struct Ceil : math::Ceil { static constexpr const char* name = "ceil"; };
+struct Round : math::Round { static constexpr const char* name = "round"; };
+struct LogicalNot : math::LogicalNot { static constexpr const char* name = "logical_not"; };
+struct IsNan : math::IsNan { static constexpr const char* name = "isnan"; };
 
 // Functors that read attributes are built from them; the rest ignore them.
 template <class Op>
 Op make_op(const Attrs&) { return Op{}; }
 template <>
-LeakyRelu make_op<LeakyRelu>(const Attrs& a) { return {a.get_or<double>("slope", 0.01)}; }
+LeakyRelu make_op<LeakyRelu>(const Attrs& a) { return {{a.get_or<double>("slope", 0.01)}}; }
 template <>
-Gelu make_op<Gelu>(const Attrs& a) { return {a.get_or<bool>("approximate", false)}; }
+Gelu make_op<Gelu>(const Attrs& a) { return {{a.get_or<bool>("approximate", false)}}; }
 template <>
-GeluGrad make_op<GeluGrad>(const Attrs& a) { return {a.get_or<bool>("approximate", false)}; }
+GeluGrad make_op<GeluGrad>(const Attrs& a) { return {{a.get_or<bool>("approximate", false)}}; }
 
 // Tile kernels (graph fusion) from the same functors.
 template <class Op, size_t N = 1>

@@ -1,0 +1,259 @@
+// The maths of the elementwise ops, one functor each, written once for the
+// CPU kernels (ops/unary.cpp, binary.cpp, compare.cpp, nn_norm.cpp), their
+// tile kernels (graph fusion) and the CUDA kernels (cuda/elementwise.cu):
+// integer wraparound, the NaN rules, Python's %, round half to even. g++
+// reads it as plain C++, nvcc as __host__ __device__ code. The math
+// functions are called unqualified after `using std::...`, which picks the
+// float overloads on the host (std::exp(float)) and the same device
+// functions as expf and friends under nvcc.
+#pragma once
+#include <atomic>
+#include <cmath>
+#include <type_traits>
+
+#if defined(__CUDACC__)
+#define NN_HD __host__ __device__
+#else
+#define NN_HD
+#endif
+
+namespace nn::backend::math {
+
+using std::abs, std::ceil, std::copysign, std::cos, std::erf, std::exp, std::floor, std::fmod, std::log,
+    std::log1p, std::nearbyint, std::pow, std::sin, std::sqrt, std::tanh;
+
+template <class T>
+constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T>
+using Unsigned = std::make_unsigned_t<T>;
+
+// Integer negation without signed-overflow UB: -INT_MIN wraps to INT_MIN, as
+// in NumPy and PyTorch.
+template <class T>
+NN_HD T wrap_neg(T x) {
+  return T(Unsigned<T>(0) - Unsigned<T>(x));
+}
+
+// An integer error found inside a kernel (a negative exponent, % by zero)
+// raises a flag the caller reads afterwards: an atomic bool on the CPU's
+// threads, an int in device memory on the GPU.
+template <class Flag>
+NN_HD void raise_flag(Flag* flag) {
+  if constexpr (std::is_same_v<Flag, int>) *flag = 1;
+  else flag->store(true, std::memory_order_relaxed);
+}
+
+// ---- arithmetic: computes in its result dtype. Integer +, -, * wrap around
+// (two's complement) instead of being undefined on overflow. ----
+struct Add {
+  template <class T> NN_HD T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a || b;  // logical or (NumPy, PyTorch)
+    else if constexpr (kIsInt<T>) return T(Unsigned<T>(a) + Unsigned<T>(b));
+    else return a + b;
+  }
+};
+struct Sub {
+  template <class T> NN_HD T operator()(T a, T b) const {
+    if constexpr (kIsInt<T>) return T(Unsigned<T>(a) - Unsigned<T>(b));
+    else return a - b;
+  }
+};
+struct Mul {
+  template <class T> NN_HD T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a && b;  // logical and
+    else if constexpr (kIsInt<T>) return T(Unsigned<T>(a) * Unsigned<T>(b));
+    else return a * b;
+  }
+};
+// Only ever runs on floats: the type rule makes integer division f32.
+struct Div {
+  template <class T> NN_HD T operator()(T a, T b) const { return a / b; }
+};
+template <class Flag>
+struct Pow {
+  Flag* negative_exponent;
+  template <class T> NN_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return pow(a, b);
+    } else {
+      if (b < 0) {
+        raise_flag(negative_exponent);
+        return 0;
+      }
+      // Squaring in unsigned arithmetic: wraps on overflow like the other ops.
+      Unsigned<T> r = 1, x = Unsigned<T>(a);
+      for (T e = b; e; e >>= 1) {
+        if (e & 1) r *= x;
+        x *= x;
+      }
+      return T(r);
+    }
+  }
+};
+// Python's %: the result has the sign of the divisor.
+template <class Flag>
+struct Mod {
+  Flag* by_zero;
+  template <class T> NN_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      T r = fmod(a, b);  // exact; NaN when b is 0, as NumPy
+      if (r != T(0)) {
+        if ((r < T(0)) != (b < T(0))) r += b;
+      } else {
+        r = copysign(T(0), b);
+      }
+      return r;
+    } else {
+      if (b == 0) {
+        raise_flag(by_zero);
+        return 0;
+      }
+      if (b == -1) return 0;  // INT_MIN % -1 traps on x86
+      T r = a % b;
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    }
+  }
+};
+// NaN in either operand gives NaN, as NumPy's maximum/minimum: `a != a`
+// catches a NaN a; a NaN b fails the comparison and is returned.
+struct Maximum {
+  template <class T> NN_HD T operator()(T a, T b) const { return (a > b || a != a) ? a : b; }
+};
+struct Minimum {
+  template <class T> NN_HD T operator()(T a, T b) const { return (a < b || a != a) ? a : b; }
+};
+
+// ---- comparisons and logic: bool results. NaN compares unequal to
+// everything, itself included: only `ne` is true. ----
+struct Eq { template <class T> NN_HD bool operator()(T a, T b) const { return a == b; } };
+struct Ne { template <class T> NN_HD bool operator()(T a, T b) const { return a != b; } };
+struct Lt { template <class T> NN_HD bool operator()(T a, T b) const { return a < b; } };
+struct Le { template <class T> NN_HD bool operator()(T a, T b) const { return a <= b; } };
+struct Gt { template <class T> NN_HD bool operator()(T a, T b) const { return a > b; } };
+struct Ge { template <class T> NN_HD bool operator()(T a, T b) const { return a >= b; } };
+struct And { template <class T> NN_HD bool operator()(T a, T b) const { return a && b; } };
+struct Or { template <class T> NN_HD bool operator()(T a, T b) const { return a || b; } };
+
+// ---- float functions: T is float or double ----
+struct Exp { template <class T> NN_HD T operator()(T x) const { return exp(x); } };
+struct Log { template <class T> NN_HD T operator()(T x) const { return log(x); } };
+struct Sqrt { template <class T> NN_HD T operator()(T x) const { return sqrt(x); } };
+struct Rsqrt { template <class T> NN_HD T operator()(T x) const { return T(1) / sqrt(x); } };
+struct Sin { template <class T> NN_HD T operator()(T x) const { return sin(x); } };
+struct Cos { template <class T> NN_HD T operator()(T x) const { return cos(x); } };
+struct Tanh { template <class T> NN_HD T operator()(T x) const { return tanh(x); } };
+// exp of a non-positive number only, so large |x| neither overflows nor
+// loses the small side to 1 - 1.
+struct Sigmoid {
+  template <class T> NN_HD T operator()(T x) const {
+    if (x >= T(0)) return T(1) / (T(1) + exp(-x));
+    T e = exp(x);
+    return e / (T(1) + e);
+  }
+};
+struct LeakyRelu {
+  double slope;
+  template <class T> NN_HD T operator()(T x) const { return x < T(0) ? x * T(slope) : x; }
+};
+struct Gelu {
+  bool approximate;
+  template <class T> NN_HD T operator()(T x) const {
+    if (approximate) {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      const T k = T(0.7978845608028654);
+      return T(0.5) * x * (T(1) + tanh(k * (x + T(0.044715) * x * x * x)));
+    }
+    return T(0.5) * x * (T(1) + erf(x * T(0.7071067811865476)));  // exact: x Phi(x)
+  }
+};
+// g * d gelu(x) / dx: inputs (g, x).
+struct GeluGrad {
+  bool approximate;
+  template <class T> NN_HD T operator()(T g, T x) const {
+    if (approximate) {
+      // With u = k (x + c x^3), t = tanh(u): 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2).
+      const T k = T(0.7978845608028654), c = T(0.044715);
+      const T t = tanh(k * (x + c * x * x * x));
+      return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x));
+    }
+    // Phi(x) + x phi(x), phi the standard normal density.
+    const T cdf = T(0.5) * (T(1) + erf(x * T(0.7071067811865476)));
+    const T pdf = T(0.3989422804014327) * exp(T(-0.5) * x * x);
+    return g * (cdf + x * pdf);
+  }
+};
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, and keeps
+// precision where e^x is tiny.
+struct Softplus {
+  template <class T> NN_HD T operator()(T x) const { return (x > T(0) ? x : T(0)) + log1p(exp(-abs(x))); }
+};
+
+// ---- dtype-keeping ops: T is any of the five CPU dtypes ----
+struct Neg {  // bool is rejected by the type rule
+  template <class T> NN_HD T operator()(T x) const {
+    if constexpr (kIsInt<T>) return wrap_neg(x);
+    else if constexpr (std::is_same_v<T, bool>) return x;
+    else return -x;
+  }
+};
+struct Abs {
+  template <class T> NN_HD T operator()(T x) const {
+    if constexpr (kIsInt<T>) return x < 0 ? wrap_neg(x) : x;
+    else if constexpr (std::is_same_v<T, bool>) return x;
+    else return abs(x);
+  }
+};
+// -1, 0 or 1; NaN stays NaN as in NumPy.
+struct Sign {
+  template <class T> NN_HD T operator()(T x) const {
+    if constexpr (std::is_same_v<T, bool>) return x;
+    else if constexpr (kIsInt<T>) return T((x > 0) - (x < 0));
+    else return x > T(0) ? T(1) : x < T(0) ? T(-1) : x;  // 0, -0 and NaN pass through
+  }
+};
+// `x < 0 ? 0 : x` rather than `x > 0 ? x : 0`, so NaN propagates as in PyTorch.
+struct Relu {
+  template <class T> NN_HD T operator()(T x) const {
+    if constexpr (std::is_same_v<T, bool>) return x;
+    else return x < T(0) ? T(0) : x;
+  }
+};
+struct Floor {
+  template <class T> NN_HD T operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return floor(x);
+    else return x;
+  }
+};
+struct Ceil {
+  template <class T> NN_HD T operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return ceil(x);
+    else return x;
+  }
+};
+// nearbyint rounds in the current mode, which is round-half-to-even by
+// default: round(0.5) = 0, round(1.5) = 2, round(2.5) = 2, as in NumPy.
+struct Round {
+  template <class T> NN_HD T operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return nearbyint(x);
+    else return x;
+  }
+};
+
+// ---- predicates: any input dtype, bool result ----
+struct LogicalNot { template <class T> NN_HD bool operator()(T x) const { return x == T(0); } };
+struct IsNan {
+  template <class T> NN_HD bool operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return x != x;
+    else return false;
+  }
+};
+
+// Batch norm's running statistics: running = (1 - m) running + m * scale * stat.
+struct RunningUpdate {
+  double momentum, scale;
+  template <class T> NN_HD T operator()(T r, T s) const {
+    return T((1.0 - momentum) * double(r) + momentum * scale * double(s));
+  }
+};
+
+}  // namespace nn::backend::math
