@@ -21,5 +21,10 @@ std::string cuda_unavailable_reason();
 // Fills the `cuda` kernel of each op the backend has one for; called once
 // when the registry is built (no GPU is touched).
 void register_cuda_kernels(Registry& r);
+// Whether graph fusion makes fused kernels for GPU graphs (compiled with
+// NVRTC, backend/cuda/fused.cpp). Off unless NN_CUDA_FUSION=1 (or a host
+// turns it on); always off without the backend.
+bool gpu_fusion();
+void set_gpu_fusion(bool on);
 
 }  // namespace nn::backend

@@ -1,4 +1,5 @@
-// Training on a CUDA GPU: nn eager, nn graph and PyTorch, for the digits CNN
+// Training on a CUDA GPU: nn eager, nn graph, nn graph with fused NVRTC
+// kernels (backend::set_gpu_fusion) and PyTorch, for the digits CNN
 // (bench/models/digits_cnn.nn, batch 64) and ResNet-50
 // (bench/models/resnet50.nn, 3x224x224, batch 32 and 64). Per row: peak
 // memory of one step (the GPU pool's window: begin_window before the step,
@@ -27,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda_backend.h"
 #include "backend/device.h"
 #include "frontend/interpreter.h"
 
@@ -68,12 +70,18 @@ std::string describe(Interpreter& vm, const std::exception& e) {
   return e.what();
 }
 
+// eager, graph, and graph with the fused kernels NVRTC compiles (NN_CUDA_FUSION).
+enum class Mode { eager, graph, fused };
+const Mode kModes[] = {Mode::eager, Mode::graph, Mode::fused};
+
 // Steps of an nn script's train_step on its first batch, on the GPU.
-Row run_nn(const std::string& model, const std::string& script, const std::string& batch_arg, bool eager, int steps,
+Row run_nn(const std::string& model, const std::string& script, const std::string& batch_arg, Mode mode, int steps,
            int warmup) {
+  const bool eager = mode == Mode::eager;
   Row row;
   row.model = model;
-  row.mode = eager ? "nn eager" : "nn graph";
+  row.mode = eager ? "nn eager" : mode == Mode::graph ? "nn graph" : "nn graph fused";
+  nn::backend::set_gpu_fusion(mode == Mode::fused);
   nn::backend::Device* gpu = nn::backend::find_device("cuda");
   InterpreterOptions o;
   o.device = "cuda";
@@ -115,6 +123,7 @@ Row run_nn(const std::string& model, const std::string& script, const std::strin
   vm.reset();
   nn::backend::set_default_device(nullptr);
   gpu->pool().empty_cache();  // the next row starts from an empty pool, as PyTorch's process does
+  nn::backend::set_gpu_fusion(false);
   return row;
 }
 
@@ -195,14 +204,13 @@ int main(int argc, char** argv) {
               cfg.steps, cfg.resnet_steps, cfg.warmup);
   const std::string models = bench_dir() + "/models/";
   std::vector<Row> rows;
-  for (bool eager : {true, false})
-    rows.push_back(run_nn("cnn", models + "digits_cnn.nn", "", eager, cfg.steps, cfg.warmup));
+  for (Mode mode : kModes) rows.push_back(run_nn("cnn", models + "digits_cnn.nn", "", mode, cfg.steps, cfg.warmup));
   std::vector<int64_t> batches{32};
   if (cfg.batch64) batches.push_back(64);
   if (cfg.resnet)
     for (int64_t b : batches)
-      for (bool eager : {true, false})
-        rows.push_back(run_nn("resnet50", models + "resnet50.nn", std::to_string(b), eager, cfg.resnet_steps,
+      for (Mode mode : kModes)
+        rows.push_back(run_nn("resnet50", models + "resnet50.nn", std::to_string(b), mode, cfg.resnet_steps,
                               cfg.warmup));
   print(rows);
   if (!cfg.torch) return 0;

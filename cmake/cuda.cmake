@@ -2,7 +2,8 @@
 # toolkit and cuDNN are found (by default under /usr/local/cuda: cudnn.h in
 # include/, libcudnn.so in lib/ or lib64/), ON insists on them, OFF leaves it
 # out. Sets NN_HAVE_CUDA and, when on, the CUDA language and the target
-# nn_cudnn. Everything else builds and passes its tests without it.
+# nn_cudnn and nn_nvrtc. Everything else builds and passes its tests
+# without it.
 set(NN_HAVE_CUDA OFF)
 string(TOUPPER "${NN_CUDA}" nn_cuda_mode)
 if(NOT nn_cuda_mode MATCHES "^(AUTO|ON|OFF)$")
@@ -35,6 +36,12 @@ else()
   if(NOT NN_CUDNN_INCLUDE_DIR OR NOT NN_CUDNN_LIBRARY)
     list(APPEND nn_cuda_missing "cuDNN (cudnn.h and libcudnn.so)")
   endif()
+  # The library itself, not CUDA::nvrtc, which also links the driver
+  # (libcuda.so.1): nn must load on machines without one.
+  find_library(NN_NVRTC_LIBRARY nvrtc HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_ROOT} PATH_SUFFIXES lib lib64)
+  if(NOT NN_NVRTC_LIBRARY)
+    list(APPEND nn_cuda_missing "NVRTC (libnvrtc.so)")
+  endif()
 endif()
 if(nn_cuda_missing)
   if(nn_cuda_mode STREQUAL "ON")
@@ -55,11 +62,17 @@ set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
 set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
 set(CMAKE_CUDA_STANDARD 20)
 set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+# --fmad=false: a * b + c rounds twice, as on the CPU, and as the fused
+# kernels NVRTC compiles (cuda/nvrtc_compiler.cpp), which must not contract
+# one op's product into the next op's sum.
 add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>
+                    $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>
                     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 
 add_library(nn_cudnn INTERFACE)
 target_include_directories(nn_cudnn SYSTEM INTERFACE ${NN_CUDNN_INCLUDE_DIR})
 target_link_libraries(nn_cudnn INTERFACE ${NN_CUDNN_LIBRARY})
+add_library(nn_nvrtc INTERFACE)
+target_link_libraries(nn_nvrtc INTERFACE ${NN_NVRTC_LIBRARY})
 set(NN_HAVE_CUDA ON)
 message(STATUS "CUDA backend: on (CUDA ${CUDAToolkit_VERSION}, ${NN_CUDNN_LIBRARY}, architectures ${CMAKE_CUDA_ARCHITECTURES})")

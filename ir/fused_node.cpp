@@ -3,7 +3,7 @@
 
 #include <unordered_map>
 
-
+#include "backend/cuda_backend.h"
 #include "backend/ops/fused_program.h"
 #include "backend/ops/type_rules.h"
 
@@ -15,10 +15,14 @@ bool fusion_immediate(const Value& v) {
   return v.role == Role::constant && v.type.weak && v.captured.defined() && v.type.shape.numel() == 1;
 }
 
+bool fused_kernels_on(const backend::Device* d) {
+  return on_cpu(d) || (d->type() == backend::DeviceType::cuda && backend::gpu_fusion());
+}
+
 uint8_t fusible_dtypes(const Graph& g, const Node& n) {
   if (!n.op || !n.op->tile.any() || n.op->effect != backend::Effect::pure || n.outputs.size() != 1) return 0;
   const backend::TensorType& out = g.values[n.outputs[0]].type;
-  if (out.weak || !on_cpu(out.device)) return 0;
+  if (out.weak || !fused_kernels_on(out.device)) return 0;
   uint8_t m = out.dtype == DType::f32       ? kFuseF32
               : out.dtype == DType::f64     ? kFuseF64
               : out.dtype == DType::boolean ? kFuseF32 | kFuseF64
@@ -28,7 +32,7 @@ uint8_t fusible_dtypes(const Graph& g, const Node& n) {
   for (ValueId v : n.inputs) {
     const Value& val = g.values[v];
     if (fusion_immediate(val)) continue;
-    if (!on_cpu(val.type.device)) return 0;
+    if (!same_device(val.type.device, out.device)) return 0;
     if (val.type.dtype == DType::f32) m &= kFuseF32;
     else if (val.type.dtype == DType::f64) m &= kFuseF64;
     else if (val.type.dtype != DType::boolean) return 0;

@@ -13,17 +13,23 @@ namespace nn::ir {
 // Compute dtypes a fused kernel may run in, as a mask.
 constexpr uint8_t kFuseF32 = 1, kFuseF64 = 2;
 
-// Fused kernels run on the CPU (a value of no device is a CPU one).
+// A value of no device is a CPU one.
 inline bool on_cpu(const backend::Device* d) { return !d || d->type() == backend::DeviceType::cpu; }
+inline bool same_device(const backend::Device* a, const backend::Device* b) { return a == b || (on_cpu(a) && on_cpu(b)); }
+
+// Whether fused kernels run on d: on the CPU, and on a GPU while
+// backend::gpu_fusion() is on (backend/cuda/fused.cpp, NN_CUDA_FUSION=1).
+bool fused_kernels_on(const backend::Device* d);
 
 // A host number of the trace (a weak one-element constant): its value is
 // part of the program.
 bool fusion_immediate(const Value& v);
 
 // The compute dtypes in which node n may be a step of a fused kernel
-// (kFuseF32 | kFuseF64), 0 when in none: a pure op with tile kernels on the
-// CPU whose result is of the compute dtype or bool (never weak), whose
-// operands are of the compute dtype or bool or host numbers, and, for a bool
+// (kFuseF32 | kFuseF64), 0 when in none: a pure op with tile kernels on a
+// device with fused kernels whose result is of the compute dtype or bool
+// (never weak), whose operands are on that device and of the compute dtype
+// or bool, or host numbers, and, for a bool
 // result, whose operands promote to the compute dtype or bool. So a fused
 // step converts nothing that the lone op would have computed otherwise.
 uint8_t fusible_dtypes(const Graph& g, const Node& n);

@@ -20,6 +20,7 @@ void register_nn_conv(Registry& r);    // cuda/nn_conv.cpp (cuDNN)
 void register_nn_pool(Registry& r);    // cuda/nn_pool.cpp
 void register_nn_norm(Registry& r);    // cuda/nn_norm.cpp
 void register_nn_softmax(Registry& r); // cuda/nn_softmax.cpp (softmax, losses, one_hot)
+void register_fused(Registry& r);      // cuda/fused.cpp (NVRTC)
 
 inline void register_all(Registry& r) {
   register_unary(r);
@@ -34,6 +35,7 @@ inline void register_all(Registry& r) {
   register_nn_pool(r);
   register_nn_norm(r);
   register_nn_softmax(r);
+  register_fused(r);
 }
 
 }  // namespace nn::backend::cuda

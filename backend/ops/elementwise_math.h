@@ -2,14 +2,32 @@
 // CPU kernels (ops/unary.cpp, binary.cpp, compare.cpp, nn_norm.cpp), their
 // tile kernels (graph fusion) and the CUDA kernels (cuda/elementwise.cu):
 // integer wraparound, the NaN rules, Python's %, round half to even. g++
-// reads it as plain C++, nvcc as __host__ __device__ code. The math
-// functions are called unqualified after `using std::...`, which picks the
-// float overloads on the host (std::exp(float)) and the same device
-// functions as expf and friends under nvcc.
+// reads it as plain C++, nvcc as __host__ __device__ code, and NVRTC as
+// the prelude of the GPU's fused kernels (cuda/fused_source.cpp), where
+// there is no standard library: a few type traits stand in for it, and the
+// math functions are built in. The math functions are called unqualified;
+// on the host `using std::...` makes that the float overloads
+// (std::exp(float)), and under nvcc the same device functions as expf and
+// friends.
 #pragma once
+#if defined(__CUDACC_RTC__)
+namespace std {
+template <class A, class B> constexpr bool is_same_v = false;
+template <class A> constexpr bool is_same_v<A, A> = true;
+template <class T> constexpr bool is_floating_point_v = is_same_v<T, float> || is_same_v<T, double>;
+template <class T>
+constexpr bool is_integral_v = is_same_v<T, bool> || is_same_v<T, int> || is_same_v<T, long> || is_same_v<T, long long>;
+template <class T> struct make_unsigned { using type = T; };
+template <> struct make_unsigned<int> { using type = unsigned; };
+template <> struct make_unsigned<long> { using type = unsigned long; };
+template <> struct make_unsigned<long long> { using type = unsigned long long; };
+template <class T> using make_unsigned_t = typename make_unsigned<T>::type;
+}  // namespace std
+#else
 #include <atomic>
 #include <cmath>
 #include <type_traits>
+#endif
 
 #if defined(__CUDACC__)
 #define NN_HD __host__ __device__
@@ -19,8 +37,10 @@
 
 namespace nn::backend::math {
 
+#if !defined(__CUDACC_RTC__)
 using std::abs, std::ceil, std::copysign, std::cos, std::erf, std::exp, std::floor, std::fmod, std::log,
     std::log1p, std::nearbyint, std::pow, std::sin, std::sqrt, std::tanh;
+#endif
 
 template <class T>
 constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
@@ -39,8 +59,12 @@ NN_HD T wrap_neg(T x) {
 // threads, an int in device memory on the GPU.
 template <class Flag>
 NN_HD void raise_flag(Flag* flag) {
+#if defined(__CUDACC_RTC__)
+  *flag = 1;
+#else
   if constexpr (std::is_same_v<Flag, int>) *flag = 1;
   else flag->store(true, std::memory_order_relaxed);
+#endif
 }
 
 // ---- arithmetic: computes in its result dtype. Integer +, -, * wrap around

@@ -6,7 +6,8 @@
 // Fused_Adagrad, generalised).
 //
 // Who joins a group: a pure op with tile kernels (OpDef::tile) on the CPU
-// whose result has the group's shape and is of its compute dtype (f32 or
+// (or on a GPU whose backend compiles fused kernels, NN_CUDA_FUSION=1) whose
+// result has the group's shape and is of its compute dtype (f32 or
 // f64) or bool, never a weak host number; whose operands are of the compute
 // dtype or bool, or host numbers of the trace (weak one-element constants,
 // inlined as immediates), so that the kernel converts nothing a lone op
@@ -161,7 +162,7 @@ class FuseElementwise : public Pass {
   }
 
   static bool same_space(const backend::TensorType& a, const backend::TensorType& b) {
-    return a.shape == b.shape && (a.device == b.device || (on_cpu(a.device) && on_cpu(b.device)));
+    return a.shape == b.shape && same_device(a.device, b.device);
   }
 
   // Whether the groups `chosen` and node i can be one node: no path leaves

@@ -2,9 +2,12 @@
 // CNN (Adam) run as scripts with `device` set to the GPU, in graph mode, and
 // give the CPU's losses step by step within a tolerance (the GPU sums in
 // another order); graph mode on the GPU gives eager mode's losses; a full
-// training reaches the CPU's accuracy; the graph's memory is the GPU's.
+// training reaches the CPU's accuracy; the graph's memory is the GPU's;
+// with GPU fusion on, the NVRTC-compiled fused kernels give the unfused
+// GPU's losses.
 #include <sstream>
 
+#include "backend/cuda_backend.h"
 #include "digits_training.h"
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
@@ -66,6 +69,26 @@ TEST_CASE("the digits CNN trains on the GPU in graph mode with the CPU's losses"
   const std::vector<double> graph = numbers("cuda", std::string(nntest::kDigitsCnn) + kTrainLoop);
   close(cpu, graph, 3e-3, "CNN graph");
   CHECK(graph.back() < graph.front());
+}
+
+TEST_CASE("with GPU fusion, the digits trainings run fused NVRTC kernels and give the unfused GPU's losses") {
+  NN_NEED_GPU();
+  // The last number is the count of fused nodes in the step.
+  const std::string loop = kTrainLoop + "\nlosses.append(graph_stats(train_step).fused_groups)\nlosses\n";
+  for (const char* model : {nntest::kDigitsMlp, nntest::kDigitsCnn}) {
+    set_gpu_fusion(false);
+    std::vector<double> plain = numbers("cuda", std::string(model) + loop);
+    set_gpu_fusion(true);
+    std::vector<double> fused = numbers("cuda", std::string(model) + loop);
+    set_gpu_fusion(false);
+    CHECK(plain.back() == 0);
+    CHECK(fused.back() > 0);
+    plain.pop_back();
+    fused.pop_back();
+    // Each step rounds as the op's own kernel does (no contraction): the same
+    // losses, up to the order of the few sums cuBLAS and the reductions make.
+    close(plain, fused, 1e-6, "fused against unfused on the GPU");
+  }
 }
 
 TEST_CASE("a whole digits training on the GPU reaches the CPU's accuracy, in the GPU's memory") {

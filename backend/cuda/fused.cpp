@@ -1,0 +1,107 @@
+// The `fused` op on the GPU (ops/fused.cpp is the CPU's): the program's
+// kernel source (fused_source.h) compiled by NVRTC for the GPU's compute
+// capability (nvrtc_compiler.h) the first time a program with those dtypes
+// runs, loaded once per GPU and source, and launched with the shapes and
+// strides of this call. Graph fusion makes fused nodes on GPUs only while
+// gpu_fusion() is on (NN_CUDA_FUSION=1; cuda_backend.h).
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/cuda/cuda_device.h"
+#include "backend/cuda/fused_source.h"
+#include "backend/cuda/nvrtc_compiler.h"
+#include "backend/cuda/register.h"
+#include "backend/cuda_backend.h"
+#include "backend/op_registry.h"
+
+namespace nn::backend::cuda {
+namespace {
+
+// The loaded kernel of each (GPU, source); libraries stay loaded.
+cudaKernel_t kernel_for(CudaDevice& dev, const std::string& source) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, std::string>, cudaKernel_t> loaded;
+  std::lock_guard lock(mutex);
+  auto key = std::make_pair(dev.index(), source);
+  if (auto it = loaded.find(key); it != loaded.end()) return it->second;
+  int major = 0, minor = 0;
+  check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev.index()), "fused: compute capability");
+  check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev.index()), "fused: compute capability");
+  const std::string& ptx = nvrtc_ptx(source, major * 10 + minor);
+  cudaLibrary_t library = nullptr;
+  check(cudaLibraryLoadData(&library, ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0), "fused: loading a kernel");
+  cudaKernel_t kernel = nullptr;
+  check(cudaLibraryGetKernel(&kernel, library, "nn_fused"), "fused: finding a kernel");
+  loaded.emplace(std::move(key), kernel);
+  return kernel;
+}
+
+// Input k's strides over the program's dims (0 where it broadcasts), as
+// NumPy aligns shapes from the right; the flat bit when it has the
+// program's shape (tensors are contiguous).
+void layout(const Shape& shape, std::span<const Tensor> in, FusedArgs& a) {
+  a.nd = shape.ndim();
+  for (int d = 0; d < a.nd; ++d) a.size[d] = shape[d];
+  for (size_t k = 0; k < in.size(); ++k) {
+    const Shape& s = in[k].shape();
+    if (s == shape) a.flat |= 1u << k;
+    int64_t acc = 1;
+    for (int d = a.nd - 1; d >= 0; --d) {
+      const int sd = d - (a.nd - s.ndim());
+      const int64_t e = sd >= 0 ? s[sd] : 1;
+      a.stride[k][d] = e == 1 ? 0 : acc;
+      acc *= e;
+    }
+  }
+}
+
+void fused_cuda(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  CudaDevice& dev = call_device(in, out);
+  const FusedProgram& p = program_of(attrs);
+  std::vector<DType> in_types, out_types;
+  for (const Tensor& t : in) {
+    if (t.device() != out[0].device()) throw Error("internal: a fused GPU kernel with an operand on " + t.device()->name());
+    in_types.push_back(t.dtype());
+  }
+  for (const Tensor& t : out) out_types.push_back(t.dtype());
+  const std::optional<std::string> source = fused_kernel_source(p, in_types, out_types);
+  if (!source || p.shape.ndim() > kFusedDims)
+    throw Error("internal: no GPU kernel for the fused program " + program_text(p));
+  FusedArgs a;
+  a.n = p.shape.numel();
+  if (a.n == 0) return;
+  layout(p.shape, in, a);
+  for (size_t k = 0; k < in.size(); ++k) a.in[k] = in[k].raw_data();
+  for (size_t k = 0; k < out.size(); ++k) a.out[k] = out[k].raw_data();
+  cudaKernel_t kernel = kernel_for(dev, *source);
+  constexpr int threads = 256;
+  const unsigned blocks = unsigned(std::min<int64_t>((a.n + threads - 1) / threads, 65536));
+  void* args[] = {&a};
+  check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(threads), args, 0, dev.stream()),
+        "fused");
+}
+
+std::atomic<bool>& fusion_switch() {
+  static std::atomic<bool> on = [] {
+    const char* env = std::getenv("NN_CUDA_FUSION");
+    return env && std::string(env) == "1";
+  }();
+  return on;
+}
+
+}  // namespace
+
+void register_fused(Registry& r) { r.edit("fused").cuda = fused_cuda; }
+
+}  // namespace nn::backend::cuda
+
+namespace nn::backend {
+bool gpu_fusion() { return cuda::fusion_switch().load(); }
+void set_gpu_fusion(bool on) { cuda::fusion_switch().store(on); }
+}  // namespace nn::backend

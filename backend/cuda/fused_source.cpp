@@ -1,0 +1,152 @@
+// The source of a fused program's GPU kernel (fused_source.h): the maths
+// header as prelude, the argument struct, then one statement per step.
+#include "backend/cuda/fused_source.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+#include "backend/op_registry.h"
+
+namespace nn::backend::cuda {
+
+extern const char* const kElementwiseMathSource;  // ops/elementwise_math.h, embedded at build time
+
+namespace {
+
+// How a step calls its op: a functor of ops/elementwise_math.h (its
+// attributes in the braces), or an expression of the operands a0, a1, a2.
+struct StepForm {
+  const char* functor = nullptr;  // "Add"
+  enum class Special : uint8_t { none, where, cast } special = Special::none;
+};
+
+const std::unordered_map<std::string, StepForm>& step_forms() {
+  using S = StepForm::Special;
+  static const std::unordered_map<std::string, StepForm> forms = {
+      {"add", {"Add"}}, {"sub", {"Sub"}}, {"mul", {"Mul"}}, {"div", {"Div"}}, {"pow", {"Pow<int>"}},
+      {"mod", {"Mod<int>"}}, {"maximum", {"Maximum"}}, {"minimum", {"Minimum"}}, {"eq", {"Eq"}}, {"ne", {"Ne"}},
+      {"lt", {"Lt"}}, {"le", {"Le"}}, {"gt", {"Gt"}}, {"ge", {"Ge"}}, {"logical_and", {"And"}},
+      {"logical_or", {"Or"}}, {"exp", {"Exp"}}, {"log", {"Log"}}, {"sqrt", {"Sqrt"}}, {"rsqrt", {"Rsqrt"}},
+      {"sin", {"Sin"}}, {"cos", {"Cos"}}, {"tanh", {"Tanh"}}, {"sigmoid", {"Sigmoid"}},
+      {"leaky_relu", {"LeakyRelu"}}, {"gelu", {"Gelu"}}, {"gelu_backward", {"GeluGrad"}},
+      {"softplus", {"Softplus"}}, {"neg", {"Neg"}}, {"abs", {"Abs"}}, {"sign", {"Sign"}}, {"relu", {"Relu"}},
+      {"floor", {"Floor"}}, {"ceil", {"Ceil"}}, {"round", {"Round"}}, {"logical_not", {"LogicalNot"}},
+      {"isnan", {"IsNan"}}, {"where", {nullptr, S::where}}, {"cast", {nullptr, S::cast}},
+  };
+  return forms;
+}
+
+const char* c_type(DType t) {
+  switch (t) {
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+    case DType::i32: return "int";
+    case DType::i64: return "long long";
+    case DType::boolean: return "bool";
+    default: return nullptr;
+  }
+}
+
+// A double as a C++ literal that reads back exactly.
+std::string literal(double v) { return fmt::format("{:a}", v); }
+
+// The braces of a functor that reads attributes, as the CPU's make_op
+// builds them (ops/unary.cpp): leaky_relu's slope, gelu's approximation.
+std::string functor_init(const std::string& op, const Attrs& attrs) {
+  if (op == "leaky_relu") return "{" + literal(attrs.get_or<double>("slope", 0.01)) + "}";
+  if (op == "gelu" || op == "gelu_backward") return attrs.get_or<bool>("approximate", false) ? "{true}" : "{false}";
+  if (op == "pow" || op == "mod") return "{nullptr}";  // float steps only: no integer error to flag
+  return "{}";
+}
+
+}  // namespace
+
+bool fused_step_supported(const std::string& op) { return step_forms().contains(op); }
+
+std::optional<std::string> fused_kernel_source(const FusedProgram& p, std::span<const DType> inputs,
+                                               std::span<const DType> outputs) {
+  if (inputs.size() > size_t(kFusedInputs) || outputs.size() > size_t(kFusedOutputs) ||
+      outputs.size() != p.outputs.size() || (p.compute != DType::f32 && p.compute != DType::f64))
+    return std::nullopt;
+  for (DType t : inputs)
+    if (!c_type(t)) return std::nullopt;
+  for (DType t : outputs)
+    if (!c_type(t)) return std::nullopt;
+
+  std::string s = kElementwiseMathSource;
+  s += fmt::format(R"(
+struct FusedArgs {{
+  long long n;
+  int nd;
+  unsigned flat;
+  long long size[{2}];
+  long long stride[{0}][{2}];
+  const void* in[{0}];
+  void* out[{1}];
+}};
+static_assert(sizeof(FusedArgs) == {3}, "FusedArgs differs from the host's");
+
+__device__ inline long long nn_offset(const FusedArgs& a, int k, long long i) {{
+  long long off = 0;
+  for (int d = a.nd - 1; d >= 0; --d) {{
+    const long long q = i / a.size[d];
+    off += (i - q * a.size[d]) * a.stride[k][d];
+    i = q;
+  }}
+  return off;
+}}
+
+extern "C" __global__ void nn_fused(const FusedArgs a) {{
+  using namespace nn::backend::math;
+  using T = {4};
+  const long long step = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {{
+)",
+                   kFusedInputs, kFusedOutputs, kFusedDims, sizeof(FusedArgs), c_type(p.compute));
+  for (size_t k = 0; k < inputs.size(); ++k)
+    s += fmt::format("    const T x{0} = T(static_cast<const {1}*>(a.in[{0}])[(a.flat >> {0} & 1u) ? i : nn_offset(a, {0}, i)]);\n",
+                     k, c_type(inputs[k]));
+  for (size_t k = 0; k < p.immediates.size(); ++k)
+    s += fmt::format("    const T m{} = T({});\n", k, literal(p.immediates[k]));
+  for (size_t k = 0; k < p.steps.size(); ++k) {
+    const FusedProgram::Step& st = p.steps[k];
+    if (!st.op) return std::nullopt;
+    auto form = step_forms().find(st.op->name);
+    if (form == step_forms().end()) return std::nullopt;
+    std::string args[3];
+    for (size_t j = 0; j < st.args.size() && j < 3; ++j) {
+      const FusedProgram::Arg& a = st.args[j];
+      const char* prefix = a.kind == FusedProgram::Arg::Kind::input ? "x"
+                           : a.kind == FusedProgram::Arg::Kind::step ? "t"
+                                                                     : "m";
+      args[j] = fmt::format("{}{}", prefix, a.index);
+    }
+    std::string expr;
+    switch (form->second.special) {
+      case StepForm::Special::where: expr = fmt::format("{} != T(0) ? {} : {}", args[0], args[1], args[2]); break;
+      case StepForm::Special::cast:
+        expr = st.attrs.get<DType>("dtype") == DType::boolean ? fmt::format("{} != T(0) ? T(1) : T(0)", args[0])
+                                                              : args[0];
+        break;
+      case StepForm::Special::none: {
+        expr = std::string(form->second.functor) + functor_init(st.op->name, st.attrs) + "(" + args[0];
+        for (size_t j = 1; j < st.args.size(); ++j) expr += ", " + args[j];
+        expr += ")";
+      }
+    }
+    s += fmt::format("    T t{} = T({});\n", k, expr);
+    if (st.dtype == DType::boolean) s += fmt::format("    t{0} = t{0} != T(0) ? T(1) : T(0);\n", k);
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (outputs[k] == DType::boolean)
+      s += fmt::format("    static_cast<bool*>(a.out[{}])[i] = t{} != T(0);\n", k, p.outputs[k]);
+    else
+      s += fmt::format("    static_cast<{}*>(a.out[{}])[i] = {}(t{});\n", c_type(outputs[k]), k, c_type(outputs[k]),
+                       p.outputs[k]);
+  }
+  s += "  }\n}\n";
+  return s;
+}
+
+}  // namespace nn::backend::cuda
