@@ -1,9 +1,11 @@
 // Attributes as text: "axes=[0, 1], keepdims=false" (the IR printer, and
 // keys for merging equal op calls).
+#include "backend/attrs.h"
+
+#include <fmt/format.h>
+
 #include <charconv>
 #include <variant>
-
-#include "backend/attrs.h"
 
 #include "backend/ops/fused_program.h"
 
@@ -35,7 +37,7 @@ std::string attr_value_text(const AttrValue& v) {
         } else if constexpr (std::is_same_v<T, Shape>) {
           return x.str();
         } else {
-          return x ? "{" + program_text(*x) + "}" : "{}";  // a fused program
+          return x ? fmt::format("{{{}}}", program_text(*x)) : "{}";  // a fused program
         }
       },
       v);

@@ -54,7 +54,7 @@ std::string literal(double v) { return fmt::format("{:a}", v); }
 // The braces of a functor that reads attributes, as the CPU's make_op
 // builds them (ops/unary.cpp): leaky_relu's slope, gelu's approximation.
 std::string functor_init(const std::string& op, const Attrs& attrs) {
-  if (op == "leaky_relu") return "{" + literal(attrs.get_or<double>("slope", 0.01)) + "}";
+  if (op == "leaky_relu") return fmt::format("{{{}}}", literal(attrs.get_or<double>("slope", 0.01)));
   if (op == "gelu" || op == "gelu_backward") return attrs.get_or<bool>("approximate", false) ? "{true}" : "{false}";
   if (op == "pow" || op == "mod") return "{nullptr}";  // float steps only: no integer error to flag
   return "{}";
