@@ -59,10 +59,11 @@ std::string program_lines(const Graph& g, const Node& n) {
         case backend::FusedProgram::Arg::Kind::input: {
           const size_t at = epilogue ? a.index + 1 : a.index;
           if (epilogue && a.index == 0) line += "product";
-          else line += at < n.inputs.size() ? "%" + std::to_string(n.inputs[at]) : "?";
+          else if (at < n.inputs.size()) (line += '%') += std::to_string(n.inputs[at]);
+          else line += '?';
           break;
         }
-        case backend::FusedProgram::Arg::Kind::step: line += "t" + std::to_string(a.index); break;
+        case backend::FusedProgram::Arg::Kind::step: (line += 't') += std::to_string(a.index); break;
         case backend::FusedProgram::Arg::Kind::immediate: {
           char buf[32];
           std::snprintf(buf, sizeof buf, "%.9g", a.index < p.immediates.size() ? p.immediates[a.index] : 0.0);

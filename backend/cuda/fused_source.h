@@ -19,7 +19,7 @@ namespace nn::backend::cuda {
 
 // The most inputs, outputs and dims a fused kernel takes (its arguments
 // stay within the 4 KiB every GPU accepts).
-constexpr int kFusedInputs = 16, kFusedOutputs = 8, kFusedDims = 8;
+constexpr int kFusedInputs = kGpuFusedInputs, kFusedOutputs = kGpuFusedOutputs, kFusedDims = 8;
 
 // The kernel's one argument, as the generated source declares it.
 struct FusedArgs {

@@ -30,8 +30,10 @@
 // The graph is then put in an order where every fused node comes after its
 // inputs' producers: nodes keep their trace order as far as possible.
 #include <algorithm>
+#include <optional>
 #include <queue>
 
+#include "backend/ops/fused_program.h"
 #include "ir/fused_node.h"
 
 namespace nn::ir {
@@ -132,9 +134,23 @@ class FuseElementwise : public Pass {
       for (ValueId v : g.nodes[i].inputs)
         if (NodeId p = g.values[v].producer; p != kNone) grp.reads_from.push_back(p);
     }
+    // Each group's node; on a GPU, a group whose kernel would take too many
+    // inputs or outputs stays as its ops.
+    const Uses uses = count_uses(g);
+    fused_.clear();
+    fused_.resize(groups_.size());
     size_t fused = 0;
-    for (Group& grp : groups_)
-      if (grp.alive && grp.members.size() >= 2) ++fused;
+    for (uint32_t gid = 0; gid < groups_.size(); ++gid) {
+      Group& grp = groups_[gid];
+      if (!grp.alive || grp.members.size() < 2) continue;
+      std::sort(grp.members.begin(), grp.members.end());
+      Node node = make_fused_node(g, grp.members, grp.dtypes & kFuseF32 ? DType::f32 : DType::f64, uses);
+      const bool too_wide = node.inputs.size() > size_t(backend::kGpuFusedInputs) ||
+                            node.outputs.size() > size_t(backend::kGpuFusedOutputs);
+      if (too_wide && !on_cpu(out_type(grp.first).device)) continue;
+      fused_[gid] = std::move(node);
+      ++fused;
+    }
     if (!fused) return 0;
     rebuild();
     return fused;
@@ -213,7 +229,6 @@ class FuseElementwise : public Pass {
   // whose last member came first before others) and renumbers it.
   void rebuild() {
     Graph& g = *g_;
-    const Uses uses = count_uses(g);
     const size_t n = g.nodes.size();
     // Units: a fused group, or a node left as it is.
     std::vector<uint32_t> unit_of(n);
@@ -222,11 +237,10 @@ class FuseElementwise : public Pass {
     std::vector<uint32_t> unit_of_group(groups_.size(), kNone);
     for (NodeId i = 0; i < n; ++i) {
       const uint32_t gid = group_[i];
-      if (gid != kNone && groups_[gid].members.size() >= 2) {
+      if (gid != kNone && fused_[gid]) {
         if (unit_of_group[gid] == kNone) {
-          std::sort(groups_[gid].members.begin(), groups_[gid].members.end());
           unit_of_group[gid] = uint32_t(units.size());
-          units.push_back(make_fused_node(g, groups_[gid].members, groups_[gid].dtypes & kFuseF32 ? DType::f32 : DType::f64, uses));
+          units.push_back(std::move(*fused_[gid]));
           key.push_back(groups_[gid].members.back());
         }
         unit_of[i] = unit_of_group[gid];
@@ -275,6 +289,7 @@ class FuseElementwise : public Pass {
   Graph* g_ = nullptr;
   std::vector<uint32_t> group_;  // per node: its group, or kNone
   std::vector<Group> groups_;
+  std::vector<std::optional<Node>> fused_;  // per group: its fused node, if it is made
   std::vector<uint32_t> stamp_;  // per node: the search that last saw it
   std::vector<uint32_t> late_readers_;  // per value: readers outside the forward (kNone: kept)
   uint32_t cur_ = 0;

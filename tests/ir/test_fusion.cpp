@@ -1,10 +1,11 @@
 // The fusion passes on small graphs built by hand: the IR before and after
 // (golden text), which nodes may join a group (dtypes, shapes, host
 // numbers), what never joins (random ops and host calls keep their order; a
-// merge that would make a cycle), the GEMM epilogue, and fused nodes
-// written in place (runs checked against the graph unfused).
+// merge that would make a cycle), the GEMM epilogue, fused nodes written
+// in place (runs checked against the graph unfused), and groups on a GPU.
 #include <doctest/doctest.h>
 
+#include "backend/cuda_backend.h"
 #include "backend/ops.h"
 #include "backend/ops/fused_program.h"
 #include "ir/executor.h"
@@ -281,4 +282,46 @@ TEST_CASE("inplace after fusion: a GEMM epilogue writes over its program's dying
   run_pass(self, "fuse-elementwise");
   CHECK(run_pass(self, "fuse-matmul-epilogue") == 1);
   CHECK(run_pass(self, "inplace") == 0);
+}
+
+namespace {
+
+// A GPU as the IR sees one: a device of type cuda that runs nothing (the
+// pass reads types only).
+struct FakeGpu : backend::Device {
+  FakeGpu() : Device(backend::DeviceType::cuda, 0, "cuda:0") {}
+  void copy_to_host(void*, const void*, size_t) override {}
+  void copy_from_host(void*, const void*, size_t) override {}
+  void copy(void*, const void*, size_t) override {}
+};
+
+// x0 + x1 + ... + x(n-1) on `gpu`: n - 1 adds, n inputs.
+ir::Graph gpu_sum(backend::Device* gpu, int n) {
+  ir::Graph g;
+  const backend::TensorType t{backend::DType::f32, backend::Shape({4}), gpu};
+  ir::ValueId v = input(g, t, "x");
+  for (int k = 1; k < n; ++k) v = add(g, "add", {v, input(g, t, "x")});
+  output(g, v);
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("fuse-elementwise on a GPU: only with GPU fusion on, and no wider than its kernel takes") {
+  if (!backend::cuda_built()) return;  // without the CUDA backend, GPU fusion is always off
+  FakeGpu gpu;
+  ir::Graph off = gpu_sum(&gpu, 10);
+  CHECK(run_pass(off, "fuse-elementwise") == 0);
+  backend::set_gpu_fusion(true);
+  ir::Graph narrow = gpu_sum(&gpu, backend::kGpuFusedInputs);
+  ir::Graph wide = gpu_sum(&gpu, backend::kGpuFusedInputs + 1);
+  const size_t fused_narrow = run_pass(narrow, "fuse-elementwise"), fused_wide = run_pass(wide, "fuse-elementwise");
+  backend::set_gpu_fusion(false);
+  CHECK(fused_narrow == 1);
+  CHECK(ops(narrow) == "fused");
+  CHECK(fused_wide == 0);  // 17 inputs: the adds stay as they are
+  CHECK(wide.nodes.size() == size_t(backend::kGpuFusedInputs));
+  // On the CPU the same sum is one node however wide.
+  ir::Graph cpu = gpu_sum(backend::cpu_device(), backend::kGpuFusedInputs + 1);
+  CHECK(run_pass(cpu, "fuse-elementwise") == 1);
 }
