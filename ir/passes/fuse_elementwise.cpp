@@ -52,6 +52,7 @@ struct Group {
   std::vector<NodeId> members;
   uint8_t dtypes = 0;  // compute dtypes every member allows
   NodeId first = 0;    // the earliest member
+  NodeId last = 0;     // the latest member
   uint32_t epoch = 0;  // ordered effects (random ops, host calls) before it
   bool forward = false;  // of forward nodes (or else backward and optimizer ones)
   bool alive = true;
@@ -110,7 +111,7 @@ class FuseElementwise : public Pass {
       uint32_t gid;
       if (chosen.empty()) {
         gid = uint32_t(groups_.size());
-        groups_.push_back(Group{{}, m, i, epoch[i], forward, true, {}});
+        groups_.push_back(Group{{}, m, i, i, epoch[i], forward, true, {}});
       } else {
         // The others join the largest: each member moves O(log n) times.
         std::swap(chosen[0], *std::max_element(chosen.begin(), chosen.end(), [&](uint32_t a, uint32_t b) {
@@ -123,6 +124,7 @@ class FuseElementwise : public Pass {
           groups_[gid].members.insert(groups_[gid].members.end(), other.members.begin(), other.members.end());
           groups_[gid].reads_from.insert(groups_[gid].reads_from.end(), other.reads_from.begin(), other.reads_from.end());
           groups_[gid].first = std::min(groups_[gid].first, other.first);
+          groups_[gid].last = std::max(groups_[gid].last, other.last);
           other = Group{};
           other.alive = false;
         }
@@ -130,6 +132,7 @@ class FuseElementwise : public Pass {
       }
       Group& grp = groups_[gid];
       grp.members.push_back(i);
+      grp.last = i;
       group_[i] = gid;
       for (ValueId v : g.nodes[i].inputs)
         if (NodeId p = g.values[v].producer; p != kNone) grp.reads_from.push_back(p);
@@ -182,9 +185,11 @@ class FuseElementwise : public Pass {
   }
 
   // Whether the groups `chosen` and node i can be one node: no path leaves
-  // them through a node outside and comes back. Paths run forward in node
-  // order, so only nodes after the earliest member need looking at, and i,
-  // the newest node, has no readers yet.
+  // them through nodes outside and comes back, where every other group
+  // counts as the one node it will be (a path may enter it at one member and
+  // leave from another). Paths run forward in node order, so only nodes
+  // after the earliest member need looking at, and groups with a member
+  // there; i, the newest node, has no readers yet.
   bool acyclic(const std::vector<uint32_t>& chosen, NodeId i) {
     auto inside = [&](NodeId x) {
       return x == i || (group_[x] != kNone && std::find(chosen.begin(), chosen.end(), group_[x]) != chosen.end());
@@ -194,8 +199,11 @@ class FuseElementwise : public Pass {
     ++cur_;
     std::vector<NodeId>& stack = stack_;
     stack.clear();
+    auto may_lead_back = [&](NodeId p) {
+      return p > lo || (group_[p] != kNone && groups_[group_[p]].last > lo);
+    };
     auto push_outside = [&](NodeId p) {
-      if (!inside(p) && p > lo && stamp_[p] != cur_) stack.push_back(p);
+      if (!inside(p) && may_lead_back(p) && stamp_[p] != cur_) stack.push_back(p);
     };
     for (ValueId v : g_->nodes[i].inputs)
       if (NodeId p = g_->values[v].producer; p != kNone) push_outside(p);
@@ -214,11 +222,15 @@ class FuseElementwise : public Pass {
       if (stamp_[x] == cur_) continue;
       stamp_[x] = cur_;
       if (++seen > kMaxSearch) return false;
+      if (const uint32_t k = group_[x]; k != kNone && groups_[k].members.size() > 1) {
+        if (groups_[k].members.size() > kMaxSearch) return false;
+        for (NodeId m : groups_[k].members) push_outside(m);
+      }
       for (ValueId v : g_->nodes[x].inputs) {
         const NodeId p = g_->values[v].producer;
         if (p == kNone) continue;
         if (inside(p)) return false;
-        if (p > lo && stamp_[p] != cur_) stack.push_back(p);
+        push_outside(p);
       }
     }
     return true;

@@ -102,13 +102,16 @@ class Recompute : public Pass {
   uint32_t recipe_size(ValueId v) const {
     if (!cheap(v)) return kNever;
     const backend::TensorType& t = g_->values[v].type;
+    const Node& n = g_->nodes[g_->values[v].producer];
     uint32_t size = 1;
-    for (ValueId u : recipe_inputs(v)) {
-      if (kept_anyway(u, t)) continue;
-      if (recipe_[u] > kMaxRecipe) return kNever;
-      size += recipe_[u];
-      if (size > kMaxRecipe) return kNever;
-    }
+    auto add = [&](ValueId u) {
+      if (kept_anyway(u, t)) return true;
+      size += recipe_[u] > kMaxRecipe ? kMaxRecipe + 1 : recipe_[u];
+      return size <= kMaxRecipe;
+    };
+    for (ValueId u : n.inputs)
+      if (!add(u)) return kNever;
+    if (!n.op->elementwise && !(add(n.outputs[1]) && add(n.outputs[2]))) return kNever;
     return size;
   }
 

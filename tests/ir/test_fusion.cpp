@@ -325,3 +325,23 @@ TEST_CASE("fuse-elementwise on a GPU: only with GPU fusion on, and no wider than
   ir::Graph cpu = gpu_sum(backend::cpu_device(), backend::kGpuFusedInputs + 1);
   CHECK(run_pass(cpu, "fuse-elementwise") == 1);
 }
+
+TEST_CASE("fuse-elementwise: no merge that makes a cycle through another group (it will be one node too)") {
+  // a1 = exp(x) and a2 = a1 * k2 are forward; k1 = -a1, k2 = |x| and
+  // k3 = k1 + k2 are one backward group K. a2 joining a1 would give
+  // {a1, a2} -> K (a1 -> k1) and K -> {a1, a2} (k2 -> a2): a cycle once K is
+  // one node, though no path of single nodes runs from a1 to a2 through K.
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({4}), "x");
+  auto backward = [&](ir::ValueId v) {
+    g.nodes[g.values[v].producer].phase = ir::Phase::backward;
+    return v;
+  };
+  ir::ValueId a1 = add(g, "exp", {x});
+  ir::ValueId k1 = backward(add(g, "neg", {a1}));
+  ir::ValueId k2 = backward(add(g, "abs", {x}));
+  output(g, backward(add(g, "add", {k1, k2})));
+  output(g, add(g, "mul", {a1, k2}));
+  CHECK(run_pass(g, "fuse-elementwise") == 1);  // K alone
+  CHECK(ops(g) == "exp fused mul");
+}
