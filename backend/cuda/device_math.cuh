@@ -15,31 +15,18 @@ namespace nn::backend::cuda {
 
 using math::kIsInt;
 
-// ew::convert_value of ops/elementwise.h, on the device.
-template <class To, class From>
-__host__ __device__ inline To cvt(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
-  } else if constexpr (kIsInt<To> && std::is_floating_point_v<From>) {
-    constexpr From lo = From(std::numeric_limits<To>::min());
-    if (!(v == v)) return To(0);
-    if (v >= -lo) return std::numeric_limits<To>::max();
-    if (v < lo) return std::numeric_limits<To>::min();
-    return static_cast<To>(v);
-  } else {
-    return static_cast<To>(v);
-  }
-}
+// The CPU's conversion of one element, on the device too (ops/elementwise_math.h).
+using math::convert_value;
 
 // Element `i` of memory of dtype `d`, as T.
 template <class T>
 __device__ inline T load_any(const void* p, DType d, int64_t i) {
   switch (d) {
-    case DType::f32: return cvt<T>(static_cast<const float*>(p)[i]);
-    case DType::f64: return cvt<T>(static_cast<const double*>(p)[i]);
-    case DType::i32: return cvt<T>(static_cast<const int32_t*>(p)[i]);
-    case DType::i64: return cvt<T>(static_cast<const int64_t*>(p)[i]);
-    case DType::boolean: return cvt<T>(static_cast<const bool*>(p)[i]);
+    case DType::f32: return convert_value<T>(static_cast<const float*>(p)[i]);
+    case DType::f64: return convert_value<T>(static_cast<const double*>(p)[i]);
+    case DType::i32: return convert_value<T>(static_cast<const int32_t*>(p)[i]);
+    case DType::i64: return convert_value<T>(static_cast<const int64_t*>(p)[i]);
+    case DType::boolean: return convert_value<T>(static_cast<const bool*>(p)[i]);
     default: return T(0);
   }
 }

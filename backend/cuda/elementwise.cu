@@ -203,11 +203,11 @@ __global__ void fill_kernel(FillOp op, FillLaunch l) {
     T v{};
     switch (op) {
       case FillOp::full: memcpy(&v, &l.bits, sizeof(T)); break;
-      case FillOp::arange: v = cvt<T>(l.start + double(i) * l.step); break;
+      case FillOp::arange: v = convert_value<T>(l.start + double(i) * l.step); break;
       case FillOp::linspace: {
         double x = i == l.n - 1 && l.n > 1 ? l.stop : l.start + double(i) * l.step;
         if constexpr (kIsInt<T>) x = floor(x);
-        v = cvt<T>(x);
+        v = convert_value<T>(x);
         break;
       }
       case FillOp::eye: v = T(i / l.cols == i % l.cols); break;

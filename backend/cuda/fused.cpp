@@ -1,7 +1,7 @@
 // The `fused` op on the GPU (ops/fused.cpp is the CPU's): the program's
 // kernel source (fused_source.h) compiled by NVRTC for the GPU's compute
 // capability (nvrtc_compiler.h) the first time a program with those dtypes
-// runs, loaded once per GPU and source, and launched with the shapes and
+// runs, loaded once per GPU and program, and launched with the shapes and
 // strides of this call. Graph fusion makes fused nodes on GPUs only while
 // gpu_fusion() is on (NN_CUDA_FUSION=1; cuda_backend.h).
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -23,22 +24,31 @@
 namespace nn::backend::cuda {
 namespace {
 
-// The loaded kernel of each (GPU, source); libraries stay loaded.
-cudaKernel_t kernel_for(CudaDevice& dev, const std::string& source) {
+// The kernel of program p with these operand dtypes on a GPU, loaded once:
+// the source is written, compiled (nvrtc_ptx caches it by source) and
+// loaded on the first call only, so a replay costs one map lookup. The cache
+// holds each program, so that its address cannot name another one later;
+// libraries stay loaded.
+cudaKernel_t kernel_for(CudaDevice& dev, const ProgramPtr& p, const std::vector<DType>& types, size_t inputs) {
+  using Key = std::tuple<int, const FusedProgram*, std::vector<DType>>;
   static std::mutex mutex;
-  static std::map<std::pair<int, std::string>, cudaKernel_t> loaded;
+  static std::map<Key, std::pair<ProgramPtr, cudaKernel_t>> loaded;
   std::lock_guard lock(mutex);
-  auto key = std::make_pair(dev.index(), source);
-  if (auto it = loaded.find(key); it != loaded.end()) return it->second;
+  Key key{dev.index(), p.get(), types};
+  if (auto it = loaded.find(key); it != loaded.end()) return it->second.second;
+  const std::span<const DType> all(types);
+  const std::optional<std::string> source = fused_kernel_source(*p, all.first(inputs), all.subspan(inputs));
+  if (!source || p->shape.ndim() > kFusedDims)
+    throw Error("internal: no GPU kernel for the fused program " + program_text(*p));
   int major = 0, minor = 0;
   check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev.index()), "fused: compute capability");
   check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev.index()), "fused: compute capability");
-  const std::string& ptx = nvrtc_ptx(source, major * 10 + minor);
+  const std::string& ptx = nvrtc_ptx(*source, major * 10 + minor);
   cudaLibrary_t library = nullptr;
   check(cudaLibraryLoadData(&library, ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0), "fused: loading a kernel");
   cudaKernel_t kernel = nullptr;
   check(cudaLibraryGetKernel(&kernel, library, "nn_fused"), "fused: finding a kernel");
-  loaded.emplace(std::move(key), kernel);
+  loaded.emplace(std::move(key), std::make_pair(p, kernel));
   return kernel;
 }
 
@@ -63,23 +73,21 @@ void layout(const Shape& shape, std::span<const Tensor> in, FusedArgs& a) {
 
 void fused_cuda(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   CudaDevice& dev = call_device(in, out);
-  const FusedProgram& p = program_of(attrs);
-  std::vector<DType> in_types, out_types;
+  const ProgramPtr& program = attrs.get<ProgramPtr>("program");
+  const FusedProgram& p = *program;
+  std::vector<DType> types;  // the inputs', then the outputs'
   for (const Tensor& t : in) {
     if (t.device() != out[0].device()) throw Error("internal: a fused GPU kernel with an operand on " + t.device()->name());
-    in_types.push_back(t.dtype());
+    types.push_back(t.dtype());
   }
-  for (const Tensor& t : out) out_types.push_back(t.dtype());
-  const std::optional<std::string> source = fused_kernel_source(p, in_types, out_types);
-  if (!source || p.shape.ndim() > kFusedDims)
-    throw Error("internal: no GPU kernel for the fused program " + program_text(p));
+  for (const Tensor& t : out) types.push_back(t.dtype());
+  cudaKernel_t kernel = kernel_for(dev, program, types, in.size());
   FusedArgs a;
   a.n = p.shape.numel();
   if (a.n == 0) return;
   layout(p.shape, in, a);
   for (size_t k = 0; k < in.size(); ++k) a.in[k] = in[k].raw_data();
   for (size_t k = 0; k < out.size(); ++k) a.out[k] = out[k].raw_data();
-  cudaKernel_t kernel = kernel_for(dev, *source);
   constexpr int threads = 256;
   const unsigned blocks = unsigned(std::min<int64_t>((a.n + threads - 1) / threads, 65536));
   void* args[] = {&a};

@@ -27,6 +27,18 @@ __device__ inline void covering(int64_t i, int64_t pad, int64_t k, int64_t strid
   if (hi > out) hi = out;
 }
 
+// Calls f(o) for the position o (in its plane) of every output whose window
+// holds input pixel pix, in row-major order.
+template <class F>
+__device__ inline void for_each_covering(const PoolLaunch& g, int64_t pix, F f) {
+  const int64_t iy = pix / g.w, ix = pix - iy * g.w;
+  int64_t oy0, oy1, ox0, ox1;
+  covering(iy, g.ph, g.kh, g.sh, g.oh, oy0, oy1);
+  covering(ix, g.pw, g.kw, g.sw, g.ow, ox0, ox1);
+  for (int64_t oy = oy0; oy < oy1; ++oy)
+    for (int64_t ox = ox0; ox < ox1; ++ox) f(oy * g.ow + ox);
+}
+
 template <class T, class I>
 __global__ void max_pool(PoolLaunch g, const T* x, T* y, I* idx) {
   const int64_t total = g.planes * g.oh * g.ow;
@@ -61,16 +73,13 @@ template <class T, class I>
 __global__ void max_pool_grad(PoolLaunch g, const T* dy, const I* idx, T* dx) {
   const int64_t total = g.planes * g.h * g.w;
   for (int64_t e = global_index(); e < total; e += grid_stride()) {
-    const int64_t p = e / (g.h * g.w), pix = e - p * g.h * g.w, iy = pix / g.w, ix = pix - iy * g.w;
-    int64_t oy0, oy1, ox0, ox1;
-    covering(iy, g.ph, g.kh, g.sh, g.oh, oy0, oy1);
-    covering(ix, g.pw, g.kw, g.sw, g.ow, ox0, ox1);
+    const int64_t p = e / (g.h * g.w), pix = e - p * g.h * g.w;
     const T* dyp = dy + p * g.oh * g.ow;
     const I* ip = idx + p * g.oh * g.ow;
     T s = T(0);
-    for (int64_t oy = oy0; oy < oy1; ++oy)
-      for (int64_t ox = ox0; ox < ox1; ++ox)
-        if (int64_t(ip[oy * g.ow + ox]) == pix) s += dyp[oy * g.ow + ox];
+    for_each_covering(g, pix, [&](int64_t o) {
+      if (int64_t(ip[o]) == pix) s += dyp[o];
+    });
     dx[e] = s;
   }
 }
@@ -95,14 +104,10 @@ __global__ void avg_pool_grad(PoolLaunch g, const T* dy, T* dx) {
   const T scale = T(1.0 / double(g.kh * g.kw));
   const int64_t total = g.planes * g.h * g.w;
   for (int64_t e = global_index(); e < total; e += grid_stride()) {
-    const int64_t p = e / (g.h * g.w), pix = e - p * g.h * g.w, iy = pix / g.w, ix = pix - iy * g.w;
-    int64_t oy0, oy1, ox0, ox1;
-    covering(iy, g.ph, g.kh, g.sh, g.oh, oy0, oy1);
-    covering(ix, g.pw, g.kw, g.sw, g.ow, ox0, ox1);
+    const int64_t p = e / (g.h * g.w), pix = e - p * g.h * g.w;
     const T* dyp = dy + p * g.oh * g.ow;
     T s = T(0);
-    for (int64_t oy = oy0; oy < oy1; ++oy)
-      for (int64_t ox = ox0; ox < ox1; ++ox) s += dyp[oy * g.ow + ox] * scale;
+    for_each_covering(g, pix, [&](int64_t o) { s += dyp[o] * scale; });
     dx[e] = s;
   }
 }

@@ -5,58 +5,13 @@
 // result does not depend on timing.
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/reduction_kernels.h"
+#include "backend/ops/reduce_rules.h"
 
 namespace nn::backend::cuda {
 namespace {
 
-template <class T>
-using WideAcc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-
-template <class T>
-struct SumRule {
-  using Acc = WideAcc<T>;
-  using Out = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
-  __device__ static Acc init() { return 0; }
-  __device__ static Acc merge(Acc a, Acc b) {
-    if constexpr (std::is_floating_point_v<T>) return a + b;
-    else return Acc(uint64_t(a) + uint64_t(b));
-  }
-};
-template <class T>
-struct ProdRule {
-  using Acc = WideAcc<T>;
-  using Out = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
-  __device__ static Acc init() { return 1; }
-  __device__ static Acc merge(Acc a, Acc b) {
-    if constexpr (std::is_floating_point_v<T>) return a * b;
-    else return Acc(uint64_t(a) * uint64_t(b));
-  }
-};
-template <class T>
-__device__ inline bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>) return v != v;
-  else return false;
-}
-template <class T>
-struct MaxRule {
-  using Acc = T;
-  using Out = T;
-  __device__ static Acc init() {
-    if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
-    else return std::numeric_limits<T>::lowest();
-  }
-  __device__ static Acc merge(Acc a, Acc v) { return (v > a || is_nan(v)) ? v : a; }
-};
-template <class T>
-struct MinRule {
-  using Acc = T;
-  using Out = T;
-  __device__ static Acc init() {
-    if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
-    else return std::numeric_limits<T>::max();
-  }
-  __device__ static Acc merge(Acc a, Acc v) { return (v < a || is_nan(v)) ? v : a; }
-};
+// The accumulation rules (backend/ops/reduce_rules.h), the CPU kernels' own.
+using reduce::MaxRule, reduce::MinRule, reduce::ProdRule, reduce::SumRule, reduce::better, reduce::is_nan;
 
 __device__ inline int64_t offset_in(const int64_t* size, const int64_t* stride, int n, int64_t i) {
   int64_t off = 0;
@@ -193,14 +148,6 @@ bool reduce_launch(ReduceOp op, const ReduceLaunch& l, cudaStream_t s) {
 
 // ---- argmax / argmin ----
 namespace {
-
-template <bool kMax, class T>
-__device__ inline bool better(T v, T best) {
-  if (is_nan(best)) return false;
-  if (is_nan(v)) return true;
-  if constexpr (kMax) return v > best;
-  else return v < best;
-}
 
 // One thread per (outer, inner) line, scanning it in order.
 template <bool kMax, class T>

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "backend/error.h"
+#include "backend/ops/elementwise_math.h"
 #include "backend/parallel.h"
 #include "backend/tensor.h"
 
@@ -36,23 +37,8 @@ namespace nn::backend::ew {
 constexpr int64_t kCheapGrain = kParallelGrain;
 constexpr int64_t kCostlyGrain = 4096;
 
-// One element converted between dtypes. Float to integer truncates toward
-// zero and saturates (NaN gives 0), so that it is defined for every input;
-// anything to bool is `!= 0` (NaN is true, as in NumPy).
-template <class To, class From>
-inline To convert_value(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
-  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    constexpr From lo = From(std::numeric_limits<To>::min());  // -2^31 or -2^63: exact in float and double
-    if (!(v == v)) return To(0);
-    if (v >= -lo) return std::numeric_limits<To>::max();
-    if (v < lo) return std::numeric_limits<To>::min();
-    return static_cast<To>(v);
-  } else {
-    return static_cast<To>(v);
-  }
-}
+// One element converted between dtypes (ops/elementwise_math.h).
+using math::convert_value;
 
 // The one element of a single-element tensor as T.
 template <class T>

@@ -1,6 +1,7 @@
-// The maths of the elementwise ops, one functor each, written once for the
-// CPU kernels (ops/unary.cpp, binary.cpp, compare.cpp, nn_norm.cpp), their
-// tile kernels (graph fusion) and the CUDA kernels (cuda/elementwise.cu):
+// The maths of the elementwise ops, one functor each, and the conversion of
+// one element between dtypes, written once for the CPU kernels
+// (ops/unary.cpp, binary.cpp, compare.cpp, nn_norm.cpp), their tile kernels
+// (graph fusion) and the CUDA kernels (cuda/elementwise.cu):
 // integer wraparound, the NaN rules, Python's %, round half to even. g++
 // reads it as plain C++, nvcc as __host__ __device__ code, and NVRTC as
 // the prelude of the GPU's fused kernels (cuda/fused_source.cpp), where
@@ -26,6 +27,7 @@ template <class T> using make_unsigned_t = typename make_unsigned<T>::type;
 #else
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #endif
 
@@ -53,6 +55,27 @@ template <class T>
 NN_HD T wrap_neg(T x) {
   return T(Unsigned<T>(0) - Unsigned<T>(x));
 }
+
+#if !defined(__CUDACC_RTC__)
+// One element converted between dtypes. Float to integer truncates toward
+// zero and saturates (NaN gives 0), so that it is defined for every input;
+// anything to bool is `!= 0` (NaN is true, as in NumPy). (Not under NVRTC:
+// a fused kernel converts between float, double and bool alone.)
+template <class To, class From>
+NN_HD To convert_value(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    constexpr From lo = From(std::numeric_limits<To>::min());  // -2^31 or -2^63: exact in float and double
+    if (!(v == v)) return To(0);
+    if (v >= -lo) return std::numeric_limits<To>::max();
+    if (v < lo) return std::numeric_limits<To>::min();
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+#endif
 
 // An integer error found inside a kernel (a negative exponent, % by zero)
 // raises a flag the caller reads afterwards: an atomic bool on the CPU's

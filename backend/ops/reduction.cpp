@@ -13,6 +13,7 @@
 #include "backend/ops.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/reduce_geometry.h"
+#include "backend/ops/reduce_rules.h"
 #include "backend/ops/register.h"
 #include "backend/parallel.h"
 
@@ -26,68 +27,8 @@ std::vector<Tensor> min_backward(const BackwardArgs& a);
 
 namespace {
 
-// ---- accumulation rules -----------------------------------------------------
-// Each rule says how to start, fold in one element, merge two partial results
-// and what type the result has. Floats accumulate in double (f32 sums keep
-// their accuracy); integers and bools accumulate in i64 with wrapping
-// arithmetic (signed overflow would be undefined behaviour).
-template <class T>
-using WideAcc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-
-template <class T>
-struct SumRule {
-  using Acc = WideAcc<T>;
-  using Out = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
-  static Acc init() { return 0; }
-  static Acc merge(Acc a, Acc b) {
-    if constexpr (std::is_floating_point_v<T>) return a + b;
-    else return Acc(uint64_t(a) + uint64_t(b));
-  }
-  static Acc step(Acc a, T v) { return merge(a, Acc(v)); }
-};
-
-template <class T>
-struct ProdRule {
-  using Acc = WideAcc<T>;
-  using Out = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
-  static Acc init() { return 1; }
-  static Acc merge(Acc a, Acc b) {
-    if constexpr (std::is_floating_point_v<T>) return a * b;
-    else return Acc(uint64_t(a) * uint64_t(b));
-  }
-  static Acc step(Acc a, T v) { return merge(a, Acc(v)); }
-};
-
-template <class T>
-bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>) return v != v;
-  else return false;
-}
-
-// max/min propagate NaN, as NumPy: once the accumulator is NaN it stays.
-template <class T>
-struct MaxRule {
-  using Acc = T;
-  using Out = T;
-  static Acc init() {
-    if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
-    else return std::numeric_limits<T>::lowest();
-  }
-  static Acc step(Acc a, T v) { return (v > a || is_nan(v)) ? v : a; }
-  static Acc merge(Acc a, Acc b) { return step(a, b); }
-};
-
-template <class T>
-struct MinRule {
-  using Acc = T;
-  using Out = T;
-  static Acc init() {
-    if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
-    else return std::numeric_limits<T>::max();
-  }
-  static Acc step(Acc a, T v) { return (v < a || is_nan(v)) ? v : a; }
-  static Acc merge(Acc a, Acc b) { return step(a, b); }
-};
+// The accumulation rules (ops/reduce_rules.h), shared with the CUDA kernels.
+using reduce::MaxRule, reduce::MinRule, reduce::ProdRule, reduce::SumRule, reduce::better;
 
 // Folds n contiguous elements. Eight independent lanes let the compiler
 // vectorise without reassociating, and blocks of 1024 bound the rounding
@@ -290,16 +231,6 @@ OutTypes arg_type(std::span<const TensorType> in, const Attrs& attrs) {
       for (int d = 0; d < x.shape.ndim(); ++d) out.shape.push_back(1);
   }
   return {out};
-}
-
-// Is v a better candidate than best? NaN beats everything and the first NaN
-// stays (NumPy); ties keep the earlier index.
-template <bool kMax, class T>
-bool better(T v, T best) {
-  if (is_nan(best)) return false;
-  if (is_nan(v)) return true;
-  if constexpr (kMax) return v > best;
-  else return v < best;
 }
 
 template <bool kMax>
