@@ -49,12 +49,10 @@ class Recompute : public Pass {
     g_ = &g;
     const size_t nv = g.values.size();
     late_.assign(nv, false);
-    kept_.assign(nv, false);
     for (const Node& n : g.nodes)
       if (n.phase != Phase::forward)
         for (ValueId v : n.inputs) late_[v] = true;
-    for (ValueId v : g.outputs) kept_[v] = true;
-    for (const StateUpdate& u : g.updates) kept_[u.value] = true;
+    kept_ = count_uses(g).kept;
 
     // Recipe sizes in trace order: an operand's is known before its reader's.
     recipe_.assign(nv, kNever);
