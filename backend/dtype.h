@@ -2,7 +2,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+
+#include "backend/error.h"
 
 namespace nn::backend {
 
@@ -45,7 +48,9 @@ constexpr DType default_dtype(Category c) {
   return c == Category::floating ? DType::f32 : c == Category::integral ? DType::i64 : DType::boolean;
 }
 
-// Calls f.template operator()<T>() with T the C++ type of dtype t (CPU dtypes only).
+// Calls f.template operator()<T>() with T the C++ type of dtype t: the
+// five dtypes with CPU kernels. f16 and bf16 have none (backend/half.h has
+// their conversions): they throw, never reach f as another type.
 template <class F>
 decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
@@ -56,7 +61,7 @@ decltype(auto) visit_dtype(DType t, F&& f) {
     case DType::boolean: return f.template operator()<bool>();
     default: break;
   }
-  return f.template operator()<float>();  // f16/bf16 have no CPU kernels; callers reject them first
+  throw Error(std::string(dtype_name(t)) + " tensors have no CPU kernels");
 }
 
 template <class T> constexpr DType dtype_of();

@@ -1,6 +1,8 @@
 // Tensor handles: creation, views and single-element reads.
 #include "backend/tensor.h"
 
+#include "backend/half.h"
+
 #include "backend/error.h"
 
 namespace nn::backend {
@@ -92,6 +94,7 @@ R read_one(const Tensor& t) {
     throw Error("only a tensor with one element converts to a number, not " + t.type().str());
   alignas(8) unsigned char buf[8];
   t.device()->copy_to_host(buf, t.raw_data(), dtype_size(t.dtype()));
+  if (is_half_float(t.dtype())) return R(load_half_float(t.dtype(), buf, 0));
   return visit_dtype(t.dtype(), [&]<class T>() { return R(*reinterpret_cast<const T*>(buf)); });
 }
 }  // namespace

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "backend/device.h"
+#include "backend/half.h"
 #include "frontend/function.h"
 
 namespace nn::frontend {
@@ -107,38 +108,6 @@ std::string python_float(F v) {
   return out;
 }
 
-// IEEE half and bfloat16 bits to float (those dtypes exist on CUDA only).
-float half_to_float(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000 | (mant << 13);
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    bits = sign;
-  } else {
-    // Subnormal half: normalise it into a float.
-    int shift = 0;
-    while (!(mant & 0x400)) {
-      mant <<= 1;
-      ++shift;
-    }
-    bits = sign | (uint32_t(113 - shift) << 23) | ((mant & 0x3ff) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-float bf16_to_float(uint16_t b) {
-  uint32_t bits = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 // ---------------------------------------------------------------- tensors
 
 constexpr int64_t kSummariseAbove = 1000;  // elements (NumPy's threshold)
@@ -168,8 +137,8 @@ class HostView {
 std::function<std::string(int64_t)> element_formatter(const HostView& view, backend::DType dtype) {
   using backend::DType;
   switch (dtype) {
-    case DType::f16: return [&view](int64_t i) { return python_float(half_to_float(view.at<uint16_t>(i))); };
-    case DType::bf16: return [&view](int64_t i) { return python_float(bf16_to_float(view.at<uint16_t>(i))); };
+    case DType::f16: return [&view](int64_t i) { return python_float(backend::half_to_float(view.at<uint16_t>(i))); };
+    case DType::bf16: return [&view](int64_t i) { return python_float(backend::bf16_to_float(view.at<uint16_t>(i))); };
     default: break;
   }
   return backend::visit_dtype(dtype, [&]<class T>() -> std::function<std::string(int64_t)> {

@@ -27,13 +27,18 @@ void run_fill(const char* name, FillOp op, Tensor& out, FillLaunch l) {
 
 void full(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
   FillLaunch l;
-  if (out[0].dtype() == DType::f16 || out[0].dtype() == DType::bf16)
-    throw Error("full: no CUDA kernel for " + std::string(dtype_name(out[0].dtype())) + " tensors yet");
-  visit_dtype(out[0].dtype(), [&]<class T>() {
-    T v = a.has("int_value") ? ew::convert_value<T>(a.get<int64_t>("int_value"))
-                             : ew::convert_value<T>(a.get<double>("value"));
-    std::memcpy(&l.bits, &v, sizeof(T));
-  });
+  const DType t = out[0].dtype();
+  if (is_half_float(t)) {
+    const float v = a.has("int_value") ? ew::convert_value<float>(a.get<int64_t>("int_value"))
+                                       : ew::convert_value<float>(a.get<double>("value"));
+    store_half_float(t, &l.bits, 0, v);
+  } else {
+    visit_dtype(t, [&]<class T>() {
+      T v = a.has("int_value") ? ew::convert_value<T>(a.get<int64_t>("int_value"))
+                               : ew::convert_value<T>(a.get<double>("value"));
+      std::memcpy(&l.bits, &v, sizeof(T));
+    });
+  }
   run_fill("full", FillOp::full, out[0], l);
 }
 

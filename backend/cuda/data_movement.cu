@@ -93,18 +93,12 @@ void take_launch(const void* x, const void* ids, DType id_dtype, void* out, int6
 
 bool take_backward_launch(const void* g, const void* ids, DType id_dtype, void* out, DType dtype, int64_t n_ids,
                           int64_t rows, int64_t width, int* flag, cudaStream_t s) {
-  const size_t es = dtype == DType::f64 ? 8 : 4;
-  if (dtype != DType::f32 && dtype != DType::f64) return false;
-  if (rows * width != 0) cudaMemsetAsync(out, 0, size_t(rows * width) * es, s);
-  if (n_ids * width == 0) return true;
-  const unsigned b = blocks_for(n_ids * width);
-  if (dtype == DType::f64)
-    scatter_add_rows<<<b, kThreads, 0, s>>>(static_cast<const double*>(g), ids, id_dtype, static_cast<double*>(out),
-                                            n_ids, rows, width, flag);
-  else
-    scatter_add_rows<<<b, kThreads, 0, s>>>(static_cast<const float*>(g), ids, id_dtype, static_cast<float*>(out),
-                                            n_ids, rows, width, flag);
-  return true;
+  return with_float_type(dtype, [&]<class T>() {
+    if (rows * width != 0) cudaMemsetAsync(out, 0, size_t(rows * width) * sizeof(T), s);
+    if (n_ids * width == 0) return;
+    scatter_add_rows<<<blocks_for(n_ids * width), kThreads, 0, s>>>(static_cast<const T*>(g), ids, id_dtype,
+                                                                    static_cast<T*>(out), n_ids, rows, width, flag);
+  });
 }
 
 void one_hot_launch(const void* ids, DType id_dtype, float* out, int64_t n_ids, int64_t n, int* flag, cudaStream_t s) {

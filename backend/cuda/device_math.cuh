@@ -1,7 +1,11 @@
 // Device-side helpers shared by the .cu files: element conversion with the
 // CPU's rules (float to integer truncates and saturates, NaN gives 0; to
-// bool is `!= 0`), loads of any dtype, launch sizes, and block reductions.
+// bool is `!= 0`), f16 and bf16 as storage types that compute in float,
+// loads of any dtype, the dispatch from a dtype to its device type, launch
+// sizes, and block reductions.
 #pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -11,12 +15,41 @@
 #include "backend/dtype.h"
 #include "backend/ops/elementwise_math.h"
 
+namespace nn::backend {
+template <> constexpr DType dtype_of<__half>() { return DType::f16; }
+template <> constexpr DType dtype_of<__nv_bfloat16>() { return DType::bf16; }
+}  // namespace nn::backend
+
 namespace nn::backend::cuda {
 
 using math::kIsInt;
 
 // The CPU's conversion of one element, on the device too (ops/elementwise_math.h).
 using math::convert_value;
+
+// f16 and bf16 hold values; kernels compute with them in float (math_t),
+// widening each load exactly and rounding each store once (to nearest,
+// ties to even, as backend/half.h on the host). Other types compute as
+// themselves.
+template <class T> constexpr bool kIsHalf = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+template <class T> using math_t = std::conditional_t<kIsHalf<T>, float, T>;
+template <class T> constexpr bool kIsFloat = std::is_floating_point_v<math_t<T>>;
+
+template <class T>
+__device__ inline math_t<T> widen(T v) {
+  if constexpr (std::is_same_v<T, __half>) return __half2float(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(v);
+  else return v;
+}
+
+// v stored as T; a double bound for f16 or bf16 rounds to float first, as
+// the CPU's cast does.
+template <class T, class V>
+__device__ inline T narrow(V v) {
+  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(float(v));
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(float(v));
+  else return T(v);
+}
 
 // Element `i` of memory of dtype `d`, as T.
 template <class T>
@@ -27,7 +60,35 @@ __device__ inline T load_any(const void* p, DType d, int64_t i) {
     case DType::i32: return convert_value<T>(static_cast<const int32_t*>(p)[i]);
     case DType::i64: return convert_value<T>(static_cast<const int64_t*>(p)[i]);
     case DType::boolean: return convert_value<T>(static_cast<const bool*>(p)[i]);
-    default: return T(0);
+    case DType::f16: return convert_value<T>(__half2float(static_cast<const __half*>(p)[i]));
+    case DType::bf16: return convert_value<T>(__bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]));
+  }
+  return T(0);
+}
+
+// Calls fn.template operator()<T>() with T the device type of dtype d:
+// false for none. with_float_type: the four float dtypes only.
+template <class Fn>
+bool with_any_type(DType d, Fn&& fn) {
+  switch (d) {
+    case DType::f32: fn.template operator()<float>(); return true;
+    case DType::f64: fn.template operator()<double>(); return true;
+    case DType::i32: fn.template operator()<int32_t>(); return true;
+    case DType::i64: fn.template operator()<int64_t>(); return true;
+    case DType::boolean: fn.template operator()<bool>(); return true;
+    case DType::f16: fn.template operator()<__half>(); return true;
+    case DType::bf16: fn.template operator()<__nv_bfloat16>(); return true;
+  }
+  return false;
+}
+template <class Fn>
+bool with_float_type(DType d, Fn&& fn) {
+  switch (d) {
+    case DType::f32: fn.template operator()<float>(); return true;
+    case DType::f64: fn.template operator()<double>(); return true;
+    case DType::f16: fn.template operator()<__half>(); return true;
+    case DType::bf16: fn.template operator()<__nv_bfloat16>(); return true;
+    default: return false;
   }
 }
 

@@ -2,7 +2,9 @@
 // backend/ops/elementwise_math.h, the one the CPU kernels use (integer
 // wraparound, NaN rules, Python's %, round half to even), one grid-stride
 // kernel per arity, and the creation fills with the CPU's Philox formulas,
-// so that a seed draws the same numbers on either device.
+// so that a seed draws the same numbers on either device. A kernel computes
+// in T and stores R: f16 and bf16 compute in float (math_t) and round on
+// store.
 #include <cstring>
 
 #include "backend/cuda/device_math.cuh"
@@ -45,20 +47,22 @@ __device__ inline T load(const EwLaunch& l, int k, int64_t i) {
 template <class T, class R, class F>
 __global__ void unary_kernel(EwLaunch l, F f) {
   R* out = static_cast<R*>(l.out);
-  for (int64_t i = global_index(); i < l.n; i += grid_stride()) out[i] = R(f(load<T>(l, 0, i)));
+  for (int64_t i = global_index(); i < l.n; i += grid_stride()) out[i] = narrow<R>(f(load<T>(l, 0, i)));
 }
 
 template <class T, class R, class F>
 __global__ void binary_kernel(EwLaunch l, F f) {
   R* out = static_cast<R*>(l.out);
-  for (int64_t i = global_index(); i < l.n; i += grid_stride()) out[i] = R(f(load<T>(l, 0, i), load<T>(l, 1, i)));
+  for (int64_t i = global_index(); i < l.n; i += grid_stride())
+    out[i] = narrow<R>(f(load<T>(l, 0, i), load<T>(l, 1, i)));
 }
 
-template <class T>
+template <class R>
 __global__ void where_kernel(EwLaunch l) {
-  T* out = static_cast<T*>(l.out);
+  using T = math_t<R>;
+  R* out = static_cast<R*>(l.out);
   for (int64_t i = global_index(); i < l.n; i += grid_stride())
-    out[i] = load<bool>(l, 0, i) ? load<T>(l, 1, i) : load<T>(l, 2, i);
+    out[i] = narrow<R>(load<bool>(l, 0, i) ? load<T>(l, 1, i) : load<T>(l, 2, i));
 }
 
 template <class T, class R, class F>
@@ -70,39 +74,16 @@ void run2(const EwLaunch& l, cudaStream_t s, F f) {
   binary_kernel<T, R, F><<<blocks_for(l.n), kThreads, 0, s>>>(l, f);
 }
 
-// Calls fn.template operator()<T>() for the C++ type of dtype d among the
-// five CPU dtypes (f16/bf16 have no CUDA kernels yet): false for others.
-template <class Fn>
-bool with_type(DType d, Fn&& fn) {
-  switch (d) {
-    case DType::f32: fn.template operator()<float>(); return true;
-    case DType::f64: fn.template operator()<double>(); return true;
-    case DType::i32: fn.template operator()<int32_t>(); return true;
-    case DType::i64: fn.template operator()<int64_t>(); return true;
-    case DType::boolean: fn.template operator()<bool>(); return true;
-    default: return false;
-  }
-}
-template <class Fn>
-bool with_float(DType d, Fn&& fn) {
-  if (d == DType::f32) fn.template operator()<float>();
-  else if (d == DType::f64) fn.template operator()<double>();
-  else return false;
-  return true;
-}
-
 // BoolOk: the op is defined on bools (add, mul, maximum, minimum);
 // FloatOnly: it only ever runs on floats (div: the type rule makes integer
 // division f32).
 template <bool BoolOk, bool FloatOnly = false, class F>
 bool arith(DType t, const EwLaunch& l, cudaStream_t s, F f) {
   bool ran = false;
-  with_type(t, [&]<class T>() {
-    constexpr bool ok = std::is_same_v<T, bool> ? BoolOk && !FloatOnly
-                        : std::is_floating_point_v<T> ? true
-                                                      : !FloatOnly;
+  with_any_type(t, [&]<class R>() {
+    constexpr bool ok = std::is_same_v<R, bool> ? BoolOk && !FloatOnly : kIsFloat<R> ? true : !FloatOnly;
     if constexpr (ok) {
-      run2<T, T>(l, s, f);
+      run2<math_t<R>, R>(l, s, f);
       ran = true;
     }
   });
@@ -111,22 +92,22 @@ bool arith(DType t, const EwLaunch& l, cudaStream_t s, F f) {
 
 template <class F>
 bool compare(DType t, const EwLaunch& l, cudaStream_t s, F f) {
-  return with_type(t, [&]<class T>() { run2<T, bool>(l, s, f); });
+  return with_any_type(t, [&]<class R>() { run2<math_t<R>, bool>(l, s, f); });
 }
 
 template <class F>
 bool float_fn(DType t, const EwLaunch& l, cudaStream_t s, F f) {
-  return with_float(t, [&]<class T>() { run1<T, T>(l, s, f); });
+  return with_float_type(t, [&]<class R>() { run1<math_t<R>, R>(l, s, f); });
 }
 
 template <class F>
 bool keep_fn(DType t, const EwLaunch& l, cudaStream_t s, F f) {
-  return with_type(t, [&]<class T>() { run1<T, T>(l, s, f); });
+  return with_any_type(t, [&]<class R>() { run1<math_t<R>, R>(l, s, f); });
 }
 
 template <class F>
 bool predicate(DType t, const EwLaunch& l, cudaStream_t s, F f) {
-  return with_type(t, [&]<class T>() { run1<T, bool>(l, s, f); });
+  return with_any_type(t, [&]<class R>() { run1<math_t<R>, bool>(l, s, f); });
 }
 
 }  // namespace
@@ -151,7 +132,7 @@ bool ew_launch(EwOp op, DType t, DType out, const EwLaunch& l, cudaStream_t s) {
     case EwOp::logical_and: run2<bool, bool>(l, s, And{}); return true;
     case EwOp::logical_or: run2<bool, bool>(l, s, Or{}); return true;
     case EwOp::where:
-      return with_type(t, [&]<class T>() { where_kernel<T><<<blocks_for(l.n), kThreads, 0, s>>>(l); });
+      return with_any_type(t, [&]<class R>() { where_kernel<R><<<blocks_for(l.n), kThreads, 0, s>>>(l); });
     case EwOp::exp: return float_fn(t, l, s, Exp{});
     case EwOp::log: return float_fn(t, l, s, Log{});
     case EwOp::sqrt: return float_fn(t, l, s, Sqrt{});
@@ -164,7 +145,7 @@ bool ew_launch(EwOp op, DType t, DType out, const EwLaunch& l, cudaStream_t s) {
     case EwOp::gelu: return float_fn(t, l, s, Gelu{l.p0 != 0});
     case EwOp::softplus: return float_fn(t, l, s, Softplus{});
     case EwOp::gelu_backward:
-      return with_float(t, [&]<class T>() { run2<T, T>(l, s, GeluGrad{l.p0 != 0}); });
+      return with_float_type(t, [&]<class R>() { run2<math_t<R>, R>(l, s, GeluGrad{l.p0 != 0}); });
     case EwOp::neg: return keep_fn(t, l, s, Neg{});
     case EwOp::abs: return keep_fn(t, l, s, Abs{});
     case EwOp::sign: return keep_fn(t, l, s, Sign{});
@@ -174,9 +155,9 @@ bool ew_launch(EwOp op, DType t, DType out, const EwLaunch& l, cudaStream_t s) {
     case EwOp::round: return keep_fn(t, l, s, Round{});
     case EwOp::logical_not: return predicate(t, l, s, LogicalNot{});
     case EwOp::isnan: return predicate(t, l, s, IsNan{});
-    case EwOp::cast: return with_type(out, [&]<class T>() { run1<T, T>(l, s, Identity{}); });
+    case EwOp::cast: return with_any_type(out, [&]<class R>() { run1<math_t<R>, R>(l, s, Identity{}); });
     case EwOp::running_stat_update:
-      return with_float(t, [&]<class T>() { run2<T, T>(l, s, RunningUpdate{l.p0, l.p1}); });
+      return with_float_type(t, [&]<class R>() { run2<math_t<R>, R>(l, s, RunningUpdate{l.p0, l.p1}); });
   }
   return false;
 }
@@ -196,13 +177,20 @@ __device__ inline double normal(const Philox4x32::Block& b) {
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-template <class T>
+// Each value is made as T (float for f16 and bf16) and stored as R.
+template <class R>
 __global__ void fill_kernel(FillOp op, FillLaunch l) {
-  T* out = static_cast<T*>(l.out);
+  using T = math_t<R>;
+  R* out = static_cast<R*>(l.out);
   for (int64_t i = global_index(); i < l.n; i += grid_stride()) {
     T v{};
     switch (op) {
-      case FillOp::full: memcpy(&v, &l.bits, sizeof(T)); break;
+      case FillOp::full: {
+        R bits;
+        memcpy(&bits, &l.bits, sizeof(R));
+        v = widen(bits);
+        break;
+      }
       case FillOp::arange: v = convert_value<T>(l.start + double(i) * l.step); break;
       case FillOp::linspace: {
         double x = i == l.n - 1 && l.n > 1 ? l.stop : l.start + double(i) * l.step;
@@ -225,7 +213,7 @@ __global__ void fill_kernel(FillOp op, FillLaunch l) {
         break;
       }
     }
-    out[i] = v;
+    out[i] = narrow<R>(v);
   }
 }
 
@@ -233,7 +221,7 @@ __global__ void fill_kernel(FillOp op, FillLaunch l) {
 
 bool fill_launch(FillOp op, const FillLaunch& l, cudaStream_t s) {
   if (l.n == 0) return true;
-  return with_type(l.dtype, [&]<class T>() { fill_kernel<T><<<blocks_for(l.n), kThreads, 0, s>>>(op, l); });
+  return with_any_type(l.dtype, [&]<class R>() { fill_kernel<R><<<blocks_for(l.n), kThreads, 0, s>>>(op, l); });
 }
 
 }  // namespace nn::backend::cuda

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "backend/half.h"
 #include "backend/ops/elementwise.h"
 
 namespace nn::backend::cuda {
@@ -12,10 +13,11 @@ namespace {
 
 bool is_host_number(const Tensor& t) { return t.device()->type() == DeviceType::cpu && t.numel() == 1; }
 
-// A host number's bits as the kernel reads it: converted to `as` here.
+// A host number's bits as the kernel reads it: converted to `as` here (to
+// float for f16 and bf16, which the kernels compute in).
 uint64_t host_bits(const Tensor& t, DType as) {
   uint64_t bits = 0;
-  visit_dtype(as, [&]<class T>() {
+  visit_dtype(is_half_float(as) ? DType::f32 : as, [&]<class T>() {
     T v = ew::read_as<T>(t);
     std::memcpy(&bits, &v, sizeof(T));
   });

@@ -1,11 +1,15 @@
 // CUDA kernels of matmul (NumPy semantics, batched with broadcast batch
 // dims), matmul_tn and matmul_nt (backend/ops/matmul.cpp and
 // matmul_transposed.cpp) through cuBLAS for f32 and f64, in full precision
-// (no TF32: f32 means f32, as the CPU computes it). Integer and bool
+// (no TF32: f32 means f32, as the CPU computes it); f16 and bf16 through
+// cublasGemmEx, accumulating in f32 (on Tensor Cores). Integer and bool
 // products run a plain kernel.
 //
 // cuBLAS is column-major: a row-major C = A @ B is the column-major
 // C^T = B^T @ A^T, which is gemm(B, A) on the same memory.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <vector>
 
 #include "backend/cuda/cuda_device.h"
@@ -72,7 +76,8 @@ bool arithmetic(const std::vector<int64_t>& v, int64_t& stride) {
 template <class T>
 void gemm(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, int64_t sa,
           const T* b, int64_t ldb, int64_t sb, T* c, int64_t sc, int64_t count) {
-  const T one = 1, zero = 0;
+  using Scale = std::conditional_t<std::is_same_v<T, double>, double, float>;  // alpha and beta
+  const Scale one = 1, zero = 0;
   const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasStatus_t st;
   if constexpr (std::is_same_v<T, float>) {
@@ -81,14 +86,35 @@ void gemm(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, c
     else
       st = cublasSgemmStridedBatched(h, opb, opa, int(n), int(m), int(k), &one, b, int(ldb), sb, a, int(lda), sa,
                                      &zero, c, int(n), sc, int(count));
-  } else {
+  } else if constexpr (std::is_same_v<T, double>) {
     if (count == 1)
       st = cublasDgemm(h, opb, opa, int(n), int(m), int(k), &one, b, int(ldb), a, int(lda), &zero, c, int(n));
     else
       st = cublasDgemmStridedBatched(h, opb, opa, int(n), int(m), int(k), &one, b, int(ldb), sb, a, int(lda), sa,
                                      &zero, c, int(n), sc, int(count));
+  } else {
+    const cudaDataType_t d = std::is_same_v<T, __half> ? CUDA_R_16F : CUDA_R_16BF;
+    if (count == 1)
+      st = cublasGemmEx(h, opb, opa, int(n), int(m), int(k), &one, b, d, int(ldb), a, d, int(lda), &zero, c, d,
+                        int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    else
+      st = cublasGemmStridedBatchedEx(h, opb, opa, int(n), int(m), int(k), &one, b, d, int(ldb), sb, a, d, int(lda),
+                                      sa, &zero, c, d, int(n), sc, int(count), CUBLAS_COMPUTE_32F,
+                                      CUBLAS_GEMM_DEFAULT);
   }
   check(st, "matmul");
+}
+
+// Calls f.template operator()<T>() with T the element type cuBLAS takes for
+// float dtype t.
+template <class F>
+void with_blas_type(DType t, F&& f) {
+  switch (t) {
+    case DType::f64: f.template operator()<double>(); break;
+    case DType::f16: f.template operator()<__half>(); break;
+    case DType::bf16: f.template operator()<__nv_bfloat16>(); break;
+    default: f.template operator()<float>(); break;
+  }
 }
 
 void require_int_sizes(const char* op, int64_t m, int64_t n, int64_t k) {
@@ -112,7 +138,7 @@ void matmul(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
   }
   require_int_sizes("matmul", g.m * count, g.n, g.k);
   const DType t = c.dtype();
-  if (t != DType::f32 && t != DType::f64) {
+  if (!is_floating(t)) {
     const size_t es = dtype_size(t);
     for (int64_t i = 0; i < count; ++i) {
       const char* pa = static_cast<const char*>(a.raw_data()) + size_t(g.a_off[size_t(i)]) * es;
@@ -124,9 +150,9 @@ void matmul(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
     check_launch("matmul");
     return;
   }
-  auto run = [&]<class T>() {
-    const T *pa = a.data<T>(), *pb = b.data<T>();
-    T* pc = c.data<T>();
+  with_blas_type(t, [&]<class T>() {
+    const T *pa = static_cast<const T*>(a.raw_data()), *pb = static_cast<const T*>(b.raw_data());
+    T* pc = static_cast<T*>(c.raw_data());
     int64_t sa = 0, sb = 0;
     const bool a_steps = arithmetic(g.a_off, sa), b_steps = arithmetic(g.b_off, sb);
     if (count == 1 || (sb == 0 && b_steps && sa == g.m * g.k && a_steps)) {
@@ -140,9 +166,7 @@ void matmul(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
         gemm<T>(dev.cublas(), false, false, g.m, g.n, g.k, pa + g.a_off[size_t(i)], g.k, 0, pb + g.b_off[size_t(i)],
                 g.n, 0, pc + i * g.m * g.n, 0, 1);
     }
-  };
-  if (t == DType::f32) run.template operator()<float>();
-  else run.template operator()<double>();
+  });
 }
 
 // matmul_tn: a [k, m], b [k, n]; matmul_nt: a [m, k], b [n, k].
@@ -159,11 +183,10 @@ void transposed(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&)
   }
   require_int_sizes(TA ? "matmul_tn" : "matmul_nt", m, n, k);
   const int64_t lda = a.shape()[1], ldb = b.shape()[1];
-  if (c.dtype() == DType::f32)
-    gemm<float>(dev.cublas(), TA, TB, m, n, k, a.data<float>(), lda, 0, b.data<float>(), ldb, 0, c.data<float>(), 0, 1);
-  else
-    gemm<double>(dev.cublas(), TA, TB, m, n, k, a.data<double>(), lda, 0, b.data<double>(), ldb, 0, c.data<double>(),
-                 0, 1);
+  with_blas_type(c.dtype(), [&]<class T>() {
+    gemm<T>(dev.cublas(), TA, TB, m, n, k, static_cast<const T*>(a.raw_data()), lda, 0,
+            static_cast<const T*>(b.raw_data()), ldb, 0, static_cast<T*>(c.raw_data()), 0, 1);
+  });
 }
 
 }  // namespace

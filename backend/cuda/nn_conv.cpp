@@ -4,7 +4,8 @@
 // algorithm of each geometry is chosen once, by timing cuDNN's candidates
 // (cudnnFind*, PyTorch's cudnn.benchmark), and cached; only deterministic
 // FMA algorithms are taken where cuDNN has one (no TF32: f32 means f32, as
-// on the CPU). Workspace memory comes from the device's pool.
+// on the CPU). f16 and bf16 compute in f32 and may use Tensor Cores, which
+// change no precision there. Workspace memory comes from the device's pool.
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -44,6 +45,8 @@ struct ConvDesc {
 cudnnDataType_t data_type(DType t) {
   if (t == DType::f32) return CUDNN_DATA_FLOAT;
   if (t == DType::f64) return CUDNN_DATA_DOUBLE;
+  if (t == DType::f16) return CUDNN_DATA_HALF;
+  if (t == DType::bf16) return CUDNN_DATA_BFLOAT16;
   throw Error("conv2d: no CUDA kernel for " + std::string(dtype_name(t)) + " tensors yet");
 }
 
@@ -67,6 +70,7 @@ struct Conv {
 
   Conv(const Shape& xs, const Shape& ws, const Shape& ys, DType t, const Attrs& attrs) : dtype(t) {
     const cudnnDataType_t dt = data_type(t);
+    const bool half_data = t == DType::f16 || t == DType::bf16;
     auto stride = pair_of(attrs, "stride"), pad = pair_of(attrs, "padding"), dil = pair_of(attrs, "dilation");
     const int64_t groups = attrs.get<int64_t>("groups");
     check(cudnnSetTensor4dDescriptor(x.d, CUDNN_TENSOR_NCHW, dt, narrow(xs[0]), narrow(xs[1]), narrow(xs[2]),
@@ -80,10 +84,10 @@ struct Conv {
           "conv2d");
     check(cudnnSetConvolution2dDescriptor(conv.d, narrow(pad[0]), narrow(pad[1]), narrow(stride[0]),
                                           narrow(stride[1]), narrow(dil[0]), narrow(dil[1]), CUDNN_CROSS_CORRELATION,
-                                          dt),
+                                          half_data ? CUDNN_DATA_FLOAT : dt),
           "conv2d");
     check(cudnnSetConvolutionGroupCount(conv.d, narrow(groups)), "conv2d");
-    check(cudnnSetConvolutionMathType(conv.d, CUDNN_FMA_MATH), "conv2d");
+    check(cudnnSetConvolutionMathType(conv.d, half_data ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "conv2d");
     key = xs.str() + ws.str() + ys.str() + std::string(dtype_name(t)) + attrs.str();
   }
 };
@@ -107,9 +111,10 @@ bool fastest_algorithms() {
 
 // The fastest algorithm cuDNN timed among the deterministic ones that
 // compute with FMA instructions (for f64, where Tensor Cores cannot change
-// the precision, any default one too): the same inputs give the same bits,
-// run after run. Failing that (or with NN_CUDNN_ALGOS=fastest), the fastest
-// FMA one; failing that, the fastest that runs.
+// the precision, any default one too; for f16 and bf16 any): the same
+// inputs give the same bits, run after run. Failing that (or with
+// NN_CUDNN_ALGOS=fastest), the fastest FMA one; failing that, the fastest
+// that runs.
 template <class Perf>
 Choice pick(const std::vector<Perf>& perf, int count, const char* op, DType t) {
   const bool deterministic = !fastest_algorithms();
@@ -118,7 +123,8 @@ Choice pick(const std::vector<Perf>& perf, int count, const char* op, DType t) {
     const Perf& p = perf[size_t(i)];
     if (p.status != CUDNN_STATUS_SUCCESS) continue;
     if (any < 0) any = i;
-    if (p.mathType != CUDNN_FMA_MATH && !(t == DType::f64 && p.mathType == CUDNN_DEFAULT_MATH)) continue;
+    const bool any_math = t == DType::f16 || t == DType::bf16;
+    if (!any_math && p.mathType != CUDNN_FMA_MATH && !(t == DType::f64 && p.mathType == CUDNN_DEFAULT_MATH)) continue;
     if (fma < 0) fma = i;
     if (!deterministic || p.determinism == CUDNN_DETERMINISTIC) return {int(p.algo), p.memory, p.mathType};
   }

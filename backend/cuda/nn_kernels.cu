@@ -1,6 +1,7 @@
 // Neural-network kernels (nn_kernels.h), written to give the CPU kernels'
 // results (backend/ops/nn_softmax.cpp, nn_norm.cpp): the same formulas,
-// double accumulators and NaN rules. A row is one block of threads, a
+// double accumulators and NaN rules. Where the CPU rounds an intermediate
+// to the tensor's type, M (math_t: float for f16 and bf16) stands for it. A row is one block of threads, a
 // channel of batch norm is split over several; partial sums meet in a fixed
 // tree and a fixed order.
 #include "backend/cuda/device_math.cuh"
@@ -17,41 +18,43 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 template <class T, bool Log>
 __global__ void softmax_rows(const T* x, T* y, int64_t n) {
   __shared__ double shared[32];
+  using M = math_t<T>;
   const T* xr = x + int64_t(blockIdx.x) * n;
   T* yr = y + int64_t(blockIdx.x) * n;
   double m = -kInf;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) m = nan_max(m, double(xr[i]));
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) m = nan_max(m, double(widen(xr[i])));
   m = block_max(m, shared);
   double s = 0;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += double(T(exp(T(double(xr[i]) - m))));
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += double(M(exp(M(double(widen(xr[i])) - m))));
   s = block_sum(s, shared);
   if constexpr (Log) {
     const double lse = m + log(s);
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = T(double(xr[i]) - lse);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = narrow<T>(double(widen(xr[i])) - lse);
   } else {
     const double r = 1.0 / s;
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = T(double(T(exp(T(double(xr[i]) - m)))) * r);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = narrow<T>(double(M(exp(M(double(widen(xr[i])) - m)))) * r);
   }
 }
 
 // One thread per (outer, inner) line otherwise.
 template <class T, bool Log>
 __global__ void softmax_lines(const T* x, T* y, AxisLaunch g) {
+  using M = math_t<T>;
   const int64_t lines = g.outer * g.inner;
   for (int64_t line = global_index(); line < lines; line += grid_stride()) {
     const int64_t o = line / g.inner, j = line % g.inner;
     const T* xl = x + o * g.n * g.inner + j;
     T* yl = y + o * g.n * g.inner + j;
     double m = -kInf;
-    for (int64_t i = 0; i < g.n; ++i) m = nan_max(m, double(xl[i * g.inner]));
+    for (int64_t i = 0; i < g.n; ++i) m = nan_max(m, double(widen(xl[i * g.inner])));
     double s = 0;
-    for (int64_t i = 0; i < g.n; ++i) s += double(T(exp(T(double(xl[i * g.inner]) - m))));
+    for (int64_t i = 0; i < g.n; ++i) s += double(M(exp(M(double(widen(xl[i * g.inner])) - m))));
     if constexpr (Log) {
       const double lse = m + log(s);
-      for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = T(double(xl[i * g.inner]) - lse);
+      for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = narrow<T>(double(widen(xl[i * g.inner])) - lse);
     } else {
       const double r = 1.0 / s;
-      for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = T(double(T(exp(T(double(xl[i * g.inner]) - m)))) * r);
+      for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = narrow<T>(double(M(exp(M(double(widen(xl[i * g.inner])) - m)))) * r);
     }
   }
 }
@@ -62,12 +65,12 @@ __global__ void softmax_grad_rows(const T* dy, const T* y, T* dx, int64_t n) {
   const int64_t base = int64_t(blockIdx.x) * n;
   double s = 0;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-    s += Log ? double(dy[base + i]) : double(dy[base + i]) * double(y[base + i]);
+    s += Log ? double(widen(dy[base + i])) : double(widen(dy[base + i])) * double(widen(y[base + i]));
   s = block_sum(s, shared);
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
     const int64_t k = base + i;
-    if constexpr (Log) dx[k] = T(double(dy[k]) - exp(double(y[k])) * s);
-    else dx[k] = T(double(y[k]) * (double(dy[k]) - s));
+    if constexpr (Log) dx[k] = narrow<T>(double(widen(dy[k])) - exp(double(widen(y[k]))) * s);
+    else dx[k] = narrow<T>(double(widen(y[k])) * (double(widen(dy[k])) - s));
   }
 }
 
@@ -80,12 +83,12 @@ __global__ void softmax_grad_lines(const T* dy, const T* y, T* dx, AxisLaunch g)
     double s = 0;
     for (int64_t i = 0; i < g.n; ++i) {
       const int64_t k = base + i * g.inner;
-      s += Log ? double(dy[k]) : double(dy[k]) * double(y[k]);
+      s += Log ? double(widen(dy[k])) : double(widen(dy[k])) * double(widen(y[k]));
     }
     for (int64_t i = 0; i < g.n; ++i) {
       const int64_t k = base + i * g.inner;
-      if constexpr (Log) dx[k] = T(double(dy[k]) - exp(double(y[k])) * s);
-      else dx[k] = T(double(y[k]) * (double(dy[k]) - s));
+      if constexpr (Log) dx[k] = narrow<T>(double(widen(dy[k])) - exp(double(widen(y[k]))) * s);
+      else dx[k] = narrow<T>(double(widen(y[k])) * (double(widen(dy[k])) - s));
     }
   }
 }
@@ -118,11 +121,11 @@ __device__ inline int64_t label_id(const void* labels, DType d, int64_t i) {
 template <class T>
 __device__ inline double row_lse(const T* xi, int64_t c, double* shared) {
   double m = -kInf;
-  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) m = nan_max(m, double(xi[j]));
+  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) m = nan_max(m, double(widen(xi[j])));
   m = block_max(m, shared);
   if (!isfinite(m)) return m;
   double s = 0;
-  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) s += exp(double(xi[j]) - m);
+  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) s += exp(double(widen(xi[j])) - m);
   s = block_sum(s, shared);
   return m + log(s);
 }
@@ -140,13 +143,13 @@ __global__ void ce_rows(CeLaunch l, double* row_loss) {
       if (threadIdx.x == 0) *l.flag = 1;
       loss = 0;
     } else {
-      loss = lse - double(xi[id]);
+      loss = lse - double(widen(xi[id]));
     }
   } else {
     const T* yi = static_cast<const T*>(l.labels) + i * l.c;
     double part = 0;
     for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x)
-      if (yi[j] != T(0)) part += double(yi[j]) * (lse - double(xi[j]));
+      if (widen(yi[j]) != 0) part += double(widen(yi[j])) * (lse - double(widen(xi[j])));
     loss = block_sum(part, shared);
   }
   if (threadIdx.x == 0) row_loss[i] = loss;
@@ -158,7 +161,7 @@ __global__ void ce_mean(const double* row_loss, int64_t n, T* out) {
   double s = 0;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += row_loss[i];
   s = block_sum(s, shared);
-  if (threadIdx.x == 0) *out = T(s / double(n));
+  if (threadIdx.x == 0) *out = narrow<T>(s / double(n));
 }
 
 template <class T>
@@ -167,7 +170,8 @@ __global__ void ce_grad_rows(CeLaunch l, const T* g_dev, double g_host, T* dx) {
   const int64_t i = blockIdx.x;
   const T* xi = static_cast<const T*>(l.logits) + i * l.c;
   T* di = dx + i * l.c;
-  const double scale = (g_dev ? double(*g_dev) : g_host) / double(l.n);
+  using M = math_t<T>;
+  const double scale = (g_dev ? double(widen(*g_dev)) : g_host) / double(l.n);
   const double lse = row_lse(xi, l.c, shared);
   if (l.ids) {
     const int64_t id = label_id(l.labels, l.label_dtype, i);
@@ -176,16 +180,16 @@ __global__ void ce_grad_rows(CeLaunch l, const T* g_dev, double g_host, T* dx) {
       return;
     }
     for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x) {
-      const T v = T(scale * exp(double(xi[j]) - lse));
-      di[j] = j == id ? T(double(v) - scale) : v;
+      const M v = M(scale * exp(double(widen(xi[j])) - lse));
+      di[j] = narrow<T>(j == id ? M(double(v) - scale) : v);
     }
   } else {
     const T* yi = static_cast<const T*>(l.labels) + i * l.c;
     double sy = 0;
-    for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x) sy += double(yi[j]);
+    for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x) sy += double(widen(yi[j]));
     sy = block_sum(sy, shared);
     for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x)
-      di[j] = T(scale * (exp(double(xi[j]) - lse) * sy - double(yi[j])));
+      di[j] = narrow<T>(scale * (exp(double(widen(xi[j])) - lse) * sy - double(widen(yi[j]))));
   }
 }
 
@@ -223,12 +227,12 @@ __global__ void bn_stat_parts(BnLaunch g, const T* x, double* parts) {
   int64_t b, e;
   part_range(g, part, nparts, b, e);
   double s = 0;
-  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) s += double(x[bn_at(g, c, i)]);
+  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) s += double(widen(x[bn_at(g, c, i)]));
   s = block_sum(s, shared);
   const double n = double(e - b), mu = n > 0 ? s / n : 0.0;
   double q = 0;
   for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
-    const double d = double(x[bn_at(g, c, i)]) - mu;
+    const double d = double(widen(x[bn_at(g, c, i)])) - mu;
     q += d * d;
   }
   q = block_sum(q, shared);
@@ -239,19 +243,20 @@ __global__ void bn_stat_parts(BnLaunch g, const T* x, double* parts) {
 }
 
 // Per channel: the parts merged (Chan et al.'s pairwise update), the
-// statistics written, and the affine map each element needs (as T, the
+// statistics written, and the affine map each element needs (as M, the
 // way the CPU kernel rounds it): y = (x - mu) * scale + beta.
 template <class T>
 __device__ inline void bn_affine(const BnLaunch& g, int64_t c, const T* gamma, const T* beta, const T* mean,
-                                 const T* var, T* affine) {
-  affine[c * 3] = mean[c];
-  affine[c * 3 + 1] = T(double(gamma[c]) / sqrt(double(var[c]) + g.eps));
-  affine[c * 3 + 2] = beta[c];
+                                 const T* var, math_t<T>* affine) {
+  using M = math_t<T>;
+  affine[c * 3] = widen(mean[c]);
+  affine[c * 3 + 1] = M(double(widen(gamma[c])) / sqrt(double(widen(var[c])) + g.eps));
+  affine[c * 3 + 2] = widen(beta[c]);
 }
 
 template <class T>
 __global__ void bn_stat_merge(BnLaunch g, const double* parts, int64_t nparts, const T* gamma, const T* beta,
-                              T* mean, T* var, T* affine) {
+                              T* mean, T* var, math_t<T>* affine) {
   for (int64_t c = global_index(); c < g.c; c += grid_stride()) {
     double n = 0, mu = 0, m2 = 0;
     for (int64_t p = 0; p < nparts; ++p) {
@@ -263,7 +268,7 @@ __global__ void bn_stat_merge(BnLaunch g, const double* parts, int64_t nparts, c
       n = total;
     }
     const double v = n > 0 ? m2 / n : 0.0;
-    mean[c] = T(mu), var[c] = T(v);
+    mean[c] = narrow<T>(mu), var[c] = narrow<T>(v);
     bn_affine(g, c, gamma, beta, mean, var, affine);
   }
 }
@@ -272,16 +277,17 @@ __global__ void bn_stat_merge(BnLaunch g, const double* parts, int64_t nparts, c
 // from var rounded to T, as the CPU kernel has it): batch_norm_apply's
 // from the saved statistics is batch_norm_train's bit for bit.
 template <class T>
-__global__ void bn_affine_of(BnLaunch g, const T* gamma, const T* beta, const T* mean, const T* var, T* affine) {
+__global__ void bn_affine_of(BnLaunch g, const T* gamma, const T* beta, const T* mean, const T* var,
+                             math_t<T>* affine) {
   for (int64_t c = global_index(); c < g.c; c += grid_stride()) bn_affine(g, c, gamma, beta, mean, var, affine);
 }
 
 template <class T>
-__global__ void bn_apply(BnLaunch g, const T* x, const T* affine, T* y) {
+__global__ void bn_apply(BnLaunch g, const T* x, const math_t<T>* affine, T* y) {
   const int64_t total = g.n * g.c * g.s;
   for (int64_t i = global_index(); i < total; i += grid_stride()) {
     const int64_t c = (i / g.s) % g.c;
-    y[i] = (x[i] - affine[c * 3]) * affine[c * 3 + 1] + affine[c * 3 + 2];
+    y[i] = narrow<T>((widen(x[i]) - affine[c * 3]) * affine[c * 3 + 1] + affine[c * 3 + 2]);
   }
 }
 
@@ -292,12 +298,12 @@ __global__ void bn_grad_parts(BnLaunch g, const T* dy, const T* x, const T* mean
   const int64_t c = blockIdx.y, part = blockIdx.x, nparts = gridDim.x;
   int64_t b, e;
   part_range(g, part, nparts, b, e);
-  const double mu = double(mean[c]);
+  const double mu = double(widen(mean[c]));
   double sdy = 0, sdyx = 0;
   for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
     const int64_t k = bn_at(g, c, i);
-    sdy += double(dy[k]);
-    sdyx += double(dy[k]) * (double(x[k]) - mu);
+    sdy += double(widen(dy[k]));
+    sdyx += double(widen(dy[k])) * (double(widen(x[k])) - mu);
   }
   sdy = block_sum(sdy, shared);
   sdyx = block_sum(sdyx, shared);
@@ -315,11 +321,11 @@ __global__ void bn_grad_merge(BnLaunch g, const double* parts, int64_t nparts, c
   for (int64_t c = global_index(); c < g.c; c += grid_stride()) {
     double sdy = 0, sdyx = 0;
     for (int64_t p = 0; p < nparts; ++p) sdy += parts[(c * nparts + p) * 2], sdyx += parts[(c * nparts + p) * 2 + 1];
-    const double rstd = 1.0 / sqrt(double(var[c]) + g.eps);
+    const double rstd = 1.0 / sqrt(double(widen(var[c])) + g.eps);
     sdyx *= rstd;
-    dbeta[c] = T(sdy), dgamma[c] = T(sdyx);
-    const double a = double(gamma[c]) * rstd, b = m > 0 ? -a * sdyx * rstd / m : 0.0;
-    coef[c * 3] = a, coef[c * 3 + 1] = b, coef[c * 3 + 2] = m > 0 ? -a * sdy / m - b * double(mean[c]) : 0.0;
+    dbeta[c] = narrow<T>(sdy), dgamma[c] = narrow<T>(sdyx);
+    const double a = double(widen(gamma[c])) * rstd, b = m > 0 ? -a * sdyx * rstd / m : 0.0;
+    coef[c * 3] = a, coef[c * 3 + 1] = b, coef[c * 3 + 2] = m > 0 ? -a * sdy / m - b * double(widen(mean[c])) : 0.0;
   }
 }
 
@@ -328,7 +334,7 @@ __global__ void bn_grad_apply(BnLaunch g, const T* dy, const T* x, const double*
   const int64_t total = g.n * g.c * g.s;
   for (int64_t i = global_index(); i < total; i += grid_stride()) {
     const int64_t c = (i / g.s) % g.c;
-    dx[i] = T(coef[c * 3] * double(dy[i]) + coef[c * 3 + 1] * double(x[i]) + coef[c * 3 + 2]);
+    dx[i] = narrow<T>(coef[c * 3] * double(widen(dy[i])) + coef[c * 3 + 1] * double(widen(x[i])) + coef[c * 3 + 2]);
   }
 }
 
@@ -339,17 +345,19 @@ __global__ void ln_rows(LnLaunch g, const T* x, const T* gamma, const T* beta, T
   const int64_t r = blockIdx.x;
   const T* p = x + r * g.d;
   double s = 0;
-  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) s += double(p[i]);
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) s += double(widen(p[i]));
   s = block_sum(s, shared);
   const double mu = g.d ? s / double(g.d) : 0.0;
   double q = 0;
-  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) q += (double(p[i]) - mu) * (double(p[i]) - mu);
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) q += (double(widen(p[i])) - mu) * (double(widen(p[i])) - mu);
   q = block_sum(q, shared);
   const double rs = 1.0 / sqrt((g.d ? q / double(g.d) : 0.0) + g.eps);
-  if (threadIdx.x == 0) mean[r] = T(mu), rstd[r] = T(rs);
-  const T tmu = T(mu), trs = T(rs);
+  using M = math_t<T>;
+  if (threadIdx.x == 0) mean[r] = narrow<T>(mu), rstd[r] = narrow<T>(rs);
+  const M tmu = M(mu), trs = M(rs);
   T* o = y + r * g.d;
-  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) o[i] = (p[i] - tmu) * trs * gamma[i] + beta[i];
+  for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x)
+    o[i] = narrow<T>((widen(p[i]) - tmu) * trs * widen(gamma[i]) + widen(beta[i]));
 }
 
 template <class T>
@@ -357,20 +365,20 @@ __global__ void ln_grad_rows(LnLaunch g, const T* dy, const T* x, const T* gamma
   __shared__ double shared[32];
   const int64_t r = blockIdx.x;
   const T *pd = dy + r * g.d, *px = x + r * g.d;
-  const double mu = double(mean[r]), rs = double(rstd[r]);
+  const double mu = double(widen(mean[r])), rs = double(widen(rstd[r]));
   double sa = 0, sax = 0;
   for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) {
-    const double a = double(pd[i]) * double(gamma[i]);
+    const double a = double(widen(pd[i])) * double(widen(gamma[i]));
     sa += a;
-    sax += a * (double(px[i]) - mu) * rs;
+    sax += a * (double(widen(px[i])) - mu) * rs;
   }
   sa = block_sum(sa, shared);
   sax = block_sum(sax, shared);
   const double ma = sa / double(g.d), max_ = sax / double(g.d);
   T* o = dx + r * g.d;
   for (int64_t i = threadIdx.x; i < g.d; i += blockDim.x) {
-    const double xhat = (double(px[i]) - mu) * rs;
-    o[i] = T(rs * (double(pd[i]) * double(gamma[i]) - ma - xhat * max_));
+    const double xhat = (double(widen(px[i])) - mu) * rs;
+    o[i] = narrow<T>(rs * (double(widen(pd[i])) * double(widen(gamma[i])) - ma - xhat * max_));
   }
 }
 
@@ -379,25 +387,19 @@ __global__ void ln_grad_columns(LnLaunch g, const T* dy, const T* x, const T* me
   for (int64_t j = global_index(); j < g.d; j += grid_stride()) {
     double sg = 0, sb = 0;
     for (int64_t r = 0; r < g.rows; ++r) {
-      const double d = double(dy[r * g.d + j]);
+      const double d = double(widen(dy[r * g.d + j]));
       sb += d;
-      sg += d * (double(x[r * g.d + j]) - double(mean[r])) * double(rstd[r]);
+      sg += d * (double(widen(x[r * g.d + j])) - double(widen(mean[r]))) * double(widen(rstd[r]));
     }
-    dgamma[j] = T(sg), dbeta[j] = T(sb);
+    dgamma[j] = narrow<T>(sg), dbeta[j] = narrow<T>(sb);
   }
-}
-
-template <class Fn>
-void with_float(DType d, Fn&& fn) {
-  if (d == DType::f64) fn.template operator()<double>();
-  else fn.template operator()<float>();
 }
 
 }  // namespace
 
 void softmax_launch(const void* x, void* y, const AxisLaunch& g, bool log, cudaStream_t s) {
   if (g.outer * g.n * g.inner == 0) return;
-  with_float(g.dtype, [&]<class T>() {
+  with_float_type(g.dtype, [&]<class T>() {
     if (log) softmax_typed<T, true>(x, y, g, s);
     else softmax_typed<T, false>(x, y, g, s);
   });
@@ -405,14 +407,14 @@ void softmax_launch(const void* x, void* y, const AxisLaunch& g, bool log, cudaS
 
 void softmax_backward_launch(const void* dy, const void* y, void* dx, const AxisLaunch& g, bool log, cudaStream_t s) {
   if (g.outer * g.n * g.inner == 0) return;
-  with_float(g.dtype, [&]<class T>() {
+  with_float_type(g.dtype, [&]<class T>() {
     if (log) softmax_grad_typed<T, true>(dy, y, dx, g, s);
     else softmax_grad_typed<T, false>(dy, y, dx, g, s);
   });
 }
 
 void ce_launch(const CeLaunch& l, double* row_loss, void* loss, cudaStream_t s) {
-  with_float(l.dtype, [&]<class T>() {
+  with_float_type(l.dtype, [&]<class T>() {
     if (l.n > 0) ce_rows<T><<<unsigned(l.n), 128, 0, s>>>(l, row_loss);
     ce_mean<T><<<1, 1024, 0, s>>>(row_loss, l.n, static_cast<T*>(loss));
   });
@@ -420,7 +422,7 @@ void ce_launch(const CeLaunch& l, double* row_loss, void* loss, cudaStream_t s) 
 
 void ce_backward_launch(const CeLaunch& l, const void* g_dev, double g_host, void* dx, cudaStream_t s) {
   if (l.n * l.c == 0) return;
-  with_float(l.dtype, [&]<class T>() {
+  with_float_type(l.dtype, [&]<class T>() {
     ce_grad_rows<T><<<unsigned(l.n), 128, 0, s>>>(l, static_cast<const T*>(g_dev), g_host, static_cast<T*>(dx));
   });
 }
@@ -436,14 +438,15 @@ void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const 
   const int64_t parts = bn_parts(g);
   double* part = static_cast<double*>(scratch);
   void* affine = part + g.c * parts * 3;
-  with_float(g.dtype, [&]<class T>() {
+  with_float_type(g.dtype, [&]<class T>() {
     bn_stat_parts<T><<<dim3(unsigned(parts), unsigned(g.c)), kPartThreads, 0, s>>>(g, static_cast<const T*>(x), part);
     bn_stat_merge<T><<<blocks_for(g.c), kThreads, 0, s>>>(g, part, parts, static_cast<const T*>(gamma),
                                                           static_cast<const T*>(beta), static_cast<T*>(mean),
-                                                          static_cast<T*>(var), static_cast<T*>(affine));
+                                                          static_cast<T*>(var), static_cast<math_t<T>*>(affine));
     const int64_t total = g.n * g.c * g.s;
     if (total > 0)
-      bn_apply<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<const T*>(affine),
+      bn_apply<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x),
+                                                         static_cast<const math_t<T>*>(affine),
                                                          static_cast<T*>(y));
   });
 }
@@ -452,8 +455,8 @@ void bn_apply_launch(const BnLaunch& g, const void* x, const void* gamma, const 
                      const void* var, void* y, void* scratch, cudaStream_t s) {
   const int64_t total = g.n * g.c * g.s;
   if (total == 0) return;
-  with_float(g.dtype, [&]<class T>() {
-    T* affine = static_cast<T*>(scratch);
+  with_float_type(g.dtype, [&]<class T>() {
+    auto* affine = static_cast<math_t<T>*>(scratch);
     bn_affine_of<T><<<blocks_for(g.c), kThreads, 0, s>>>(g, static_cast<const T*>(gamma), static_cast<const T*>(beta),
                                                          static_cast<const T*>(mean), static_cast<const T*>(var),
                                                          affine);
@@ -467,7 +470,7 @@ void bn_backward_launch(const BnLaunch& g, const void* dy, const void* x, const 
   const int64_t parts = bn_parts(g);
   double* part = static_cast<double*>(scratch);
   double* coef = part + g.c * parts * 3;
-  with_float(g.dtype, [&]<class T>() {
+  with_float_type(g.dtype, [&]<class T>() {
     bn_grad_parts<T><<<dim3(unsigned(parts), unsigned(g.c)), kPartThreads, 0, s>>>(
         g, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(mean), part);
     bn_grad_merge<T><<<blocks_for(g.c), kThreads, 0, s>>>(g, part, parts, static_cast<const T*>(gamma),
@@ -483,7 +486,7 @@ void bn_backward_launch(const BnLaunch& g, const void* dy, const void* x, const 
 void ln_launch(const LnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean, void* rstd,
                cudaStream_t s) {
   if (g.rows == 0) return;
-  with_float(g.dtype, [&]<class T>() {
+  with_float_type(g.dtype, [&]<class T>() {
     ln_rows<T><<<unsigned(g.rows), kRowThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<const T*>(gamma),
                                                         static_cast<const T*>(beta), static_cast<T*>(y),
                                                         static_cast<T*>(mean), static_cast<T*>(rstd));
@@ -492,7 +495,7 @@ void ln_launch(const LnLaunch& g, const void* x, const void* gamma, const void* 
 
 void ln_backward_launch(const LnLaunch& g, const void* dy, const void* x, const void* gamma, const void* mean,
                         const void* rstd, void* dx, void* dgamma, void* dbeta, cudaStream_t s) {
-  with_float(g.dtype, [&]<class T>() {
+  with_float_type(g.dtype, [&]<class T>() {
     if (g.rows > 0)
       ln_grad_rows<T><<<unsigned(g.rows), kRowThreads, 0, s>>>(
           g, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(gamma),

@@ -31,7 +31,8 @@ void bn_train(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& at
 void bn_apply(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   CudaDevice& dev = call_device(in, out);
   const BnLaunch g = bn_of(in[0], attrs);
-  Tensor work = scratch(dev, size_t(g.c * 3) * dtype_size(g.dtype));
+  // The affine map per channel, in the type the kernel computes in (f32 for f16 and bf16).
+  Tensor work = scratch(dev, size_t(g.c * 3) * (g.dtype == DType::f64 ? 8 : 4));
   bn_apply_launch(g, in[0].raw_data(), in[1].raw_data(), in[2].raw_data(), in[3].raw_data(), in[4].raw_data(),
                   out[0].raw_data(), work.raw_data(), dev.stream());
   check_launch("batch_norm_apply");

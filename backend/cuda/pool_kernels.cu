@@ -2,7 +2,8 @@
 // results (backend/ops/nn_pool.cpp): windows clipped to the input, the first
 // maximum (and the first NaN) winning, padding counted in the average's
 // divisor; the gradients are gathered per input pixel, adding in the CPU's
-// order (row-major over the outputs), so there are no atomics.
+// order (row-major over the outputs), so there are no atomics. f16 and bf16
+// compare and add in float (M), rounding each result once.
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/pool_kernels.h"
 
@@ -47,11 +48,11 @@ __global__ void max_pool(PoolLaunch g, const T* x, T* y, I* idx) {
     const T* xp = x + p * g.h * g.w;
     const Window win = window(g, oy, ox);
     int64_t best_i = win.y0 * g.w + win.x0;
-    T best = xp[best_i];
+    math_t<T> best = widen(xp[best_i]);
     bool nan = false;
     for (int64_t a = win.y0; a < win.y1; ++a)
       for (int64_t b = win.x0; b < win.x1; ++b) {
-        const T v = xp[a * g.w + b];
+        const math_t<T> v = widen(xp[a * g.w + b]);
         if (v > best) best = v, best_i = a * g.w + b;
         nan |= v != v;
       }
@@ -59,12 +60,12 @@ __global__ void max_pool(PoolLaunch g, const T* x, T* y, I* idx) {
       bool found = false;
       for (int64_t a = win.y0; a < win.y1 && !found; ++a)
         for (int64_t b = win.x0; b < win.x1; ++b)
-          if (xp[a * g.w + b] != xp[a * g.w + b]) {
-            best_i = a * g.w + b, best = xp[best_i], found = true;
+          if (widen(xp[a * g.w + b]) != widen(xp[a * g.w + b])) {
+            best_i = a * g.w + b, best = widen(xp[best_i]), found = true;
             break;
           }
     }
-    y[o] = best;
+    y[o] = narrow<T>(best);
     idx[o] = I(best_i);
   }
 }
@@ -76,11 +77,11 @@ __global__ void max_pool_grad(PoolLaunch g, const T* dy, const I* idx, T* dx) {
     const int64_t p = e / (g.h * g.w), pix = e - p * g.h * g.w;
     const T* dyp = dy + p * g.oh * g.ow;
     const I* ip = idx + p * g.oh * g.ow;
-    T s = T(0);
+    math_t<T> s = 0;
     for_each_covering(g, pix, [&](int64_t o) {
-      if (int64_t(ip[o]) == pix) s += dyp[o];
+      if (int64_t(ip[o]) == pix) s += widen(dyp[o]);
     });
-    dx[e] = s;
+    dx[e] = narrow<T>(s);
   }
 }
 
@@ -92,30 +93,25 @@ __global__ void avg_pool(PoolLaunch g, const T* x, T* y) {
     const int64_t p = o / (g.oh * g.ow), r = o - p * g.oh * g.ow, oy = r / g.ow, ox = r - oy * g.ow;
     const T* xp = x + p * g.h * g.w;
     const Window win = window(g, oy, ox);
-    T s = 0;
+    math_t<T> s = 0;
     for (int64_t a = win.y0; a < win.y1; ++a)
-      for (int64_t b = win.x0; b < win.x1; ++b) s += xp[a * g.w + b];
-    y[o] = T(double(s) * scale);
+      for (int64_t b = win.x0; b < win.x1; ++b) s += widen(xp[a * g.w + b]);
+    y[o] = narrow<T>(double(s) * scale);
   }
 }
 
 template <class T>
 __global__ void avg_pool_grad(PoolLaunch g, const T* dy, T* dx) {
-  const T scale = T(1.0 / double(g.kh * g.kw));
+  using M = math_t<T>;
+  const M scale = M(1.0 / double(g.kh * g.kw));
   const int64_t total = g.planes * g.h * g.w;
   for (int64_t e = global_index(); e < total; e += grid_stride()) {
     const int64_t p = e / (g.h * g.w), pix = e - p * g.h * g.w;
     const T* dyp = dy + p * g.oh * g.ow;
-    T s = T(0);
-    for_each_covering(g, pix, [&](int64_t o) { s += dyp[o] * scale; });
-    dx[e] = s;
+    M s = M(0);
+    for_each_covering(g, pix, [&](int64_t o) { s += widen(dyp[o]) * scale; });
+    dx[e] = narrow<T>(s);
   }
-}
-
-template <class Fn>
-void with_float(DType d, Fn&& fn) {
-  if (d == DType::f64) fn.template operator()<double>();
-  else fn.template operator()<float>();
 }
 
 }  // namespace
@@ -123,7 +119,7 @@ void with_float(DType d, Fn&& fn) {
 void max_pool_launch(const PoolLaunch& g, const void* x, void* y, void* idx, cudaStream_t s) {
   const int64_t total = g.planes * g.oh * g.ow;
   if (total == 0) return;
-  with_float(g.dtype, [&]<class T>() {
+  with_float_type(g.dtype, [&]<class T>() {
     if (g.wide_index)
       max_pool<T, int64_t><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<T*>(y),
                                                                   static_cast<int64_t*>(idx));
@@ -136,7 +132,7 @@ void max_pool_launch(const PoolLaunch& g, const void* x, void* y, void* idx, cud
 void max_pool_backward_launch(const PoolLaunch& g, const void* dy, const void* idx, void* dx, cudaStream_t s) {
   const int64_t total = g.planes * g.h * g.w;
   if (total == 0) return;
-  with_float(g.dtype, [&]<class T>() {
+  with_float_type(g.dtype, [&]<class T>() {
     if (g.wide_index)
       max_pool_grad<T, int64_t><<<blocks_for(total), kThreads, 0, s>>>(
           g, static_cast<const T*>(dy), static_cast<const int64_t*>(idx), static_cast<T*>(dx));
@@ -149,7 +145,7 @@ void max_pool_backward_launch(const PoolLaunch& g, const void* dy, const void* i
 void avg_pool_launch(const PoolLaunch& g, const void* x, void* y, cudaStream_t s) {
   const int64_t total = g.planes * g.oh * g.ow;
   if (total == 0) return;
-  with_float(g.dtype, [&]<class T>() {
+  with_float_type(g.dtype, [&]<class T>() {
     avg_pool<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x), static_cast<T*>(y));
   });
 }
@@ -157,7 +153,7 @@ void avg_pool_launch(const PoolLaunch& g, const void* x, void* y, cudaStream_t s
 void avg_pool_backward_launch(const PoolLaunch& g, const void* dy, void* dx, cudaStream_t s) {
   const int64_t total = g.planes * g.h * g.w;
   if (total == 0) return;
-  with_float(g.dtype, [&]<class T>() {
+  with_float_type(g.dtype, [&]<class T>() {
     avg_pool_grad<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(dy), static_cast<T*>(dx));
   });
 }

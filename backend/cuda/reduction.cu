@@ -1,5 +1,6 @@
 // Reduction kernels (reduction_kernels.h). Floats accumulate in double and
 // integers in wrapping i64, as the CPU kernels (backend/ops/reduction.cpp);
+// f16 and bf16 fold as float (sums in double) and round the result once;
 // max and min propagate NaN; argmax/argmin keep the first extreme and the
 // first NaN. Each result is folded by a fixed tree of threads, so the
 // result does not depend on timing.
@@ -23,6 +24,10 @@ __device__ inline int64_t offset_in(const int64_t* size, const int64_t* stride, 
   return off;
 }
 
+// A reduction of T with rule R writes Out: R's, or T itself for f16 and bf16.
+template <class T, class R>
+using out_t = std::conditional_t<kIsHalf<T>, T, typename R::Out>;
+
 // Part c of result o: elements [c * len, (c + 1) * len) of its reduced space.
 template <class T, class R>
 __device__ inline typename R::Acc fold_part(const ReduceLaunch& l, int64_t o, int64_t c, int64_t first, int64_t step) {
@@ -33,7 +38,7 @@ __device__ inline typename R::Acc fold_part(const ReduceLaunch& l, int64_t o, in
   const int64_t b = c * len, e = b + len < l.work ? b + len : l.work;
   Acc acc = R::init();
   for (int64_t r = b + first; r < e; r += step)
-    acc = R::merge(acc, Acc(x[base + offset_in(l.red_size, l.red_stride, l.red_n, r)]));
+    acc = R::merge(acc, Acc(widen(x[base + offset_in(l.red_size, l.red_stride, l.red_n, r)])));
   return acc;
 }
 
@@ -57,7 +62,7 @@ __global__ void reduce_by_block(ReduceLaunch l) {
   const int64_t item = blockIdx.x, o = item / l.chunks, c = item % l.chunks;
   Acc acc = block_fold<Acc, R>(fold_part<T, R>(l, o, c, threadIdx.x, blockDim.x), shared);
   if (threadIdx.x == 0) {
-    if (l.chunks == 1) static_cast<typename R::Out*>(l.out)[o] = typename R::Out(acc);
+    if (l.chunks == 1) static_cast<out_t<T, R>*>(l.out)[o] = narrow<out_t<T, R>>(acc);
     else static_cast<Acc*>(l.partial)[item] = acc;
   }
 }
@@ -71,50 +76,43 @@ __global__ void reduce_by_thread(ReduceLaunch l) {
   for (int64_t item = global_index(); item < items; item += grid_stride()) {
     const int64_t c = item / l.out_count, o = item % l.out_count;
     Acc acc = fold_part<T, R>(l, o, c, 0, 1);
-    if (l.chunks == 1) static_cast<typename R::Out*>(l.out)[o] = typename R::Out(acc);
+    if (l.chunks == 1) static_cast<out_t<T, R>*>(l.out)[o] = narrow<out_t<T, R>>(acc);
     else static_cast<Acc*>(l.partial)[o * l.chunks + c] = acc;
   }
 }
 
-template <class R>
+template <class T, class R>
 __global__ void merge_parts(ReduceLaunch l) {
   using Acc = typename R::Acc;
   const Acc* p = static_cast<const Acc*>(l.partial);
   for (int64_t o = global_index(); o < l.out_count; o += grid_stride()) {
     Acc acc = R::init();
     for (int64_t c = 0; c < l.chunks; ++c) acc = R::merge(acc, p[o * l.chunks + c]);
-    static_cast<typename R::Out*>(l.out)[o] = typename R::Out(acc);
+    static_cast<out_t<T, R>*>(l.out)[o] = narrow<out_t<T, R>>(acc);
   }
 }
 
-template <class R>
+template <class T, class R>
 __global__ void fill_identity(ReduceLaunch l) {
   for (int64_t o = global_index(); o < l.out_count; o += grid_stride())
-    static_cast<typename R::Out*>(l.out)[o] = typename R::Out(R::init());
+    static_cast<out_t<T, R>*>(l.out)[o] = narrow<out_t<T, R>>(R::init());
 }
 
 template <template <class> class Rule, class T>
 void run(const ReduceLaunch& l, cudaStream_t s) {
-  using R = Rule<T>;
+  using R = Rule<math_t<T>>;
   if (l.work == 0) {
-    fill_identity<R><<<blocks_for(l.out_count), kThreads, 0, s>>>(l);
+    fill_identity<T, R><<<blocks_for(l.out_count), kThreads, 0, s>>>(l);
     return;
   }
   if (l.by_block) reduce_by_block<T, R><<<unsigned(l.out_count * l.chunks), kThreads, 0, s>>>(l);
   else reduce_by_thread<T, R><<<blocks_for(l.out_count * l.chunks), kThreads, 0, s>>>(l);
-  if (l.chunks > 1) merge_parts<R><<<blocks_for(l.out_count), kThreads, 0, s>>>(l);
+  if (l.chunks > 1) merge_parts<T, R><<<blocks_for(l.out_count), kThreads, 0, s>>>(l);
 }
 
 template <template <class> class Rule>
 bool run_typed(const ReduceLaunch& l, cudaStream_t s) {
-  switch (l.dtype) {
-    case DType::f32: run<Rule, float>(l, s); return true;
-    case DType::f64: run<Rule, double>(l, s); return true;
-    case DType::i32: run<Rule, int32_t>(l, s); return true;
-    case DType::i64: run<Rule, int64_t>(l, s); return true;
-    case DType::boolean: run<Rule, bool>(l, s); return true;
-    default: return false;
-  }
+  return with_any_type(l.dtype, [&]<class T>() { run<Rule, T>(l, s); });
 }
 
 }  // namespace
@@ -159,7 +157,7 @@ __global__ void arg_by_thread(ArgLaunch l) {
     const T* p = x + o * l.n * l.inner + j;
     int64_t best = 0;
     for (int64_t k = 1; k < l.n; ++k)
-      if (better<kMax>(p[k * l.inner], p[best * l.inner])) best = k;
+      if (better<kMax>(widen(p[k * l.inner]), widen(p[best * l.inner]))) best = k;
     l.out[i] = best;
   }
 }
@@ -168,13 +166,14 @@ __global__ void arg_by_thread(ArgLaunch l) {
 // best, then the block keeps the better, and the lower index on a tie.
 template <bool kMax, class T>
 __global__ void arg_by_block(ArgLaunch l) {
-  __shared__ T vals[kThreads];
+  using M = math_t<T>;
+  __shared__ M vals[kThreads];
   __shared__ int64_t idx[kThreads];
   const T* p = static_cast<const T*>(l.x) + int64_t(blockIdx.x) * l.n;
   int64_t best = -1;
   for (int64_t k = threadIdx.x; k < l.n; k += blockDim.x)
-    if (best < 0 || better<kMax>(p[k], p[best])) best = k;
-  vals[threadIdx.x] = best >= 0 ? p[best] : T(0);
+    if (best < 0 || better<kMax>(widen(p[k]), widen(p[best]))) best = k;
+  vals[threadIdx.x] = best >= 0 ? widen(p[best]) : M(0);
   idx[threadIdx.x] = best;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
@@ -204,14 +203,7 @@ void arg_run(const ArgLaunch& l, cudaStream_t s) {
 
 template <bool kMax>
 bool arg_typed(const ArgLaunch& l, cudaStream_t s) {
-  switch (l.dtype) {
-    case DType::f32: arg_run<kMax, float>(l, s); return true;
-    case DType::f64: arg_run<kMax, double>(l, s); return true;
-    case DType::i32: arg_run<kMax, int32_t>(l, s); return true;
-    case DType::i64: arg_run<kMax, int64_t>(l, s); return true;
-    case DType::boolean: arg_run<kMax, bool>(l, s); return true;
-    default: return false;
-  }
+  return with_any_type(l.dtype, [&]<class T>() { arg_run<kMax, T>(l, s); });
 }
 
 }  // namespace

@@ -16,12 +16,26 @@ namespace nn::backend {
 namespace ew {
 
 void convert_into(const Tensor& src, Tensor& dst) {
-  check_cpu_dtype("cast", src.dtype());
-  check_cpu_dtype("cast", dst.dtype());
   const int64_t n = src.numel();
   if (n == 0) return;
   if (src.dtype() == dst.dtype()) {
     if (src.raw_data() != dst.raw_data()) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
+    return;
+  }
+  // f16 and bf16 go through float, as the GPU's kernels convert them.
+  const DType from = src.dtype(), to = dst.dtype();
+  if (is_half_float(from) || is_half_float(to)) {
+    const void* s = src.raw_data();
+    void* d = dst.raw_data();
+    parallel_for(n, kCheapGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        float v;
+        if (is_half_float(from)) v = load_half_float(from, s, i);
+        else visit_dtype(from, [&]<class S>() { v = convert_value<float>(static_cast<const S*>(s)[i]); });
+        if (is_half_float(to)) store_half_float(to, d, i, v);
+        else visit_dtype(to, [&]<class D>() { static_cast<D*>(d)[i] = convert_value<D>(v); });
+      }
+    });
     return;
   }
   visit_dtype(src.dtype(), [&]<class S>() {

@@ -217,21 +217,20 @@ void register_creation_ops(Registry& r) {
 }
 
 // ---- host values ----
-Tensor scalar(double v, DType dtype, bool weak) {
-  ew::check_cpu_dtype("scalar", dtype);
+namespace {
+// A host number of any dtype (f16 and bf16 through float).
+template <class V>
+Tensor host_value(V v, DType dtype, bool weak) {
   Tensor t = Tensor::empty(Shape(), dtype);
-  visit_dtype(dtype, [&]<class T>() { *t.data<T>() = ew::convert_value<T>(v); });
+  if (is_half_float(dtype)) store_half_float(dtype, t.raw_data(), 0, ew::convert_value<float>(v));
+  else visit_dtype(dtype, [&]<class T>() { *t.data<T>() = ew::convert_value<T>(v); });
   t.set_weak(weak);
   return t;
 }
+}  // namespace
 
-Tensor scalar_int(int64_t v, DType dtype, bool weak) {
-  ew::check_cpu_dtype("scalar", dtype);
-  Tensor t = Tensor::empty(Shape(), dtype);
-  visit_dtype(dtype, [&]<class T>() { *t.data<T>() = ew::convert_value<T>(v); });
-  t.set_weak(weak);
-  return t;
-}
+Tensor scalar(double v, DType dtype, bool weak) { return host_value(v, dtype, weak); }
+Tensor scalar_int(int64_t v, DType dtype, bool weak) { return host_value(v, dtype, weak); }
 
 namespace {
 template <class V>

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "backend/error.h"
+#include "backend/half.h"
 #include "backend/ops/elementwise_math.h"
 #include "backend/parallel.h"
 #include "backend/tensor.h"
@@ -40,9 +41,10 @@ constexpr int64_t kCostlyGrain = 4096;
 // One element converted between dtypes (ops/elementwise_math.h).
 using math::convert_value;
 
-// The one element of a single-element tensor as T.
+// The one element of a single-element tensor as T (f16 and bf16 through float).
 template <class T>
 inline T read_as(const Tensor& t) {
+  if (is_half_float(t.dtype())) return convert_value<T>(load_half_float(t.dtype(), t.raw_data(), 0));
   return visit_dtype(t.dtype(), [&]<class S>() { return convert_value<T>(*t.data<S>()); });
 }
 
@@ -52,11 +54,11 @@ void convert_into(const Tensor& src, Tensor& dst);
 // src as a new tensor of dtype `to`; src itself when it already has it.
 Tensor converted(const Tensor& src, DType to);
 
-// Throws for dtypes with no CPU kernels (f16, bf16), which visit_dtype would
-// otherwise read as f32.
+// Throws for dtypes with no CPU kernels (f16, bf16), naming the op.
 inline void check_cpu_dtype(const char* op, DType t) {
-  if (t == DType::f16 || t == DType::bf16)
-    throw Error(std::string(op) + ": " + std::string(dtype_name(t)) + " tensors have no CPU kernels");
+  if (is_half_float(t))
+    throw Error(std::string(op) + ": " + std::string(dtype_name(t)) +
+                " tensors have no CPU kernels (compute on a GPU, or astype to f32 first)");
 }
 
 namespace detail {
