@@ -83,13 +83,9 @@ bool with_any_type(DType d, Fn&& fn) {
 }
 template <class Fn>
 bool with_float_type(DType d, Fn&& fn) {
-  switch (d) {
-    case DType::f32: fn.template operator()<float>(); return true;
-    case DType::f64: fn.template operator()<double>(); return true;
-    case DType::f16: fn.template operator()<__half>(); return true;
-    case DType::bf16: fn.template operator()<__nv_bfloat16>(); return true;
-    default: return false;
-  }
+  return is_floating(d) && with_any_type(d, [&]<class T>() {
+           if constexpr (kIsFloat<T>) fn.template operator()<T>();
+         });
 }
 
 constexpr int kThreads = 256;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/autograd.h"
@@ -85,13 +86,11 @@ inline void check_same(const Tensor& a, const Tensor& b_gpu, double rtol, double
 
 using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
-// f on the CPU inputs, and on their GPU copies with the GPU as the default
-// device (so that creation ops inside f make GPU tensors): every output
-// agrees. The random generator starts both runs at the same position.
-inline void same_on_gpu(const std::string& what, const Fn& f, const std::vector<Tensor>& cpu_in, double rtol = 1e-5,
-                        double atol = 1e-6) {
-  std::vector<Tensor> gpu_in;
-  for (const Tensor& t : cpu_in) gpu_in.push_back(on(gpu(), t));
+// f on cpu_in with the CPU as the default device, then on gpu_in with the
+// GPU as the default device (so that creation ops inside f make GPU
+// tensors); the random generator starts both runs at the same position.
+inline std::pair<std::vector<Tensor>, std::vector<Tensor>> run_on_both(const Fn& f, const std::vector<Tensor>& cpu_in,
+                                                                       const std::vector<Tensor>& gpu_in) {
   const RngState start = rng_state();
   std::vector<Tensor> a, b;
   {
@@ -104,6 +103,15 @@ inline void same_on_gpu(const std::string& what, const Fn& f, const std::vector<
     b = f(gpu_in);
   }
   REQUIRE(a.size() == b.size());
+  return {a, b};
+}
+
+// f on the CPU inputs and on their GPU copies: every output agrees.
+inline void same_on_gpu(const std::string& what, const Fn& f, const std::vector<Tensor>& cpu_in, double rtol = 1e-5,
+                        double atol = 1e-6) {
+  std::vector<Tensor> gpu_in;
+  for (const Tensor& t : cpu_in) gpu_in.push_back(on(gpu(), t));
+  const auto [a, b] = run_on_both(f, cpu_in, gpu_in);
   for (size_t i = 0; i < a.size(); ++i) check_same(a[i], b[i], rtol, atol, what + ", output " + std::to_string(i));
 }
 

@@ -27,18 +27,7 @@ void like_f32(const std::string& what, const Fn& f, const std::vector<Tensor>& i
     cpu_in.push_back(fl ? astype(r, DType::f32) : t);
     gpu_in.push_back(on(gpu(), r));
   }
-  const RngState start = rng_state();
-  std::vector<Tensor> a, b;
-  {
-    DeviceScope scope(cpu_device());
-    a = f(cpu_in);
-  }
-  set_rng_state(start);
-  {
-    DeviceScope scope(gpu());
-    b = f(gpu_in);
-  }
-  REQUIRE(a.size() == b.size());
+  const auto [a, b] = run_on_both(f, cpu_in, gpu_in);
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string name = what + " " + std::string(dtype_name(d)) + ", output " + std::to_string(i);
     CHECK_MESSAGE(b[i].dtype() == (is_floating(a[i].dtype()) ? d : a[i].dtype()), name);
