@@ -8,7 +8,7 @@
 #include "backend/cuda/elementwise_kernels.h"
 #include "backend/cuda/register.h"
 #include "backend/op_registry.h"
-#include "backend/ops/elementwise.h"
+#include "backend/ops.h"
 #include "backend/philox.h"
 
 namespace nn::backend::cuda {
@@ -27,18 +27,10 @@ void run_fill(const char* name, FillOp op, Tensor& out, FillLaunch l) {
 
 void full(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
   FillLaunch l;
+  // The value converted as the CPU converts it, f16 and bf16 included.
   const DType t = out[0].dtype();
-  if (is_half_float(t)) {
-    const float v = a.has("int_value") ? ew::convert_value<float>(a.get<int64_t>("int_value"))
-                                       : ew::convert_value<float>(a.get<double>("value"));
-    store_half_float(t, &l.bits, 0, v);
-  } else {
-    visit_dtype(t, [&]<class T>() {
-      T v = a.has("int_value") ? ew::convert_value<T>(a.get<int64_t>("int_value"))
-                               : ew::convert_value<T>(a.get<double>("value"));
-      std::memcpy(&l.bits, &v, sizeof(T));
-    });
-  }
+  const Tensor v = a.has("int_value") ? scalar_int(a.get<int64_t>("int_value"), t) : scalar(a.get<double>("value"), t);
+  std::memcpy(&l.bits, v.raw_data(), dtype_size(t));
   run_fill("full", FillOp::full, out[0], l);
 }
 

@@ -15,11 +15,6 @@
 #include "backend/dtype.h"
 #include "backend/ops/elementwise_math.h"
 
-namespace nn::backend {
-template <> constexpr DType dtype_of<__half>() { return DType::f16; }
-template <> constexpr DType dtype_of<__nv_bfloat16>() { return DType::bf16; }
-}  // namespace nn::backend
-
 namespace nn::backend::cuda {
 
 using math::kIsInt;

@@ -14,6 +14,7 @@
 
 #include "backend/cuda/cuda_device.h"
 #include "backend/cuda/register.h"
+#include "backend/half.h"
 #include "backend/op_registry.h"
 
 namespace nn::backend::cuda {
@@ -70,7 +71,7 @@ struct Conv {
 
   Conv(const Shape& xs, const Shape& ws, const Shape& ys, DType t, const Attrs& attrs) : dtype(t) {
     const cudnnDataType_t dt = data_type(t);
-    const bool half_data = t == DType::f16 || t == DType::bf16;
+    const bool half_data = is_half_float(t);
     auto stride = pair_of(attrs, "stride"), pad = pair_of(attrs, "padding"), dil = pair_of(attrs, "dilation");
     const int64_t groups = attrs.get<int64_t>("groups");
     check(cudnnSetTensor4dDescriptor(x.d, CUDNN_TENSOR_NCHW, dt, narrow(xs[0]), narrow(xs[1]), narrow(xs[2]),
@@ -118,12 +119,12 @@ bool fastest_algorithms() {
 template <class Perf>
 Choice pick(const std::vector<Perf>& perf, int count, const char* op, DType t) {
   const bool deterministic = !fastest_algorithms();
+  const bool any_math = is_half_float(t);
   int fma = -1, any = -1;
   for (int i = 0; i < count; ++i) {
     const Perf& p = perf[size_t(i)];
     if (p.status != CUDNN_STATUS_SUCCESS) continue;
     if (any < 0) any = i;
-    const bool any_math = t == DType::f16 || t == DType::bf16;
     if (!any_math && p.mathType != CUDNN_FMA_MATH && !(t == DType::f64 && p.mathType == CUDNN_DEFAULT_MATH)) continue;
     if (fma < 0) fma = i;
     if (!deterministic || p.determinism == CUDNN_DETERMINISTIC) return {int(p.algo), p.memory, p.mathType};

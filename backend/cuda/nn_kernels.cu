@@ -1,9 +1,9 @@
 // Neural-network kernels (nn_kernels.h), written to give the CPU kernels'
 // results (backend/ops/nn_softmax.cpp, nn_norm.cpp): the same formulas,
 // double accumulators and NaN rules. Where the CPU rounds an intermediate
-// to the tensor's type, M (math_t: float for f16 and bf16) stands for it. A row is one block of threads, a
-// channel of batch norm is split over several; partial sums meet in a fixed
-// tree and a fixed order.
+// to the tensor's type, M (math_t: float for f16 and bf16) stands for it.
+// A row is one block of threads, a channel of batch norm is split over
+// several; partial sums meet in a fixed tree and a fixed order.
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/nn_kernels.h"
 
@@ -32,7 +32,8 @@ __global__ void softmax_rows(const T* x, T* y, int64_t n) {
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = narrow<T>(double(widen(xr[i])) - lse);
   } else {
     const double r = 1.0 / s;
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = narrow<T>(double(M(exp(M(double(widen(xr[i])) - m)))) * r);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+      yr[i] = narrow<T>(double(M(exp(M(double(widen(xr[i])) - m)))) * r);
   }
 }
 
@@ -54,7 +55,8 @@ __global__ void softmax_lines(const T* x, T* y, AxisLaunch g) {
       for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = narrow<T>(double(widen(xl[i * g.inner])) - lse);
     } else {
       const double r = 1.0 / s;
-      for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = narrow<T>(double(M(exp(M(double(widen(xl[i * g.inner])) - m)))) * r);
+      for (int64_t i = 0; i < g.n; ++i)
+        yl[i * g.inner] = narrow<T>(double(M(exp(M(double(widen(xl[i * g.inner])) - m)))) * r);
     }
   }
 }

@@ -22,29 +22,34 @@ void convert_into(const Tensor& src, Tensor& dst) {
     if (src.raw_data() != dst.raw_data()) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
     return;
   }
-  // f16 and bf16 go through float, as the GPU's kernels convert them.
   const DType from = src.dtype(), to = dst.dtype();
-  if (is_half_float(from) || is_half_float(to)) {
-    const void* s = src.raw_data();
-    void* d = dst.raw_data();
+  const void* s = src.raw_data();
+  void* d = dst.raw_data();
+  auto each = [n](auto&& f) {
     parallel_for(n, kCheapGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        float v;
-        if (is_half_float(from)) v = load_half_float(from, s, i);
-        else visit_dtype(from, [&]<class S>() { v = convert_value<float>(static_cast<const S*>(s)[i]); });
-        if (is_half_float(to)) store_half_float(to, d, i, v);
-        else visit_dtype(to, [&]<class D>() { static_cast<D*>(d)[i] = convert_value<D>(v); });
-      }
+      for (int64_t i = b; i < e; ++i) f(i);
+    });
+  };
+  // f16 and bf16 go through float, as the GPU's kernels convert them.
+  if (is_half_float(from) && is_half_float(to)) {
+    each([&](int64_t i) { store_half_float(to, d, i, load_half_float(from, s, i)); });
+    return;
+  }
+  if (is_half_float(from)) {
+    visit_dtype(to, [&]<class D>() {
+      each([&](int64_t i) { static_cast<D*>(d)[i] = convert_value<D>(load_half_float(from, s, i)); });
     });
     return;
   }
-  visit_dtype(src.dtype(), [&]<class S>() {
-    visit_dtype(dst.dtype(), [&]<class D>() {
-      const S* s = src.data<S>();
-      D* d = dst.data<D>();
-      parallel_for(n, kCheapGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) d[i] = convert_value<D>(s[i]);
-      });
+  if (is_half_float(to)) {
+    visit_dtype(from, [&]<class S>() {
+      each([&](int64_t i) { store_half_float(to, d, i, convert_value<float>(static_cast<const S*>(s)[i])); });
+    });
+    return;
+  }
+  visit_dtype(from, [&]<class S>() {
+    visit_dtype(to, [&]<class D>() {
+      each([&](int64_t i) { static_cast<D*>(d)[i] = convert_value<D>(static_cast<const S*>(s)[i]); });
     });
   });
 }

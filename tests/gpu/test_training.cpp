@@ -108,7 +108,9 @@ let opt = sgd([w1, b1, w2, b2], lr=0.1, momentum=0.9)
 )" + kTrainLoop;
   };
   const std::vector<double> f32 = numbers("cuda", mlp("f32"));
-  auto tail_mean = [](const std::vector<double>& v) { return (v[v.size() - 1] + v[v.size() - 2] + v[v.size() - 3]) / 3; };
+  auto tail_mean = [](const std::vector<double>& v) {
+    return (v[v.size() - 1] + v[v.size() - 2] + v[v.size() - 3]) / 3;
+  };
   for (const char* d : {"f16", "bf16"}) {
     const std::vector<double> low = numbers("cuda", mlp(d));
     REQUIRE(low.size() == f32.size());
