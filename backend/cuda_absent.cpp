@@ -10,5 +10,7 @@ std::string cuda_unavailable_reason() { return "this build of nn has no CUDA bac
 void register_cuda_kernels(Registry&) {}
 bool gpu_fusion() { return false; }
 void set_gpu_fusion(bool) {}
+bool gpu_deterministic_convolutions() { return true; }
+void set_gpu_deterministic_convolutions(bool) {}
 
 }  // namespace nn::backend

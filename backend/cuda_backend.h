@@ -26,5 +26,11 @@ void register_cuda_kernels(Registry& r);
 // turns it on); always off without the backend.
 bool gpu_fusion();
 void set_gpu_fusion(bool on);
+// Whether conv2d and its gradients on the GPU take only cuDNN algorithms
+// that give the same bits run after run. On unless NN_CUDNN_ALGOS=fastest
+// (or a host turns it off): the others may add in another order each run,
+// and are faster on some geometries. Always on without the backend.
+bool gpu_deterministic_convolutions();
+void set_gpu_deterministic_convolutions(bool on);
 
 }  // namespace nn::backend

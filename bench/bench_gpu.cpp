@@ -1,5 +1,8 @@
 // Training on a CUDA GPU: nn eager, nn graph, nn graph with fused NVRTC
-// kernels (backend::set_gpu_fusion) and PyTorch, for the digits CNN
+// kernels (backend::set_gpu_fusion), each of the graphs again with the
+// fastest convolution algorithms whether deterministic or not
+// (backend::set_gpu_deterministic_convolutions(false), what PyTorch's
+// cudnn.benchmark picks from), and PyTorch, for the digits CNN
 // (bench/models/digits_cnn.nn, batch 64) and ResNet-50
 // (bench/models/resnet50.nn, 3x224x224, batch 32 and 64). Per row: peak
 // memory of one step (the GPU pool's window: begin_window before the step,
@@ -8,8 +11,9 @@
 // (each step ends waiting for the GPU) and samples per second.
 //
 // PyTorch runs bench/torch_gpu.py with `python3` from PATH, after nn's rows,
-// twice: in full f32 (TF32 off, the arithmetic nn does) and with its
-// defaults' TF32 Tensor Cores on; its rows are skipped with a note when
+// three times: in full f32 (TF32 off, the arithmetic nn does), in full f32
+// with cudnn.deterministic (the algorithms nn takes by default), and with
+// its defaults' TF32 Tensor Cores on; its rows are skipped with a note when
 // python3 cannot import torch or sees no GPU.
 //
 // Usage: bench_gpu [--steps N] [--resnet-steps N] [--warmup N] [--no-torch]
@@ -70,22 +74,31 @@ std::string describe(Interpreter& vm, const std::exception& e) {
   return e.what();
 }
 
-// eager, graph, and graph with the fused kernels NVRTC compiles (NN_CUDA_FUSION).
-enum class Mode { eager, graph, fused };
-const Mode kModes[] = {Mode::eager, Mode::graph, Mode::fused};
+// How nn runs a model: eager or graph, with the fused kernels NVRTC
+// compiles (NN_CUDA_FUSION) or without, with deterministic convolution
+// algorithms only (the default) or the fastest.
+struct Mode {
+  const char* name;
+  bool eager, fused, deterministic;
+};
+const Mode kModes[] = {{"nn eager", true, false, true},
+                       {"nn graph", false, false, true},
+                       {"nn graph fused", false, true, true},
+                       {"nn graph fastest", false, false, false},
+                       {"nn graph fused fastest", false, true, false}};
 
 // Steps of an nn script's train_step on its first batch, on the GPU.
 Row run_nn(const std::string& model, const std::string& script, const std::string& batch_arg, Mode mode, int steps,
            int warmup) {
-  const bool eager = mode == Mode::eager;
   Row row;
   row.model = model;
-  row.mode = eager ? "nn eager" : mode == Mode::graph ? "nn graph" : "nn graph fused";
-  nn::backend::set_gpu_fusion(mode == Mode::fused);
+  row.mode = mode.name;
+  nn::backend::set_gpu_fusion(mode.fused);
+  nn::backend::set_gpu_deterministic_convolutions(mode.deterministic);
   nn::backend::Device* gpu = nn::backend::find_device("cuda");
   InterpreterOptions o;
   o.device = "cuda";
-  o.eager_graphs = eager;
+  o.eager_graphs = mode.eager;
   if (!batch_arg.empty()) o.args = {batch_arg};
   std::ostringstream out;
   o.out = &out;
@@ -124,6 +137,7 @@ Row run_nn(const std::string& model, const std::string& script, const std::strin
   nn::backend::set_default_device(nullptr);
   gpu->pool().empty_cache();  // the next row starts from an empty pool, as PyTorch's process does
   nn::backend::set_gpu_fusion(false);
+  nn::backend::set_gpu_deterministic_convolutions(true);
   return row;
 }
 
@@ -134,14 +148,23 @@ std::string bench_dir() {
 }
 
 // PyTorch's steps, from bench/torch_gpu.py in a child process.
-Row run_torch(const std::string& model, const char* torch_model, int64_t batch, int steps, int warmup, bool tf32) {
+// PyTorch's settings (torch_gpu.py's last argument) and the name of their row.
+struct TorchMode {
+  const char* arg;
+  const char* name;
+};
+const TorchMode kTorchModes[] = {
+    {"f32", "PyTorch f32"}, {"deterministic", "PyTorch f32 determ."}, {"tf32", "PyTorch (TF32)"}};
+
+Row run_torch(const std::string& model, const char* torch_model, int64_t batch, int steps, int warmup,
+              const TorchMode& mode) {
   Row row;
   row.model = model;
-  row.mode = tf32 ? "PyTorch (TF32)" : "PyTorch f32";
+  row.mode = mode.name;
   row.batch = batch;
   const std::string cmd = "python3 " + bench_dir() + "/torch_gpu.py " + std::string(torch_model) + " " +
                           std::to_string(batch) + " " + std::to_string(steps) + " " + std::to_string(warmup) + " " +
-                          (tf32 ? "1" : "0") + " 2>&1";
+                          mode.arg + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string text;
   if (p) {
@@ -162,15 +185,15 @@ Row run_torch(const std::string& model, const char* torch_model, int64_t batch, 
 }
 
 void print(const std::vector<Row>& rows) {
-  std::printf("%-10s %-15s %5s %11s %10s %11s %11s %10s %10s\n", "model", "mode", "batch", "peak MB", "ms/step",
+  std::printf("%-10s %-22s %5s %11s %10s %11s %11s %10s %10s\n", "model", "mode", "batch", "peak MB", "ms/step",
               "samples/s", "compile ms", "loss 1st", "loss last");
   for (const Row& r : rows) {
     if (!r.note.empty()) {
-      std::printf("%-10s %-15s %5lld  %s\n", r.model.c_str(), r.mode.c_str(), static_cast<long long>(r.batch),
+      std::printf("%-10s %-22s %5lld  %s\n", r.model.c_str(), r.mode.c_str(), static_cast<long long>(r.batch),
                   r.note.c_str());
       continue;
     }
-    std::printf("%-10s %-15s %5lld %11.1f %10.3f %11.0f %11.1f %10.6f %10.6f\n", r.model.c_str(), r.mode.c_str(),
+    std::printf("%-10s %-22s %5lld %11.1f %10.3f %11.0f %11.1f %10.6f %10.6f\n", r.model.c_str(), r.mode.c_str(),
                 static_cast<long long>(r.batch), double(r.peak) / 1e6, r.ms, double(r.batch) / r.ms * 1e3,
                 r.compile_ms, r.first_loss, r.loss);
   }
@@ -215,10 +238,11 @@ int main(int argc, char** argv) {
   print(rows);
   if (!cfg.torch) return 0;
   std::vector<Row> torch_rows;
-  for (bool tf32 : {false, true}) {
-    torch_rows.push_back(run_torch("cnn", "cnn", rows[0].batch, cfg.steps, cfg.warmup, tf32));
+  for (const TorchMode& mode : kTorchModes) {
+    torch_rows.push_back(run_torch("cnn", "cnn", rows[0].batch, cfg.steps, cfg.warmup, mode));
     if (cfg.resnet)
-      for (int64_t b : batches) torch_rows.push_back(run_torch("resnet50", "resnet50", b, cfg.resnet_steps, cfg.warmup, tf32));
+      for (int64_t b : batches)
+        torch_rows.push_back(run_torch("resnet50", "resnet50", b, cfg.resnet_steps, cfg.warmup, mode));
   }
   print(torch_rows);
   return 0;

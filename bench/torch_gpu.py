@@ -6,14 +6,16 @@
 #             3x224x224, 1000 classes, SGD lr 0.1 momentum 0.9
 # Random data of the models' shapes (the timing does not depend on the values).
 #
-#   torch_gpu.py MODEL BATCH STEPS WARMUP TF32
+#   torch_gpu.py MODEL BATCH STEPS WARMUP MATH
 # prints one line "median_ms peak_bytes": the median time of STEPS steps after
 # WARMUP untimed ones (each step ends with torch.cuda.synchronize()), and the
 # most memory a step took beyond what was allocated before it
-# (torch.cuda.max_memory_allocated). TF32 = 0 computes f32 convolutions and
-# matrix products in full f32 (as nn does); 1 lets them use TF32 Tensor Cores
-# (PyTorch's default for convolutions). cuDNN times its algorithms
-# (cudnn.benchmark), as nn's conv2d does.
+# (torch.cuda.max_memory_allocated). MATH = f32 computes f32 convolutions and
+# matrix products in full f32 (as nn does); deterministic does too and takes
+# only deterministic cuDNN algorithms (cudnn.deterministic, as nn's conv2d by
+# default); tf32 lets them use TF32 Tensor Cores (PyTorch's default for
+# convolutions). cuDNN times its algorithms (cudnn.benchmark), as nn's
+# conv2d does.
 import statistics
 import sys
 import time
@@ -72,8 +74,12 @@ def build(name, batch):
 
 
 def main():
-    name, batch, steps, warmup, tf32 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
+    name, batch, steps, warmup, math = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    if math not in ("f32", "deterministic", "tf32"):
+        raise ValueError("MATH is f32, deterministic or tf32, not " + math)
+    tf32 = math == "tf32"
     torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cudnn.deterministic = math == "deterministic"
     torch.backends.cudnn.benchmark = True  # times the algorithms, as nn's conv2d does
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.manual_seed(0)

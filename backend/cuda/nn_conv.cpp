@@ -2,10 +2,12 @@
 // conv2d_backward_weight (backend/ops/nn_conv.cpp) through cuDNN: NCHW,
 // zero padding, stride, dilation and groups as the attributes say. The
 // algorithm of each geometry is chosen once, by timing cuDNN's candidates
-// (cudnnFind*, PyTorch's cudnn.benchmark), and cached; only deterministic
-// FMA algorithms are taken where cuDNN has one (no TF32: f32 means f32, as
-// on the CPU). f16 and bf16 compute in f32 and may use Tensor Cores, which
-// change no precision there. Workspace memory comes from the device's pool.
+// (cudnnFind*, PyTorch's cudnn.benchmark), and cached; only FMA algorithms
+// are taken where cuDNN has one (no TF32: f32 means f32, as on the CPU), and
+// by default only deterministic ones (gpu_deterministic_convolutions). f16
+// and bf16 compute in f32 and may use Tensor Cores, which change no
+// precision there. Workspace memory comes from the device's pool.
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -14,6 +16,7 @@
 
 #include "backend/cuda/cuda_device.h"
 #include "backend/cuda/register.h"
+#include "backend/cuda_backend.h"
 #include "backend/half.h"
 #include "backend/op_registry.h"
 
@@ -99,26 +102,32 @@ struct Choice {
   cudnnMathType_t math = CUDNN_FMA_MATH;
 };
 
-// NN_CUDNN_ALGOS=fastest lets conv2d take algorithms whose sums may come in
-// another order on every run (atomics): on ResNet-50 a training step took
-// about 25% less time, its results changing in the last bits run to run.
-bool fastest_algorithms() {
-  static const bool fastest = [] {
+// A geometry's algorithm under each policy: cuDNN's timings are taken once
+// and serve both (set_gpu_deterministic_convolutions may switch between
+// them at any time).
+struct Choices {
+  Choice deterministic, fastest;
+};
+
+// On by default. Off (NN_CUDNN_ALGOS=fastest, or a host's call), conv2d
+// may take algorithms whose sums come in another order on every run
+// (atomics): on ResNet-50 a training step took about 25% less time, its
+// results changing in the last bits run to run.
+std::atomic<bool>& deterministic_switch() {
+  static std::atomic<bool> on = [] {
     const char* v = std::getenv("NN_CUDNN_ALGOS");
-    return v && std::string(v) == "fastest";
+    return !(v && std::string(v) == "fastest");
   }();
-  return fastest;
+  return on;
 }
 
-// The fastest algorithm cuDNN timed among the deterministic ones that
-// compute with FMA instructions (for f64, where Tensor Cores cannot change
-// the precision, any default one too; for f16 and bf16 any): the same
-// inputs give the same bits, run after run. Failing that (or with
-// NN_CUDNN_ALGOS=fastest), the fastest FMA one; failing that, the fastest
-// that runs.
+// The fastest algorithm cuDNN timed among those that compute with FMA
+// instructions (for f64, where Tensor Cores cannot change the precision,
+// any default one too; for f16 and bf16 any) and, when `deterministic`,
+// give the same bits run after run. Failing that, the fastest FMA one;
+// failing that, the fastest that runs.
 template <class Perf>
-Choice pick(const std::vector<Perf>& perf, int count, const char* op, DType t) {
-  const bool deterministic = !fastest_algorithms();
+Choice pick(const std::vector<Perf>& perf, int count, const char* op, DType t, bool deterministic) {
   const bool any_math = is_half_float(t);
   int fma = -1, any = -1;
   for (int i = 0; i < count; ++i) {
@@ -134,41 +143,52 @@ Choice pick(const std::vector<Perf>& perf, int count, const char* op, DType t) {
   return {int(perf[size_t(i)].algo), perf[size_t(i)].memory, perf[size_t(i)].mathType};
 }
 
+template <class Perf>
+Choices pick_both(const std::vector<Perf>& perf, int count, const char* op, DType t) {
+  return {pick(perf, count, op, t, true), pick(perf, count, op, t, false)};
+}
+
 enum class Pass { forward, data, filter };
 
-Choice choose(CudaDevice& dev, Conv& c, Pass pass) {
-  static std::mutex mu;
-  static std::map<std::string, Choice> cache;
-  const std::string key = std::to_string(dev.index()) + ":" + std::to_string(int(pass)) + c.key;
-  {
-    std::lock_guard lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-  }
+Choices time_algorithms(CudaDevice& dev, Conv& c, Pass pass) {
   cudnnHandle_t h = dev.cudnn();
-  Choice choice;
   int max = 0, got = 0;
   if (pass == Pass::forward) {
     check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max), "conv2d");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(max, 1)));
     check(cudnnFindConvolutionForwardAlgorithm(h, c.x.d, c.w.d, c.conv.d, c.y.d, max, &got, perf.data()), "conv2d");
-    choice = pick(perf, got, "conv2d", c.dtype);
-  } else if (pass == Pass::data) {
+    return pick_both(perf, got, "conv2d", c.dtype);
+  }
+  if (pass == Pass::data) {
     check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max), "conv2d_backward_input");
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(size_t(std::max(max, 1)));
     check(cudnnFindConvolutionBackwardDataAlgorithm(h, c.w.d, c.y.d, c.conv.d, c.x.d, max, &got, perf.data()),
           "conv2d_backward_input");
-    choice = pick(perf, got, "conv2d_backward_input", c.dtype);
-  } else {
-    check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max), "conv2d_backward_weight");
-    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(size_t(std::max(max, 1)));
-    check(cudnnFindConvolutionBackwardFilterAlgorithm(h, c.x.d, c.y.d, c.conv.d, c.w.d, max, &got, perf.data()),
-          "conv2d_backward_weight");
-    choice = pick(perf, got, "conv2d_backward_weight", c.dtype);
+    return pick_both(perf, got, "conv2d_backward_input", c.dtype);
   }
+  check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max), "conv2d_backward_weight");
+  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(size_t(std::max(max, 1)));
+  check(cudnnFindConvolutionBackwardFilterAlgorithm(h, c.x.d, c.y.d, c.conv.d, c.w.d, max, &got, perf.data()),
+        "conv2d_backward_weight");
+  return pick_both(perf, got, "conv2d_backward_weight", c.dtype);
+}
+
+// The algorithm of this geometry and pass under the current policy, timed
+// the first time the geometry is seen on this device.
+Choice choose(CudaDevice& dev, Conv& c, Pass pass) {
+  static std::mutex mu;
+  static std::map<std::string, Choices> cache;
+  const std::string key = std::to_string(dev.index()) + ":" + std::to_string(int(pass)) + c.key;
+  const bool deterministic = deterministic_switch().load();
+  {
+    std::lock_guard lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return deterministic ? it->second.deterministic : it->second.fastest;
+  }
+  const Choices both = time_algorithms(dev, c, pass);
   std::lock_guard lock(mu);
-  cache[key] = choice;
-  return choice;
+  cache[key] = both;
+  return deterministic ? both.deterministic : both.fastest;
 }
 
 // alpha = 1 and beta = 0 (or 1) in the type cuDNN wants for the data.
@@ -259,3 +279,8 @@ void register_nn_conv(Registry& r) {
 }
 
 }  // namespace nn::backend::cuda
+
+namespace nn::backend {
+bool gpu_deterministic_convolutions() { return cuda::deterministic_switch().load(); }
+void set_gpu_deterministic_convolutions(bool on) { cuda::deterministic_switch().store(on); }
+}  // namespace nn::backend

@@ -1,12 +1,13 @@
 // The neural-network ops on the GPU (cuDNN convolution, pooling, batch and
 // layer norm, softmax, the losses) against the CPU backend, forward and
 // backward: each loss and the gradients of every float input agree.
+#include "backend/cuda_backend.h"
 #include "backend/dispatch.h"
 #include "gpu/gpu_test_util.h"
 
 using namespace nngpu;
 
-TEST_CASE("conv2d forward and backward through cuDNN") {
+TEST_CASE("conv2d forward and backward through cuDNN, with deterministic algorithms only and with the fastest") {
   NN_NEED_GPU();
   struct Case {
     Shape x, w;
@@ -19,17 +20,22 @@ TEST_CASE("conv2d forward and backward through cuDNN") {
                                 {{1, 2, 11, 11}, {3, 2, 3, 3}, pair(2), pair(2), pair(2), 1, true},
                                 {{3, 8, 5, 5}, {8, 1, 3, 3}, pair(1), pair(1), pair(1), 8, true},
                                 {{4, 5, 6, 6}, {7, 5, 1, 1}, pair(1), pair(0), pair(1), 1, false}};
-  for (const Case& c : cases)
-    for (DType d : {DType::f32, DType::f64}) {
-      std::vector<Tensor> in{random(c.x, -1, 1, d), random(c.w, -1, 1, d, 3)};
-      if (c.bias) in.push_back(random({c.w[0]}, -1, 1, d, 4));
-      same_grads_on_gpu("conv2d " + c.x.str() + " * " + c.w.str() + " " + std::string(dtype_name(d)),
-                        [&](const std::vector<Tensor>& t) {
-                          return weighted_sum(conv2d(t[0], t[1], c.bias ? t[2] : Tensor(), c.stride, c.pad, c.dil,
-                                                     c.groups));
-                        },
-                        in, d == DType::f32 ? 2e-4 : 1e-10, d == DType::f32 ? 2e-4 : 1e-10);
-    }
+  for (bool deterministic : {true, false}) {
+    set_gpu_deterministic_convolutions(deterministic);
+    for (const Case& c : cases)
+      for (DType d : {DType::f32, DType::f64}) {
+        std::vector<Tensor> in{random(c.x, -1, 1, d), random(c.w, -1, 1, d, 3)};
+        if (c.bias) in.push_back(random({c.w[0]}, -1, 1, d, 4));
+        same_grads_on_gpu("conv2d " + c.x.str() + " * " + c.w.str() + " " + std::string(dtype_name(d)) +
+                              (deterministic ? "" : " (fastest algorithms)"),
+                          [&](const std::vector<Tensor>& t) {
+                            return weighted_sum(conv2d(t[0], t[1], c.bias ? t[2] : Tensor(), c.stride, c.pad, c.dil,
+                                                       c.groups));
+                          },
+                          in, d == DType::f32 ? 2e-4 : 1e-10, d == DType::f32 ? 2e-4 : 1e-10);
+      }
+  }
+  set_gpu_deterministic_convolutions(true);
 }
 
 TEST_CASE("max and average pooling with their gradients (ties, padding, overlapping windows)") {
