@@ -93,8 +93,11 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs
     // so that an allocation failure names the op.
     for (auto& t : out) t.raw_data();
     if (Profiler* prof = Profiler::active()) {
+      Device* dev = out.empty() ? in[0].device() : out[0].device();
+      dev->synchronize();  // a GPU's earlier kernels are not this op's time
       const int64_t t0 = Profiler::now_ns();
       kernel_for(op, in, out)(in, out, attrs);
+      dev->synchronize();  // the kernel's time, not its launch's
       prof->record(op.name, "eager", t0, Profiler::now_ns());
     } else {
       kernel_for(op, in, out)(in, out, attrs);

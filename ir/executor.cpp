@@ -103,6 +103,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
           if (bytes) scratch.emplace(arenas[size_t(a)], offset, bytes);
         }
         backend::kernel_for(*n.op, in, out)(in, out, n.attrs);
+        if (prof) dev->synchronize();  // the kernel's time on a GPU, not its launch's
       }
     } catch (const RunError&) {
       throw;

@@ -16,6 +16,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -265,6 +266,9 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
 
   for (const auto& c : commons) merge_into(out, *c);
   out.color_memory = color == "memory";
+  // Said now rather than after a long run; the file is written at the end.
+  if (!out.profile_path.empty() && !std::ofstream(out.profile_path, std::ios::app))
+    return usage_error("--profile: cannot write `" + out.profile_path + "`");
 
   bool has_subcommand = app.get_subcommands().size() > 0;
   if (code && has_subcommand) return usage_error("-e cannot be combined with a subcommand");

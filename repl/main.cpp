@@ -153,16 +153,19 @@ void print_stats(const Interpreter& interp) {
   }
 }
 
-// --profile: the table, and the Chrome trace when a file was named.
-void report_profile(const CliOptions& cli, const nn::backend::Profiler& prof) {
+// --profile: the table, and the Chrome trace when a file was named; false
+// when the file could not be written.
+bool report_profile(const CliOptions& cli, const nn::backend::Profiler& prof) {
   std::cout.flush();
   nn::repl::print_profile_table(prof.events(), std::cerr);
-  if (cli.profile_path.empty()) return;
+  if (cli.profile_path.empty()) return true;
   try {
     nn::repl::write_chrome_trace(prof.events(), cli.profile_path);
     std::cerr << "profile: wrote " << cli.profile_path << "\n";
+    return true;
   } catch (const std::exception& e) {
     print_error(e.what());
+    return false;
   }
 }
 
@@ -177,7 +180,7 @@ int run(const CliOptions& cli) {
   std::unique_ptr<Interpreter> interp;
   int rc = run_script(cli, interp);
   nn::backend::Profiler::set_active(nullptr);
-  if (cli.profile) report_profile(cli, prof);
+  if (cli.profile && !report_profile(cli, prof) && rc == 0) rc = 1;
   if (cli.stats && interp) print_stats(*interp);
   return rc;
 }

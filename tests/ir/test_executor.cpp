@@ -11,6 +11,7 @@
 #include "backend/dispatch.h"
 #include "backend/interrupt.h"
 #include "backend/ops.h"
+#include "backend/profiler.h"
 #include "ir/executor.h"
 #include "ir/pass.h"
 #include "ir/plan.h"
@@ -148,6 +149,37 @@ TEST_CASE("executor: Ctrl-C stops a run between nodes") {
   CHECK_THROWS_WITH_AS(ir::run(g, ir::make_plan(g, ir::Schedule::serial), std::span(&in, 1)), "interrupted",
                        ir::RunError);
   CHECK_FALSE(backend::take_interrupt());  // taken by the executor
+}
+
+TEST_CASE("executor: with a profiler on, each node run is recorded once, in order, with its op and phase") {
+  ir::Graph g;
+  ir::ValueId x = g.add_value(f32({3}), ir::Role::input, "x");
+  g.inputs.push_back(x);
+  ir::ValueId a = add(g, "exp", {x});
+  ir::ValueId b = add(g, "mul", {a, x});
+  ir::ValueId c = add(g, "neg", {b});
+  g.nodes[1].phase = ir::Phase::backward;
+  g.nodes[2].phase = ir::Phase::optimizer;
+  g.outputs.push_back(c);
+  g.values[c].output = true;
+  const ir::Plan p = ir::make_plan(g, ir::Schedule::serial);
+  backend::Tensor in = backend::full(backend::Shape({3}), 2.0);
+  backend::Profiler prof;
+  backend::Profiler::set_active(&prof);
+  std::vector<backend::Tensor> out = ir::run(g, p, std::span(&in, 1));
+  out = ir::run(g, p, std::span(&in, 1));
+  backend::Profiler::set_active(nullptr);
+  CHECK(values(out[0])[0] == doctest::Approx(-2.0 * std::exp(2.0)));
+  const std::vector<std::pair<std::string, std::string>> want{{"exp", "forward"}, {"mul", "backward"},
+                                                               {"neg", "optimizer"}};
+  REQUIRE(prof.events().size() == 2 * want.size());
+  for (size_t i = 0; i < prof.events().size(); ++i) {
+    const backend::ProfileEvent& e = prof.events()[i];
+    CHECK(e.name == want[i % 3].first);
+    CHECK(std::string(e.category) == want[i % 3].second);
+    CHECK(e.end_ns >= e.start_ns);
+    if (i > 0) CHECK(e.start_ns >= prof.events()[i - 1].end_ns);
+  }
 }
 
 TEST_CASE("executor: an optimizer's chain of updates runs in the state's own memory") {

@@ -1,0 +1,1 @@
+--profile=no_such_folder/trace.json -e "print(1)"
