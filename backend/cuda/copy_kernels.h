@@ -20,6 +20,8 @@ struct CopyLaunch {
   int nd = 0;
   int64_t size[kDims] = {}, src_stride[kDims] = {}, dst_stride[kDims] = {};
   int64_t n = 0;  // elements
+  bool index32 = false;  // n < 2^31: indices divide by `div`
+  IndexDivider div[kDims] = {};
 };
 void strided_copy_launch(const CopyLaunch& l, cudaStream_t stream);
 

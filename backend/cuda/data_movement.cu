@@ -11,13 +11,13 @@ __global__ void strided_copy(CopyLaunch l) {
   const E* src = static_cast<const E*>(l.src);
   E* dst = static_cast<E*>(l.dst);
   for (int64_t i = global_index(); i < l.n; i += grid_stride()) {
-    int64_t so = 0, dof = 0, r = i;
-    for (int d = l.nd - 1; d >= 0; --d) {
-      const int64_t q = r / l.size[d], idx = r - q * l.size[d];
+    int64_t so = 0, dof = 0;
+    auto add = [&](int d, int64_t idx) {
       so += idx * l.src_stride[d];
       dof += idx * l.dst_stride[d];
-      r = q;
-    }
+    };
+    if (l.index32) split_index32(l.div, l.nd, uint32_t(i), add);
+    else split_index(l.size, l.nd, i, add);
     dst[dof] = src[so];
   }
 }

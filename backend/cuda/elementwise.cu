@@ -21,13 +21,12 @@ using namespace math;
 struct Identity { template <class T> __device__ T operator()(T x) const { return x; } };
 
 // ---- loads ----
+// Element i's offset in a broadcast input.
 __device__ inline int64_t offset_of(const EwLaunch& l, const EwInput& in, int64_t i) {
   int64_t off = 0;
-  for (int d = l.nd - 1; d >= 0; --d) {
-    const int64_t q = i / l.size[d];
-    off += (i - q * l.size[d]) * in.stride[d];
-    i = q;
-  }
+  auto add = [&](int d, int64_t idx) { off += idx * in.stride[d]; };
+  if (l.index32) split_index32(l.div, l.nd, uint32_t(i), add);
+  else split_index(l.size, l.nd, i, add);
   return off;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "backend/cuda/index_divider.h"
 #include "backend/dtype.h"
 
 namespace nn::backend::cuda {
@@ -28,6 +29,8 @@ struct EwLaunch {
   int64_t n = 0;        // output elements
   int nd = 0;           // dims of the launch (the output's, merged where possible)
   int64_t size[kDims] = {};
+  bool index32 = false;        // n < 2^31: broadcast offsets divide by `div`
+  IndexDivider div[kDims] = {};
   int count = 0;        // inputs
   EwInput in[3];
   double p0 = 0, p1 = 0;  // op parameters: slope, approximate, momentum, scale

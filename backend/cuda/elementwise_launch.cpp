@@ -78,6 +78,7 @@ void run_elementwise(const char* name, EwOp op, DType compute, Tensor& out, std:
   l.p1 = params.p1;
   if (l.n == 0) return;
   layout(out.shape(), in, l);
+  l.index32 = make_dividers(l.nd, l.size, l.n, l.div);
   const DType* as = read_as.begin();
   for (size_t k = 0; k < in.size(); ++k) {
     EwInput& e = l.in[k];

@@ -208,9 +208,26 @@ __host__ __device__ inline int64_t bn_parts(const BnLaunch& g) {
   return p < 1 ? 1 : p;
 }
 
+// Element e of channel c's n * s values, in NCHW order.
 __device__ inline int64_t bn_at(const BnLaunch& g, int64_t c, int64_t e) {
-  const int64_t n = e / g.s;
+  const int64_t n = g.index32 ? int64_t(g.by_s.div(uint32_t(e))) : e / g.s;
   return (n * g.c + c) * g.s + (e - n * g.s);
+}
+
+// The channel of element i of x.
+__device__ inline int64_t bn_channel(const BnLaunch& g, int64_t i) {
+  if (g.index32) {
+    const uint32_t q = g.by_s.div(uint32_t(i));
+    return int64_t(q - g.by_c.div(q) * uint32_t(g.c));
+  }
+  return (i / g.s) % g.c;
+}
+
+// g with its dividers, for the launches below.
+BnLaunch with_dividers(BnLaunch g) {
+  g.index32 = g.n * g.c * g.s < kMaxIndex32 && g.c > 0 && g.s > 0;
+  if (g.index32) g.by_s = IndexDivider(uint32_t(g.s)), g.by_c = IndexDivider(uint32_t(g.c));
+  return g;
 }
 
 __device__ inline void part_range(const BnLaunch& g, int64_t part, int64_t parts, int64_t& b, int64_t& e) {
@@ -288,7 +305,7 @@ template <class T>
 __global__ void bn_apply(BnLaunch g, const T* x, const math_t<T>* affine, T* y) {
   const int64_t total = g.n * g.c * g.s;
   for (int64_t i = global_index(); i < total; i += grid_stride()) {
-    const int64_t c = (i / g.s) % g.c;
+    const int64_t c = bn_channel(g, i);
     y[i] = narrow<T>((widen(x[i]) - affine[c * 3]) * affine[c * 3 + 1] + affine[c * 3 + 2]);
   }
 }
@@ -335,7 +352,7 @@ template <class T>
 __global__ void bn_grad_apply(BnLaunch g, const T* dy, const T* x, const double* coef, T* dx) {
   const int64_t total = g.n * g.c * g.s;
   for (int64_t i = global_index(); i < total; i += grid_stride()) {
-    const int64_t c = (i / g.s) % g.c;
+    const int64_t c = bn_channel(g, i);
     dx[i] = narrow<T>(coef[c * 3] * double(widen(dy[i])) + coef[c * 3 + 1] * double(widen(x[i])) + coef[c * 3 + 2]);
   }
 }
@@ -434,8 +451,9 @@ size_t bn_scratch_bytes(const BnLaunch& g) {
   return size_t(g.c * bn_parts(g) * 3) * sizeof(double) + size_t(g.c * 3) * sizeof(double);
 }
 
-void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean,
+void bn_train_launch(const BnLaunch& plain, const void* x, const void* gamma, const void* beta, void* y, void* mean,
                      void* var, void* scratch, cudaStream_t s) {
+  const BnLaunch g = with_dividers(plain);
   if (g.c == 0) return;
   const int64_t parts = bn_parts(g);
   double* part = static_cast<double*>(scratch);
@@ -453,8 +471,9 @@ void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const 
   });
 }
 
-void bn_apply_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, const void* mean,
+void bn_apply_launch(const BnLaunch& plain, const void* x, const void* gamma, const void* beta, const void* mean,
                      const void* var, void* y, void* scratch, cudaStream_t s) {
+  const BnLaunch g = with_dividers(plain);
   const int64_t total = g.n * g.c * g.s;
   if (total == 0) return;
   with_float_type(g.dtype, [&]<class T>() {
@@ -466,8 +485,9 @@ void bn_apply_launch(const BnLaunch& g, const void* x, const void* gamma, const 
   });
 }
 
-void bn_backward_launch(const BnLaunch& g, const void* dy, const void* x, const void* gamma, const void* mean,
+void bn_backward_launch(const BnLaunch& plain, const void* dy, const void* x, const void* gamma, const void* mean,
                         const void* var, void* dx, void* dgamma, void* dbeta, void* scratch, cudaStream_t s) {
+  const BnLaunch g = with_dividers(plain);
   if (g.c == 0) return;
   const int64_t parts = bn_parts(g);
   double* part = static_cast<double*>(scratch);

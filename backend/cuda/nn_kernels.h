@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "backend/cuda/index_divider.h"
 #include "backend/dtype.h"
 
 namespace nn::backend::cuda {
@@ -47,6 +48,9 @@ struct BnLaunch {
   int64_t n = 0, c = 0, s = 1;
   double eps = 1e-5;
   DType dtype = DType::f32;
+  // Set by the launches: n * c * s < 2^31, and dividers by s and by c.
+  bool index32 = false;
+  IndexDivider by_s, by_c;
 };
 size_t bn_scratch_bytes(const BnLaunch& g);
 void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean,

@@ -20,6 +20,8 @@ void geometry(const Shape& shape, const std::vector<int64_t>& axes, ReduceLaunch
   for (int i = 0; i < g.kept.n; ++i) l.kept_size[i] = g.kept.size[i], l.kept_stride[i] = g.kept.stride[i];
   for (int i = 0; i < g.reduced.n; ++i) l.red_size[i] = g.reduced.size[i], l.red_stride[i] = g.reduced.stride[i];
   l.work = shape.numel() == 0 ? 0 : g.reduced.count();
+  l.index32 = make_dividers(l.kept_n, l.kept_size, shape.numel(), l.kept_div) &&
+              make_dividers(l.red_n, l.red_size, shape.numel(), l.red_div);
 }
 
 template <ReduceOp Op>

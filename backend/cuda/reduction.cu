@@ -14,13 +14,14 @@ namespace {
 // The accumulation rules (backend/ops/reduce_rules.h), the CPU kernels' own.
 using reduce::MaxRule, reduce::MinRule, reduce::ProdRule, reduce::SumRule, reduce::better, reduce::is_nan;
 
-__device__ inline int64_t offset_in(const int64_t* size, const int64_t* stride, int n, int64_t i) {
+// Index i of a space of n dims (sizes, strides; dividers for the 32-bit
+// path when `div`) as an offset.
+__device__ inline int64_t offset_in(const int64_t* size, const int64_t* stride, const IndexDivider* div, int n,
+                                    int64_t i) {
   int64_t off = 0;
-  for (int k = n - 1; k >= 0; --k) {
-    const int64_t q = i / size[k];
-    off += (i - q * size[k]) * stride[k];
-    i = q;
-  }
+  auto add = [&](int d, int64_t idx) { off += idx * stride[d]; };
+  if (div) split_index32(div, n, uint32_t(i), add);
+  else split_index(size, n, i, add);
   return off;
 }
 
@@ -33,12 +34,13 @@ template <class T, class R>
 __device__ inline typename R::Acc fold_part(const ReduceLaunch& l, int64_t o, int64_t c, int64_t first, int64_t step) {
   using Acc = typename R::Acc;
   const T* x = static_cast<const T*>(l.x);
-  const int64_t base = offset_in(l.kept_size, l.kept_stride, l.kept_n, o);
+  const int64_t base = offset_in(l.kept_size, l.kept_stride, l.index32 ? l.kept_div : nullptr, l.kept_n, o);
   const int64_t len = (l.work + l.chunks - 1) / l.chunks;
   const int64_t b = c * len, e = b + len < l.work ? b + len : l.work;
   Acc acc = R::init();
   for (int64_t r = b + first; r < e; r += step)
-    acc = R::merge(acc, Acc(widen(x[base + offset_in(l.red_size, l.red_stride, l.red_n, r)])));
+    acc = R::merge(acc, Acc(widen(x[base + offset_in(l.red_size, l.red_stride, l.index32 ? l.red_div : nullptr,
+                                                     l.red_n, r)])));
   return acc;
 }
 

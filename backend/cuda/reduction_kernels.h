@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "backend/cuda/elementwise_kernels.h"
+#include "backend/cuda/index_divider.h"
 
 namespace nn::backend::cuda {
 
@@ -24,6 +25,8 @@ struct ReduceLaunch {
   int64_t kept_size[kDims] = {}, kept_stride[kDims] = {};
   int64_t red_size[kDims] = {}, red_stride[kDims] = {};
   int64_t out_count = 0, work = 0;  // results; elements folded into each
+  bool index32 = false;             // x has < 2^31 elements: indices divide by these
+  IndexDivider kept_div[kDims] = {}, red_div[kDims] = {};
   bool inner_reduced = false;       // is x's innermost merged dim reduced?
   // Set by plan_reduce: a block of threads per result (long reductions over
   // the innermost dim) or a thread per result; large reductions into few

@@ -19,6 +19,7 @@ void strided_copy(CudaDevice& dev, const void* src, void* dst, size_t elem_size,
     l.dst_stride[d] = c.dst_strides[size_t(d)];
     l.n *= l.size[d];
   }
+  l.index32 = make_dividers(l.nd, l.size, l.n, l.div);
   // A copy that is one contiguous run is a plain device copy.
   if (l.nd == 1 && l.src_stride[0] == 1 && l.dst_stride[0] == 1) {
     dev.copy(dst, src, size_t(l.n) * elem_size);
