@@ -3,10 +3,10 @@
 // Montgomery's method, as PyTorch's IntDivider), where a 64-bit `/` is a
 // long software routine on a GPU and a 32-bit one about twenty
 // instructions. Kernels turning a flat index into per-dimension ones
-// (broadcasts, strided copies, batch norm's channel) divide once per
-// dimension per element, which made them compute-bound. Plain C++ on the
-// host (where the tests check it against `/`), __host__ __device__ for
-// nvcc.
+// (broadcasts, strided copies, reductions, batch norm's channel) divide
+// once per dimension per element of what is otherwise a memory-bound loop.
+// Plain C++ on the host (where the tests check it against `/`),
+// __host__ __device__ for nvcc.
 #pragma once
 #include <cstdint>
 
@@ -45,9 +45,11 @@ struct IndexDivider {
 
 // The dividers of an index space's dims (sizes in `size`, n elements in all)
 // when it takes the 32-bit path; false, leaving `div` as it is, when it is
-// too large for it.
+// too large for it or empty (a size of 0 has no divider).
 inline bool make_dividers(int nd, const int64_t* size, int64_t n, IndexDivider* div) {
-  if (n >= kMaxIndex32) return false;
+  if (n <= 0 || n >= kMaxIndex32) return false;
+  for (int d = 0; d < nd; ++d)
+    if (size[d] < 1) return false;
   for (int d = 0; d < nd; ++d) div[d] = IndexDivider(uint32_t(size[d]));
   return true;
 }

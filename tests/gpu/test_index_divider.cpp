@@ -106,5 +106,10 @@ TEST_CASE("index divider: a flat index splits into the per-dim indices of its sh
   int64_t big[2] = {int64_t(1) << 16, int64_t(1) << 15};
   IndexDivider unused[2];
   CHECK_FALSE(make_dividers(2, big, big[0] * big[1], unused));
-  CHECK(make_dividers(2, big, big[0] * big[1] - 1, unused));
+  int64_t fits[2] = {int64_t(1) << 16, (int64_t(1) << 15) - 1};
+  CHECK(make_dividers(2, fits, fits[0] * fits[1], unused));
+  CHECK(unused[1].divisor == uint32_t(fits[1]));
+  // An empty space (a reduction of an empty tensor) has no dividers.
+  int64_t empty[2] = {4, 0};
+  CHECK_FALSE(make_dividers(2, empty, 0, unused));
 }
