@@ -147,7 +147,6 @@ std::string bench_dir() {
   return env && *env ? env : NN_BENCH_DIR;
 }
 
-// PyTorch's steps, from bench/torch_gpu.py in a child process.
 // PyTorch's settings (torch_gpu.py's last argument) and the name of their row.
 struct TorchMode {
   const char* arg;
@@ -156,6 +155,7 @@ struct TorchMode {
 const TorchMode kTorchModes[] = {
     {"f32", "PyTorch f32"}, {"deterministic", "PyTorch f32 determ."}, {"tf32", "PyTorch (TF32)"}};
 
+// PyTorch's steps, from bench/torch_gpu.py in a child process.
 Row run_torch(const std::string& model, const char* torch_model, int64_t batch, int steps, int warmup,
               const TorchMode& mode) {
   Row row;
