@@ -4,7 +4,6 @@
 // run records its eager ops and its graphs' nodes with their phases.
 #include <doctest/doctest.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
