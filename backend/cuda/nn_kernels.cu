@@ -210,23 +210,23 @@ __host__ __device__ inline int64_t bn_parts(const BnLaunch& g) {
 
 // Element e of channel c's n * s values, in NCHW order.
 __device__ inline int64_t bn_at(const BnLaunch& g, int64_t c, int64_t e) {
-  const int64_t n = g.index32 ? int64_t(g.by_s.div(uint32_t(e))) : e / g.s;
+  const int64_t n = g.index32 ? int64_t(g.div[2].div(uint32_t(e))) : e / g.s;
   return (n * g.c + c) * g.s + (e - n * g.s);
 }
 
 // The channel of element i of x.
 __device__ inline int64_t bn_channel(const BnLaunch& g, int64_t i) {
   if (g.index32) {
-    const uint32_t q = g.by_s.div(uint32_t(i));
-    return int64_t(q - g.by_c.div(q) * uint32_t(g.c));
+    const uint32_t q = g.div[2].div(uint32_t(i));
+    return int64_t(q - g.div[1].div(q) * g.div[1].divisor);
   }
   return (i / g.s) % g.c;
 }
 
 // g with its dividers, for the launches below.
 BnLaunch with_dividers(BnLaunch g) {
-  g.index32 = g.n * g.c * g.s < kMaxIndex32 && g.c > 0 && g.s > 0;
-  if (g.index32) g.by_s = IndexDivider(uint32_t(g.s)), g.by_c = IndexDivider(uint32_t(g.c));
+  const int64_t size[3] = {g.n, g.c, g.s};
+  g.index32 = make_dividers(3, size, g.n * g.c * g.s, g.div);
   return g;
 }
 

@@ -48,9 +48,9 @@ struct BnLaunch {
   int64_t n = 0, c = 0, s = 1;
   double eps = 1e-5;
   DType dtype = DType::f32;
-  // Set by the launches: n * c * s < 2^31, and dividers by s and by c.
+  // Set by the launches: n * c * s < 2^31, and the dividers of (n, c, s).
   bool index32 = false;
-  IndexDivider by_s, by_c;
+  IndexDivider div[3];
 };
 size_t bn_scratch_bytes(const BnLaunch& g);
 void bn_train_launch(const BnLaunch& g, const void* x, const void* gamma, const void* beta, void* y, void* mean,
