@@ -13,6 +13,7 @@ std::unique_ptr<Pass> make_broadcast_into_consumer();
 std::unique_ptr<Pass> make_transpose_into_matmul();
 std::unique_ptr<Pass> make_common_subexpr();
 std::unique_ptr<Pass> make_recompute();
+std::unique_ptr<Pass> make_batch_norm_apply_into_elementwise();
 std::unique_ptr<Pass> make_fuse_elementwise();
 std::unique_ptr<Pass> make_fuse_matmul_epilogue();
 std::unique_ptr<Pass> make_dead_code();
@@ -30,6 +31,7 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   // Before fusion, which then merges the recomputed ops with the backward's.
   p.push_back(make_recompute());
   p.push_back(make_dead_code());
+  p.push_back(make_batch_norm_apply_into_elementwise());
   p.push_back(make_fuse_elementwise());
   p.push_back(make_fuse_matmul_epilogue());
   // Last: its annotations name input positions, which a later rewrite of
@@ -48,7 +50,7 @@ std::vector<PassResult> optimize(Graph& g, const std::set<std::string>& disabled
                                  const std::function<void(const std::string&, const Graph&)>& after) {
   std::vector<PassResult> results;
   for (auto& pass : default_passes()) {
-    if (disabled.contains(pass->name())) continue;
+    if (disabled.contains(pass->name()) || (pass->serves() && disabled.contains(pass->serves()))) continue;
     auto t0 = std::chrono::steady_clock::now();
     PassResult r;
     r.pass = pass->name();

@@ -27,6 +27,9 @@ class Pass {
   virtual const char* name() const = 0;
   // Rewrites g; returns how many places changed.
   virtual size_t run(Graph& g) = 0;
+  // The pass this one only prepares for, or null: turning that one off
+  // turns this one off too.
+  virtual const char* serves() const { return nullptr; }
 };
 
 // The passes in pipeline order.
@@ -34,7 +37,8 @@ std::vector<std::unique_ptr<Pass>> default_passes();
 // Names of every pass, for --no-pass and its error message.
 std::vector<std::string> pass_names();
 
-// Runs the pipeline on g, skipping the passes named in `disabled`; calls
+// Runs the pipeline on g, skipping the passes named in `disabled` (and
+// those serving one of them); calls
 // `after` with each pass's name and the graph it left (nn ir --dump-passes).
 std::vector<PassResult> optimize(Graph& g, const std::set<std::string>& disabled = {},
                                  const std::function<void(const std::string&, const Graph&)>& after = {});

@@ -157,6 +157,8 @@ bool ew_launch(EwOp op, DType t, DType out, const EwLaunch& l, cudaStream_t s) {
     case EwOp::cast: return with_any_type(out, [&]<class R>() { run1<math_t<R>, R>(l, s, Identity{}); });
     case EwOp::running_stat_update:
       return with_float_type(t, [&]<class R>() { run2<math_t<R>, R>(l, s, RunningUpdate{l.p0, l.p1}); });
+    case EwOp::batch_norm_scale:
+      return with_float_type(t, [&]<class R>() { run2<math_t<R>, R>(l, s, BatchNormScale{l.p0}); });
   }
   return false;
 }

@@ -56,6 +56,8 @@ enum class EwOp : uint8_t {
   cast,
   // running = (1 - p0) running + p0 * p1 * stat (batch norm's running statistics)
   running_stat_update,
+  // gamma / sqrt(var + p0) (batch norm's per-channel scale)
+  batch_norm_scale,
 };
 
 // Runs `op` computing in `compute`; the output has `out` dtype. Throws

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "backend/cuda/broadcast_dims.h"
 #include "backend/half.h"
 #include "backend/ops/elementwise.h"
 
@@ -24,46 +25,6 @@ uint64_t host_bits(const Tensor& t, DType as) {
   return bits;
 }
 
-// Each input's strides aligned to the output's dims (0 where it broadcasts);
-// then extent-1 dims are dropped and a dim is merged into the one inside it
-// when every strided input steps across both as if they were one.
-void layout(const Shape& out, std::span<const Tensor> in, EwLaunch& l) {
-  const int od = out.ndim();
-  int64_t st[3][kMaxDims] = {};
-  for (size_t k = 0; k < in.size(); ++k) {
-    const Shape& s = in[k].shape();
-    int64_t acc = 1;
-    for (int d = od - 1; d >= 0; --d) {
-      const int sd = d - (od - s.ndim());
-      const int64_t e = sd >= 0 ? s[sd] : 1;
-      st[k][d] = e == 1 ? 0 : acc;
-      acc *= e;
-    }
-  }
-  l.nd = 0;
-  for (int d = 0; d < od; ++d) {
-    if (out[d] == 1) continue;
-    if (l.nd > 0) {
-      const int inner = l.nd - 1;
-      bool merge = true;
-      for (size_t k = 0; k < in.size() && merge; ++k) merge = l.in[k].stride[inner] == st[k][d] * out[d];
-      if (merge) {
-        l.size[inner] *= out[d];
-        for (size_t k = 0; k < in.size(); ++k) l.in[k].stride[inner] = st[k][d];
-        continue;
-      }
-    }
-    l.size[l.nd] = out[d];
-    for (size_t k = 0; k < in.size(); ++k) l.in[k].stride[l.nd] = st[k][d];
-    ++l.nd;
-  }
-  if (l.nd == 0) {
-    l.nd = 1;
-    l.size[0] = 1;
-    for (size_t k = 0; k < in.size(); ++k) l.in[k].stride[0] = 0;
-  }
-}
-
 }  // namespace
 
 void run_elementwise(const char* name, EwOp op, DType compute, Tensor& out, std::span<const Tensor> in,
@@ -77,7 +38,12 @@ void run_elementwise(const char* name, EwOp op, DType compute, Tensor& out, std:
   l.p0 = params.p0;
   l.p1 = params.p1;
   if (l.n == 0) return;
-  layout(out.shape(), in, l);
+  const BroadcastDims dims = broadcast_dims(out.shape(), in);
+  l.nd = dims.nd;
+  for (int d = 0; d < l.nd; ++d) {
+    l.size[d] = dims.size[d];
+    for (size_t k = 0; k < in.size(); ++k) l.in[k].stride[d] = dims.stride[k][size_t(d)];
+  }
   l.index32 = make_dividers(l.nd, l.size, l.n, l.div);
   const DType* as = read_as.begin();
   for (size_t k = 0; k < in.size(); ++k) {

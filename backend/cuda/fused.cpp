@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cuda/broadcast_dims.h"
 #include "backend/cuda/cuda_device.h"
 #include "backend/cuda/fused_source.h"
 #include "backend/cuda/nvrtc_compiler.h"
@@ -52,25 +53,6 @@ cudaKernel_t kernel_for(CudaDevice& dev, const ProgramPtr& p, const std::vector<
   return kernel;
 }
 
-// Input k's strides over the program's dims (0 where it broadcasts), as
-// NumPy aligns shapes from the right; the flat bit when it has the
-// program's shape (tensors are contiguous).
-void layout(const Shape& shape, std::span<const Tensor> in, FusedArgs& a) {
-  a.nd = shape.ndim();
-  for (int d = 0; d < a.nd; ++d) a.size[d] = shape[d];
-  for (size_t k = 0; k < in.size(); ++k) {
-    const Shape& s = in[k].shape();
-    if (s == shape) a.flat |= 1u << k;
-    int64_t acc = 1;
-    for (int d = a.nd - 1; d >= 0; --d) {
-      const int sd = d - (a.nd - s.ndim());
-      const int64_t e = sd >= 0 ? s[sd] : 1;
-      a.stride[k][d] = e == 1 ? 0 : acc;
-      acc *= e;
-    }
-  }
-}
-
 void fused_cuda(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   CudaDevice& dev = call_device(in, out);
   const ProgramPtr& program = attrs.get<ProgramPtr>("program");
@@ -85,7 +67,13 @@ void fused_cuda(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& 
   FusedArgs a;
   a.n = p.shape.numel();
   if (a.n == 0) return;
-  layout(p.shape, in, a);
+  const BroadcastDims dims = broadcast_dims(p.shape, in);
+  a.nd = dims.nd;
+  for (int d = 0; d < a.nd; ++d) {
+    a.size[d] = dims.size[d];
+    for (size_t k = 0; k < in.size(); ++k) a.stride[k][d] = dims.stride[k][size_t(d)];
+  }
+  a.index32 = make_dividers(a.nd, a.size, a.n, a.div);
   for (size_t k = 0; k < in.size(); ++k) a.in[k] = in[k].raw_data();
   for (size_t k = 0; k < out.size(); ++k) a.out[k] = out[k].raw_data();
   constexpr int threads = 256;

@@ -4,13 +4,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "backend/op_registry.h"
 
 namespace nn::backend::cuda {
 
-extern const char* const kElementwiseMathSource;  // ops/elementwise_math.h, embedded at build time
+// Embedded at build time: ops/elementwise_math.h and cuda/index_divider.h.
+extern const char* const kElementwiseMathSource;
+extern const char* const kIndexDividerSource;
 
 namespace {
 
@@ -75,40 +78,31 @@ std::optional<std::string> fused_kernel_source(const FusedProgram& p, std::span<
     if (!c_type(t)) return std::nullopt;
 
   std::string s = kElementwiseMathSource;
+  s += kIndexDividerSource;
   s += fmt::format(R"(
 struct FusedArgs {{
   long long n;
   int nd;
-  unsigned flat;
+  int index32;
   long long size[{2}];
+  nn::backend::cuda::IndexDivider div[{2}];
   long long stride[{0}][{2}];
   const void* in[{0}];
   void* out[{1}];
 }};
 static_assert(sizeof(FusedArgs) == {3}, "FusedArgs differs from the host's");
 
-__device__ inline long long nn_offset(const FusedArgs& a, int k, long long i) {{
-  long long off = 0;
-  for (int d = a.nd - 1; d >= 0; --d) {{
-    const long long q = i / a.size[d];
-    off += (i - q * a.size[d]) * a.stride[k][d];
-    i = q;
-  }}
-  return off;
-}}
-
-extern "C" __global__ void nn_fused(const FusedArgs a) {{
+// Element i: input k at offset o[k].
+template <class Off>
+__device__ inline void nn_element(const FusedArgs& a, long long i, const Off* o) {{
   using namespace nn::backend::math;
   using T = {4};
-  const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {{
 )",
                    kFusedInputs, kFusedOutputs, kFusedDims, sizeof(FusedArgs), c_type(p.compute));
   for (size_t k = 0; k < inputs.size(); ++k)
-    s += fmt::format("    const T x{0} = T(static_cast<const {1}*>(a.in[{0}])[(a.flat >> {0} & 1u) ? i : nn_offset(a, {0}, i)]);\n",
-                     k, c_type(inputs[k]));
+    s += fmt::format("  const T x{0} = T(static_cast<const {1}*>(a.in[{0}])[o[{0}]]);\n", k, c_type(inputs[k]));
   for (size_t k = 0; k < p.immediates.size(); ++k)
-    s += fmt::format("    const T m{} = T({});\n", k, literal(p.immediates[k]));
+    s += fmt::format("  const T m{} = T({});\n", k, literal(p.immediates[k]));
   for (size_t k = 0; k < p.steps.size(); ++k) {
     const FusedProgram::Step& st = p.steps[k];
     if (!st.op) return std::nullopt;
@@ -135,17 +129,42 @@ extern "C" __global__ void nn_fused(const FusedArgs a) {{
         expr += ")";
       }
     }
-    s += fmt::format("    T t{} = T({});\n", k, expr);
-    if (st.dtype == DType::boolean) s += fmt::format("    t{0} = t{0} != T(0) ? T(1) : T(0);\n", k);
+    s += fmt::format("  T t{} = T({});\n", k, expr);
+    if (st.dtype == DType::boolean) s += fmt::format("  t{0} = t{0} != T(0) ? T(1) : T(0);\n", k);
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (outputs[k] == DType::boolean)
-      s += fmt::format("    static_cast<bool*>(a.out[{}])[i] = t{} != T(0);\n", k, p.outputs[k]);
+      s += fmt::format("  static_cast<bool*>(a.out[{}])[i] = t{} != T(0);\n", k, p.outputs[k]);
     else
-      s += fmt::format("    static_cast<{}*>(a.out[{}])[i] = {}(t{});\n", c_type(outputs[k]), k, c_type(outputs[k]),
+      s += fmt::format("  static_cast<{}*>(a.out[{}])[i] = {}(t{});\n", c_type(outputs[k]), k, c_type(outputs[k]),
                        p.outputs[k]);
   }
-  s += "  }\n}\n";
+  // The loop: each index split once (32-bit when the space allows), each
+  // input's offset summed from the parts.
+  s += fmt::format(R"(}}
+
+extern "C" __global__ void nn_fused(const FusedArgs a) {{
+  using namespace nn::backend::cuda;
+  constexpr int K = {0};
+  const long long step = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {{
+    if (a.index32) {{
+      unsigned o[K] = {{}};
+      split_index32(a.div, a.nd, unsigned(i), [&](int d, long long at) {{
+        for (int k = 0; k < K; ++k) o[k] += unsigned(at) * unsigned(a.stride[k][d]);
+      }});
+      nn_element(a, i, o);
+    }} else {{
+      long long o[K] = {{}};
+      split_index(a.size, a.nd, i, [&](int d, long long at) {{
+        for (int k = 0; k < K; ++k) o[k] += at * a.stride[k][d];
+      }});
+      nn_element(a, i, o);
+    }}
+  }}
+}}
+)",
+                   std::max<size_t>(inputs.size(), 1));
   return s;
 }
 

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "backend/cuda/index_divider.h"
 #include "backend/dtype.h"
 #include "backend/ops/fused_program.h"
 
@@ -21,12 +22,15 @@ namespace nn::backend::cuda {
 // stay within the 4 KiB every GPU accepts).
 constexpr int kFusedInputs = kGpuFusedInputs, kFusedOutputs = kGpuFusedOutputs, kFusedDims = 8;
 
-// The kernel's one argument, as the generated source declares it.
+// The kernel's one argument, as the generated source declares it. The
+// kernel splits each element's index into the dims once, and finds every
+// input's offset from the parts.
 struct FusedArgs {
   int64_t n = 0;  // elements of the program's shape
-  int32_t nd = 0;
-  uint32_t flat = 0;  // bit k: input k has the program's shape and is contiguous
+  int32_t nd = 0;  // dims walked (broadcast_dims.h)
+  int32_t index32 = 0;  // n < 2^31: the dims split with `div`, offsets in 32 bits
   int64_t size[kFusedDims] = {};
+  IndexDivider div[kFusedDims] = {};
   int64_t stride[kFusedInputs][kFusedDims] = {};  // elements; 0 where input k broadcasts
   const void* in[kFusedInputs] = {};
   void* out[kFusedOutputs] = {};

@@ -6,9 +6,16 @@
 // (broadcasts, strided copies, reductions, batch norm's channel) divide
 // once per dimension per element of what is otherwise a memory-bound loop.
 // Plain C++ on the host (where the tests check it against `/`),
-// __host__ __device__ for nvcc.
+// __host__ __device__ for nvcc, and part of the prelude NVRTC compiles the
+// fused kernels with (cuda/fused_source.cpp), where there is no <cstdint>.
 #pragma once
+#if defined(__CUDACC_RTC__)
+using uint32_t = unsigned;
+using uint64_t = unsigned long long;
+using int64_t = long long;
+#else
 #include <cstdint>
+#endif
 
 namespace nn::backend::cuda {
 
@@ -25,12 +32,14 @@ struct IndexDivider {
   uint32_t divisor = 1, multiplier = 0, shift = 0;
 
   IndexDivider() = default;
+#if !defined(__CUDACC_RTC__)  // NVRTC compiles device code only
   // d in [1, 2^31]: the smallest shift with 2^shift >= d, and the
   // multiplier m = floor(2^32 (2^shift - d) / d) + 1, which fits 32 bits.
   explicit IndexDivider(uint32_t d) : divisor(d) {
     while (shift < 32 && (uint64_t(1) << shift) < d) ++shift;
     multiplier = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - d)) / d + 1);
   }
+#endif
 
   // n / divisor for n < 2^31 (so that hi + n cannot overflow).
   NN_INDEX_HD uint32_t div(uint32_t n) const {
@@ -43,6 +52,7 @@ struct IndexDivider {
   }
 };
 
+#if !defined(__CUDACC_RTC__)
 // The dividers of an index space's dims (sizes in `size`, n elements in all)
 // when it takes the 32-bit path; false, leaving `div` as it is, when it is
 // too large for it or empty (a size of 0 has no divider).
@@ -53,6 +63,7 @@ inline bool make_dividers(int nd, const int64_t* size, int64_t n, IndexDivider* 
   for (int d = 0; d < nd; ++d) div[d] = IndexDivider(uint32_t(size[d]));
   return true;
 }
+#endif
 
 // Flat index i of an index space of nd dims, split into its per-dim
 // indices: f(d, index) for each dim, innermost first (the outermost takes

@@ -6,6 +6,7 @@
 // several; partial sums meet in a fixed tree and a fixed order.
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/nn_kernels.h"
+#include "backend/ops/elementwise_math.h"
 
 namespace nn::backend::cuda {
 namespace {
@@ -267,9 +268,8 @@ __global__ void bn_stat_parts(BnLaunch g, const T* x, double* parts) {
 template <class T>
 __device__ inline void bn_affine(const BnLaunch& g, int64_t c, const T* gamma, const T* beta, const T* mean,
                                  const T* var, math_t<T>* affine) {
-  using M = math_t<T>;
   affine[c * 3] = widen(mean[c]);
-  affine[c * 3 + 1] = M(double(widen(gamma[c])) / sqrt(double(widen(var[c])) + g.eps));
+  affine[c * 3 + 1] = math::BatchNormScale{g.eps}(widen(gamma[c]), widen(var[c]));
   affine[c * 3 + 2] = widen(beta[c]);
 }
 

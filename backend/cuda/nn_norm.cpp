@@ -1,5 +1,5 @@
-// CUDA kernels of batch norm (training forward, backward and apply, and the
-// in-place running-statistics update) and layer norm (forward and
+// CUDA kernels of batch norm (training forward, backward and apply, the
+// per-channel scale, and the in-place running-statistics update) and layer norm (forward and
 // backward) (backend/ops/nn_norm.cpp).
 #include "backend/cuda/elementwise_launch.h"
 #include "backend/cuda/nn_kernels.h"
@@ -54,6 +54,11 @@ void running_update(std::span<const Tensor> in, std::span<Tensor> out, const Att
                   {attrs.get<double>("momentum"), attrs.get<double>("scale")});
 }
 
+void bn_scale(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const DType t = out[0].dtype();
+  run_elementwise("batch_norm_scale", EwOp::batch_norm_scale, t, out[0], in, {t, t}, {attrs.get<double>("eps")});
+}
+
 LnLaunch ln_of(const Tensor& x, const Tensor& gamma, const Attrs& attrs) {
   LnLaunch g;
   g.d = gamma.numel();
@@ -88,6 +93,7 @@ void register_nn_norm(Registry& r) {
   r.edit("batch_norm_train").cuda = bn_train;
   r.edit("batch_norm_backward").cuda = bn_backward;
   r.edit("batch_norm_apply").cuda = bn_apply;
+  r.edit("batch_norm_scale").cuda = bn_scale;
   r.edit("running_stat_update").cuda = running_update;
   r.edit("layer_norm").cuda = ln;
   r.edit("layer_norm_backward").cuda = ln_backward;

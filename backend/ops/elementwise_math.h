@@ -295,6 +295,15 @@ struct IsNan {
   }
 };
 
+// Batch norm's per-channel scale gamma / sqrt(var + eps), in double and
+// rounded once: batch_norm_train, batch_norm_apply and batch_norm_scale all
+// take it from var as stored, so y made again from the saved statistics is
+// the forward's bit for bit.
+struct BatchNormScale {
+  double eps;
+  template <class T> NN_HD T operator()(T gamma, T var) const { return T(double(gamma) / sqrt(double(var) + eps)); }
+};
+
 // Batch norm's running statistics: running = (1 - m) running + m * scale * stat.
 struct RunningUpdate {
   double momentum, scale;

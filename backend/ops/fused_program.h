@@ -21,7 +21,7 @@ struct OpDef;
 
 // The most inputs and outputs a fused node may have on a GPU: its kernel
 // takes their pointers and strides as arguments (backend/cuda/fused.cpp).
-constexpr int kGpuFusedInputs = 16, kGpuFusedOutputs = 8;
+constexpr int kGpuFusedInputs = 32, kGpuFusedOutputs = 8;
 
 struct FusedProgram {
   // Where a step reads an operand: an input of the node, the result of an

@@ -11,6 +11,11 @@
 //    y again from its statistics, bit for bit (both round the per-channel
 //    scale from var as stored). The `recompute` pass calls it in the
 //    backward rather than keeping y (ir/passes/recompute.cpp).
+//  - batch_norm_scale (gamma, var) -> gamma / sqrt(var + eps), per channel,
+//    rounded as the two above round it: the pass
+//    batch-norm-apply-into-elementwise writes batch_norm_apply as
+//    (x - mean) * scale + beta with it, which fusion then merges with the
+//    ops reading y.
 //  - running_stat_update (running, stat): running = (1 - m) running +
 //    m * scale * stat, written in place (Effect::stateful, as assign_slice:
 //    eagerly it writes the tensor, under a tracer it becomes a state update).
@@ -89,6 +94,14 @@ OutTypes bn_apply_type(std::span<const TensorType> in, const Attrs&) {
   return {TensorType{in[0].dtype, in[0].shape, in[0].device}};
 }
 
+OutTypes bn_scale_type(std::span<const TensorType> in, const Attrs&) {
+  const int which[] = {0, 1};
+  require_float("batch_norm_scale", in, which);
+  if (in[0].shape.ndim() != 1 || in[1].shape != in[0].shape)
+    throw Error("batch_norm_scale: gamma " + in[0].str() + " and var " + in[1].str() + " must both be [C]");
+  return {in[0]};
+}
+
 OutTypes running_update_type(std::span<const TensorType> in, const Attrs&) {
   const int which[] = {0, 1};
   require_float("batch_norm", in, which);
@@ -109,13 +122,6 @@ void over_channels(const BnGeom& g, F f) {
 template <class T, class F>
 inline void channel_runs(T* base, const BnGeom& g, int64_t c, F f) {
   for (int64_t n = 0; n < g.n; ++n) f(base + (n * g.c + c) * g.s, g.s);
-}
-
-// The per-channel scale gamma / sqrt(var + eps), from var as stored, so
-// that batch_norm_apply gets the same one from the saved statistics.
-template <class T>
-T bn_scale(T gamma, T var, double eps) {
-  return T(double(gamma) / std::sqrt(double(var) + eps));
 }
 
 // y = (x - mean) * scale + beta over channel c, rather than x * scale +
@@ -150,7 +156,7 @@ void bn_train_forward(std::span<const Tensor> in, std::span<Tensor> out, double 
     });
     const double v = m > 0 ? q / m : 0.0;
     mean[c] = T(mu), var[c] = T(v);
-    bn_normalize(x, y, g, c, mean[c], bn_scale(gamma[c], var[c], eps), beta[c]);
+    bn_normalize(x, y, g, c, mean[c], math::BatchNormScale{eps}(gamma[c], var[c]), beta[c]);
   });
 }
 
@@ -160,7 +166,7 @@ void bn_apply_forward(std::span<const Tensor> in, std::span<Tensor> out, double 
   const T *x = in[0].data<T>(), *gamma = in[1].data<T>(), *beta = in[2].data<T>();
   const T *mean = in[3].data<T>(), *var = in[4].data<T>();
   T* y = out[0].data<T>();
-  over_channels(g, [&](int64_t c) { bn_normalize(x, y, g, c, mean[c], bn_scale(gamma[c], var[c], eps), beta[c]); });
+  over_channels(g, [&](int64_t c) { bn_normalize(x, y, g, c, mean[c], math::BatchNormScale{eps}(gamma[c], var[c]), beta[c]); });
 }
 
 void bn_train_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
@@ -173,6 +179,15 @@ void bn_apply_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
   const double eps = attrs.get<double>("eps");
   if (out[0].dtype() == DType::f64) bn_apply_forward<double>(in, out, eps);
   else bn_apply_forward<float>(in, out, eps);
+}
+
+void bn_scale_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const math::BatchNormScale f{attrs.get<double>("eps")};
+  visit_dtype(out[0].dtype() == DType::f64 ? DType::f64 : DType::f32, [&]<class T>() {
+    const T *gamma = in[0].data<T>(), *var = in[1].data<T>();
+    T* s = out[0].data<T>();
+    for (int64_t i = 0; i < out[0].numel(); ++i) s[i] = f(gamma[i], var[i]);
+  });
 }
 
 // dx = gamma * rstd / M * (M dy - sum(dy) - xhat * sum(dy xhat)).
@@ -444,6 +459,7 @@ void register_nn_norm_ops(Registry& r) {
               .backward = bn_train_backward});
   r.add(OpDef{.name = "batch_norm_backward", .num_inputs = 5, .type_rule = bn_backward_type, .cpu = bn_backward_cpu});
   r.add(OpDef{.name = "batch_norm_apply", .num_inputs = 5, .type_rule = bn_apply_type, .cpu = bn_apply_cpu});
+  r.add(OpDef{.name = "batch_norm_scale", .num_inputs = 2, .type_rule = bn_scale_type, .cpu = bn_scale_cpu});
   r.add(OpDef{.name = "running_stat_update", .num_inputs = 2, .type_rule = running_update_type,
               .cpu = running_update_cpu, .effect = Effect::stateful});
   r.add(OpDef{.name = "layer_norm", .num_inputs = 3, .type_rule = ln_type, .cpu = ln_cpu,

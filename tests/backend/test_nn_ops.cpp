@@ -130,6 +130,32 @@ TEST_CASE("batch_norm_apply remakes batch_norm_train's y bit for bit from its me
         }) == "batch_norm: mean f32[2] does not fit input f32[4, 3] (3 channels)");
 }
 
+TEST_CASE("batch_norm_scale: gamma / sqrt(var + eps), rounded once; with it the elementwise ops make batch norm's y") {
+  static const OpDef& scale = op("batch_norm_scale");
+  // By hand: 2 / sqrt(3 + 1), -3 / sqrt(15 + 1), 1 / sqrt(0 + 1).
+  Tensor s = dispatch(scale, std::vector<Tensor>{t32({2, -3, 1}), t32({3, 15, 0})}, Attrs{{"eps", 1.0}})[0];
+  CHECK(vals(s) == std::vector<double>{1, -0.75, 1});
+  // Rounded once from double: 1 / sqrt(0.1 + 1e-5) to f32, not through an f32 sqrt.
+  s = dispatch(scale, std::vector<Tensor>{t32({1}), t32({0.1})}, Attrs{{"eps", 1e-5}})[0];
+  CHECK(vals(s)[0] == double(float(1.0 / std::sqrt(double(0.1f) + 1e-5))));
+  // (x - mean) * scale + beta, op by op over [C, 1, 1] views, is batch
+  // norm's y bit for bit (what the pass batch-norm-apply-into-elementwise
+  // writes for the GPU's fused kernels).
+  for (DType dt : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dt));
+    Tensor x = rnd({4, 3, 5, 2}, dt, 31, -2, 3), gamma = rnd({3}, dt, 32), beta = rnd({3}, dt, 33);
+    const Attrs eps{{"eps", 1e-3}};
+    Tensors t = dispatch(op("batch_norm_train"), std::vector<Tensor>{x, gamma, beta}, eps);
+    Tensor sc = dispatch(scale, std::vector<Tensor>{gamma, t[2]}, eps)[0];
+    auto view = [](const Tensor& v) { return reshape(v, {3, 1, 1}); };
+    Tensor y = add(mul(sub(x, view(t[1])), view(sc)), view(beta));
+    CHECK(vals(y) == vals(t[0]));
+  }
+  CHECK(error_of([] {
+          dispatch(op("batch_norm_scale"), std::vector<Tensor>{ones({3}), ones({2})}, Attrs{{"eps", 1e-5}});
+        }) == "batch_norm_scale: gamma f32[3] and var f32[2] must both be [C]");
+}
+
 TEST_CASE("batch_norm errors") {
   Tensor rm = zeros({3}), rv = ones({3});
   CHECK(error_of([&] { batch_norm(zeros({4, 3, 2, 2}), ones({4}), zeros({3}), rm, rv, true); }) ==

@@ -1,7 +1,8 @@
 // The GPU's fused kernels as NVRTC sees them (backend/cuda/fused_source.h,
 // nvrtc_compiler.h): every op with tile kernels has a step, the source of a
 // program with every step compiles to PTX, a relu mask and an sgd update
-// read as the CPU's tile evaluator computes them, and the cache compiles a
+// read as the CPU's tile evaluator computes them, the index split shared by
+// the inputs (32-bit when the space allows), and the cache compiles a
 // source once. NVRTC needs no GPU: these run wherever the CUDA backend is
 // built.
 #include <doctest/doctest.h>
@@ -76,7 +77,7 @@ TEST_CASE("fused GPU kernels: a relu's mask and an sgd update, step by step as o
   mask.outputs = {1};
   const std::vector<DType> two = {DType::f32, DType::f32}, one = {DType::f32};
   std::string src = *cuda::fused_kernel_source(mask, two, one);
-  CHECK(contains(src, "T t0 = T(Gt{}(x0, m0));\n    t0 = t0 != T(0) ? T(1) : T(0);"));
+  CHECK(contains(src, "T t0 = T(Gt{}(x0, m0));\n  t0 = t0 != T(0) ? T(1) : T(0);"));
   CHECK(contains(src, "T t1 = T(t0 != T(0) ? x1 : m0);"));
   CHECK(contains(src, "static_cast<float*>(a.out[0])[i] = float(t1);"));
   // sgd with momentum: buf = 0.9 buf + g; p = p - 0.1 buf (two outputs).
@@ -98,8 +99,27 @@ TEST_CASE("fused GPU kernels: a relu's mask and an sgd update, step by step as o
   CHECK(&a == &b);
   CHECK(cuda::nvrtc_compilations() <= before + 1);
   // What the kernels cannot take.
-  std::vector<DType> many(17, DType::f32);
+  std::vector<DType> many(size_t(cuda::kFusedInputs) + 1, DType::f32);
   CHECK_FALSE(cuda::fused_kernel_source(sgd, many, outs));
   CHECK_FALSE(cuda::fused_kernel_source(sgd, three, std::vector<DType>{DType::f16, DType::f32}));
+}
+
+TEST_CASE("fused GPU kernels: one index split serves every input, with the 32-bit dividers when the space allows") {
+  // (x - mean) * scale + beta over as many inputs as a kernel takes: the
+  // first is x, the others per-channel operands.
+  FusedProgram p;
+  p.num_inputs = uint32_t(cuda::kFusedInputs);
+  p.steps = {step("sub", {in(0), in(1)})};
+  for (uint32_t k = 2; k < p.num_inputs; ++k)
+    p.steps.push_back(step(k % 2 ? "add" : "mul", {st(uint32_t(p.steps.size() - 1)), in(k)}));
+  p.outputs = {uint32_t(p.steps.size() - 1)};
+  const std::vector<DType> inputs(size_t(cuda::kFusedInputs), DType::f32), outputs = {DType::f32};
+  const std::string src = *cuda::fused_kernel_source(p, inputs, outputs);
+  CHECK(contains(src, "constexpr int K = 32;"));
+  CHECK(contains(src, "split_index32(a.div, a.nd, unsigned(i)"));
+  CHECK(contains(src, "const T x31 = T(static_cast<const float*>(a.in[31])[o[31]]);"));
+  const std::string& ptx = cuda::nvrtc_ptx(src, 90);
+  CHECK(contains(ptx, ".entry nn_fused"));
+  CHECK(contains(ptx, "mul.hi.u32"));  // the dividers, not a 64-bit division per dim and input
 }
 #endif

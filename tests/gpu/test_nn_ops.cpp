@@ -92,6 +92,15 @@ TEST_CASE("batch_norm_apply on the GPU remakes batch_norm_train's y there bit fo
     check_same(on_cpu(t[0]), y, 0, 0, "batch_norm_apply against batch_norm_train's y");
     Tensors c = dispatch(op("batch_norm_train"), std::vector<Tensor>{on_cpu(in[0]), on_cpu(in[1]), on_cpu(in[2])}, eps);
     check_same(c[0], y, 1e-5, 1e-5, "batch_norm_apply against the CPU");
+    // batch_norm_scale gives the CPU's bits, and the ops the pass
+    // batch-norm-apply-into-elementwise writes give y's, one by one and as
+    // one fused kernel.
+    Tensor s = dispatch(op("batch_norm_scale"), std::vector<Tensor>{in[1], t[2]}, eps)[0];
+    check_same(dispatch(op("batch_norm_scale"), std::vector<Tensor>{on_cpu(in[1]), on_cpu(t[2])}, eps)[0], s, 0, 0,
+               "batch_norm_scale against the CPU");
+    auto view = [](const Tensor& v) { return reshape(v, {3, 1, 1}); };
+    check_same(on_cpu(t[0]), add(mul(sub(in[0], view(t[1])), view(s)), view(in[2])), 0, 0,
+               "(x - mean) * scale + beta against batch_norm_train's y");
   }
 }
 

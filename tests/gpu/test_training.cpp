@@ -91,6 +91,45 @@ TEST_CASE("with GPU fusion, the digits trainings run fused NVRTC kernels and giv
   }
 }
 
+TEST_CASE("with GPU fusion, a residual block's batch norms, made again in the backward, fuse and keep the losses") {
+  NN_NEED_GPU();
+  // relu(bn(conv(x)) + x) twice: recompute makes the block's outputs again
+  // with batch_norm_apply, which batch-norm-apply-into-elementwise writes as
+  // elementwise ops that fusion folds into the backward's kernels.
+  const std::string code = R"(
+seed(0)
+let c1 = Conv2d(4, 4, 3, padding=1, bias=false)
+let b1 = BatchNorm2d(4)
+let c2 = Conv2d(4, 4, 3, padding=1, bias=false)
+let b2 = BatchNorm2d(4)
+let opt = sgd(params([c1, b1, c2, b2]), lr=0.05, momentum=0.9)
+let x = randn([8, 4, 6, 6])
+let target = randn([8, 4, 6, 6])
+graph train_step(xb) {
+  let h = relu(b1(c1(xb)) + xb)
+  let out = relu(b2(c2(h)) + h)
+  let loss = mean((out - target) * (out - target))
+  minimize(loss, opt)
+  return loss
+}
+let losses = []
+for i in 0..5 { losses.append(item(train_step(x))) }
+losses.append(graph_stats(train_step).fused_groups)
+losses
+)";
+  set_gpu_fusion(false);
+  std::vector<double> plain = numbers("cuda", code);
+  set_gpu_fusion(true);
+  std::vector<double> fused = numbers("cuda", code);
+  set_gpu_fusion(false);
+  const std::vector<double> cpu = numbers("cpu", code);
+  CHECK(plain.back() == 0);
+  CHECK(fused.back() > 0);
+  plain.pop_back(), fused.pop_back();
+  close(plain, fused, 1e-6, "residual block fused against unfused on the GPU");
+  close(std::vector<double>(cpu.begin(), cpu.end() - 1), fused, 1e-4, "residual block fused on the GPU against the CPU");
+}
+
 TEST_CASE("the digits MLP trains in f16 and in bf16 on the GPU, following f32's losses") {
   NN_NEED_GPU();
   // Params, data and every intermediate in the dtype; the optimizer's state too.

@@ -286,15 +286,6 @@ TEST_CASE("inplace after fusion: a GEMM epilogue writes over its program's dying
 
 namespace {
 
-// A GPU as the IR sees one: a device of type cuda that runs nothing (the
-// pass reads types only).
-struct FakeGpu : backend::Device {
-  FakeGpu() : Device(backend::DeviceType::cuda, 0, "cuda:0") {}
-  void copy_to_host(void*, const void*, size_t) override {}
-  void copy_from_host(void*, const void*, size_t) override {}
-  void copy(void*, const void*, size_t) override {}
-};
-
 // x0 + x1 + ... + x(n-1) on `gpu`: n - 1 adds, n inputs.
 ir::Graph gpu_sum(backend::Device* gpu, int n) {
   ir::Graph g;
@@ -309,7 +300,7 @@ ir::Graph gpu_sum(backend::Device* gpu, int n) {
 
 TEST_CASE("fuse-elementwise on a GPU: only with GPU fusion on, and no wider than its kernel takes") {
   if (!backend::cuda_built()) return;  // without the CUDA backend, GPU fusion is always off
-  FakeGpu gpu;
+  nntest::FakeGpu gpu;
   ir::Graph off = gpu_sum(&gpu, 10);
   CHECK(run_pass(off, "fuse-elementwise") == 0);
   backend::set_gpu_fusion(true);
