@@ -17,6 +17,7 @@
 // pays more for the three steps and three broadcast loads than the pass
 // saves (ResNet-8's fused nodes took 35 ms more over 20 steps, for 20 ms of
 // batch_norm_apply gone), so CPU graphs keep batch_norm_apply.
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -32,6 +33,8 @@ class BatchNormApplyIntoElementwise : public Pass {
 
   size_t run(Graph& g) override {
     g_ = &g;
+    auto is_apply = [](const Node& n) { return n.op && n.op->name == "batch_norm_apply"; };
+    if (std::none_of(g.nodes.begin(), g.nodes.end(), is_apply)) return 0;
     const Uses uses = count_uses(g);
     std::vector<std::vector<NodeId>> readers(g.values.size());
     for (NodeId i = 0; i < g.nodes.size(); ++i)
@@ -39,7 +42,7 @@ class BatchNormApplyIntoElementwise : public Pass {
     std::vector<bool> split_it(g.nodes.size());
     size_t changed = 0;
     for (NodeId i = 0; i < g.nodes.size(); ++i)
-      if (takes(g.nodes[i], uses, readers)) split_it[i] = true, ++changed;
+      if (is_apply(g.nodes[i]) && takes(g.nodes[i], uses, readers)) split_it[i] = true, ++changed;
     if (!changed) return 0;
     scales_.clear();
     views_.clear();
@@ -55,9 +58,8 @@ class BatchNormApplyIntoElementwise : public Pass {
   }
 
  private:
-  // Whether n is a batch_norm_apply whose y every reader would fuse with.
+  // Whether batch_norm_apply n's y is read only by ops fusion would merge it with.
   bool takes(const Node& n, const Uses& uses, const std::vector<std::vector<NodeId>>& readers) const {
-    if (!n.op || n.op->name != "batch_norm_apply") return false;
     const ValueId y = n.outputs[0];
     const backend::TensorType& t = g_->values[y].type;
     const uint8_t mask = t.dtype == backend::DType::f32   ? kFuseF32

@@ -38,7 +38,9 @@ BnGraph bn_inputs(backend::Device* d) {
   return b;
 }
 
-ir::ValueId apply(BnGraph& b, ir::ValueId x) { return add(b.g, "batch_norm_apply", {x, b.gamma, b.beta, b.mean, b.var}, kEps); }
+ir::ValueId apply(BnGraph& b, ir::ValueId x) {
+  return add(b.g, "batch_norm_apply", {x, b.gamma, b.beta, b.mean, b.var}, kEps);
+}
 
 // relu(batch_norm_apply(x)) on `d`.
 BnGraph bn_relu(backend::Device* d) {
@@ -90,7 +92,7 @@ TEST_CASE("pass batch-norm-apply-into-elementwise: on a GPU, (x - mean) * scale 
   CHECK(ops(b.g) == "batch_norm_scale reshape reshape reshape fused");
 }
 
-TEST_CASE("pass batch-norm-apply-into-elementwise: the copies keep the node's phase and mark; one scale per statistics") {
+TEST_CASE("pass batch-norm-apply-into-elementwise: copies keep the phase and mark; one scale per statistics") {
   if (!backend::cuda_built()) return;
   nntest::FakeGpu gpu;
   // A residual chain made again twice from the same block (as recompute
@@ -129,7 +131,8 @@ TEST_CASE("pass batch-norm-apply-into-elementwise: left alone where fusion would
   CHECK(changed(cpu) == 0);
   // A reader that is not elementwise: y would be written all the same.
   BnGraph summed = bn_inputs(&gpu);
-  output(summed.g, add(summed.g, "sum", {apply(summed, summed.x)}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", false}}));
+  const backend::Attrs axis0{{"axes", std::vector<int64_t>{0}}, {"keepdims", false}};
+  output(summed.g, add(summed.g, "sum", {apply(summed, summed.x)}, axis0));
   CHECK(changed(summed) == 0);
   // y is an output: it is kept whole anyway.
   BnGraph kept = bn_inputs(&gpu);
