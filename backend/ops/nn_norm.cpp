@@ -166,7 +166,8 @@ void bn_apply_forward(std::span<const Tensor> in, std::span<Tensor> out, double 
   const T *x = in[0].data<T>(), *gamma = in[1].data<T>(), *beta = in[2].data<T>();
   const T *mean = in[3].data<T>(), *var = in[4].data<T>();
   T* y = out[0].data<T>();
-  over_channels(g, [&](int64_t c) { bn_normalize(x, y, g, c, mean[c], math::BatchNormScale{eps}(gamma[c], var[c]), beta[c]); });
+  const math::BatchNormScale scale{eps};
+  over_channels(g, [&](int64_t c) { bn_normalize(x, y, g, c, mean[c], scale(gamma[c], var[c]), beta[c]); });
 }
 
 void bn_train_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
