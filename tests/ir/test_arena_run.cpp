@@ -14,11 +14,7 @@
 #include "two_output_op.h"
 
 using namespace nn;
-using nntest::add;
-using nntest::f32;
-using nntest::input;
-using nntest::output;
-using nntest::values;
+using namespace nntest;
 
 namespace {
 

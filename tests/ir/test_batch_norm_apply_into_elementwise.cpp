@@ -12,11 +12,7 @@
 #include "graph_builder.h"
 
 using namespace nn;
-using nntest::add;
-using nntest::input;
-using nntest::ops;
-using nntest::output;
-using nntest::run_pass;
+using namespace nntest;
 
 namespace {
 

@@ -14,10 +14,7 @@
 #include "graph_builder.h"
 
 using namespace nn;
-using nntest::add;
-using nntest::f32;
-using nntest::input;
-using nntest::output;
+using namespace nntest;
 
 namespace {
 

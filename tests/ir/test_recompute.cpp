@@ -13,13 +13,7 @@
 #include "graph_builder.h"
 
 using namespace nn;
-using nntest::add;
-using nntest::constant;
-using nntest::f32;
-using nntest::input;
-using nntest::ops;
-using nntest::output;
-using nntest::run_pass;
+using namespace nntest;
 
 namespace {
 
