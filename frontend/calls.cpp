@@ -1,6 +1,8 @@
 // Calls: binding arguments to parameters (positional, keyword, defaults),
 // closures, built-ins and bound methods, the call stack in diagnostics, and
 // the guards against runaway recursion.
+#include <cstdlib>
+
 #include "backend/error.h"
 #include "backend/ops.h"
 #include "frontend/host_data.h"
@@ -24,11 +26,13 @@ void add_frame_note(ScriptError& e, const std::string& what, const std::string& 
   size_t frames = 0;
   for (auto& n : d.notes)
     if (n.rfind("in ", 0) == 0) ++frames;
-  if (!d.notes.empty() && d.notes.back().rfind(note, 0) == 0) {
-    std::string& last = d.notes.back();
-    size_t times = 1;
-    if (last.size() > note.size()) times = std::stoul(last.substr(note.size() + 2));
-    last = note + " (" + std::to_string(times + 1) + " times)";
+  // The same frame is the note itself or the note with its count: a prefix
+  // alone would take "at a.nn:1:1" for "at a.nn:1:12".
+  const std::string counted = note + " (";
+  std::string* last = d.notes.empty() ? nullptr : &d.notes.back();
+  if (last && (*last == note || last->rfind(counted, 0) == 0)) {
+    const size_t times = *last == note ? 1 : std::strtoul(last->c_str() + counted.size(), nullptr, 10);
+    *last = counted + std::to_string(times + 1) + " times)";
   } else if (frames < kMaxTraceNotes) {
     d.notes.push_back(note);
   }

@@ -48,7 +48,9 @@
 
 #include "backend/device.h"
 #include "backend/half.h"
+#include "backend/error.h"
 #include "frontend/function.h"
+#include "frontend/stack_guard.h"
 
 namespace nn::frontend {
 
@@ -290,6 +292,7 @@ std::string function_repr(const Function& f) {
 class ValuePrinter {
  public:
   std::string repr(const Value& v) {
+    if (stack_nearly_full()) throw backend::Error("the value is nested too deeply to print");
     switch (v.kind()) {
       case Value::Kind::None: return "none";
       case Value::Kind::Bool: return v.as_bool() ? "true" : "false";

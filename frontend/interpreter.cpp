@@ -1,11 +1,9 @@
 // The interpreter: construction, running programs, statements, guards.
 #include "frontend/interpreter.h"
 
-#include <pthread.h>
 
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -14,6 +12,7 @@
 #include "backend/ops.h"
 #include "frontend/format.h"
 #include "frontend/parser.h"
+#include "frontend/stack_guard.h"
 
 namespace nn::frontend {
 
@@ -107,31 +106,12 @@ void Interpreter::define_builtin(std::shared_ptr<Builtin> b) {
 // ---------------------------------------------------------------- running
 
 namespace {
-std::string read_file(const std::string& path, bool& ok) {
-  std::ifstream in(path, std::ios::binary);
-  ok = bool(in);
-  if (!ok) return "";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Records the stack's extent the first time a run begins on a thread, so
-// deep recursion becomes a diagnostic before the C++ stack runs out.
-void stack_extent(char*& base, size_t& limit) {
-  pthread_attr_t attr;
-  void* addr = nullptr;
-  size_t size = 0;
-  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-    pthread_attr_getstack(&attr, &addr, &size);
-    pthread_attr_destroy(&attr);
-  }
-  if (!addr || size == 0) size = size_t(8) << 20;
-  char here;
-  base = addr ? static_cast<char*>(addr) + size : &here;
-  // Keep a margin for the frames that report the error (and sanitizers' redzones).
-  size_t margin = std::min(size / 4, size_t(2) << 20);
-  limit = size - margin;
+// The file's text, or the diagnostic saying why there is none.
+std::string source_text(const std::string& path) {
+  std::string text, why;
+  if (!read_source_file(path, text, why))
+    throw ScriptError(Diagnostic{"cannot read file `" + path + "`: " + why, {}, {}});
+  return text;
 }
 }  // namespace
 
@@ -143,9 +123,7 @@ void Interpreter::check_interrupt(Span span) {
 }
 
 void Interpreter::check_stack(Span span) {
-  char here;
-  if (!stack_base_) stack_extent(stack_base_, stack_limit_);
-  if (size_t(stack_base_ - &here) > stack_limit_) fail(span, "recursion too deep (the stack is nearly full)");
+  if (stack_nearly_full()) fail(span, "recursion too deep (the stack is nearly full)");
 }
 
 std::unique_ptr<Program> Interpreter::parse(uint32_t file_id) {
@@ -164,10 +142,7 @@ Value Interpreter::run_program(std::unique_ptr<Program> prog, const EnvPtr& glob
 
 Value Interpreter::run_file(const std::string& path) {
   if (!opts_.allow_files) throw ScriptError(Diagnostic{"file access is not allowed: " + path, {}, {}});
-  bool ok = false;
-  std::string text = read_file(path, ok);
-  if (!ok) throw ScriptError(Diagnostic{"cannot read file `" + path + "`", {}, {}});
-  uint32_t id = sources_.add(path, std::move(text));
+  uint32_t id = sources_.add(path, source_text(path));
   return run_program(parse(id), globals_);
 }
 
@@ -177,10 +152,7 @@ Value Interpreter::run_code(const std::string& name, const std::string& code) {
 }
 
 void Interpreter::check_file(const std::string& path) {
-  bool ok = false;
-  std::string text = read_file(path, ok);
-  if (!ok) throw ScriptError(Diagnostic{"cannot read file `" + path + "`", {}, {}});
-  uint32_t id = sources_.add(path, std::move(text));
+  uint32_t id = sources_.add(path, source_text(path));
   auto prog = parse(id);
   check_names(*prog, globals_);
   programs_.push_back(std::move(prog));

@@ -209,8 +209,6 @@ class Interpreter {
   std::vector<std::weak_ptr<Env>> closure_scopes_;
   size_t closure_scopes_pruned_at_ = 64;
   int call_depth_ = 0;
-  char* stack_base_ = nullptr;
-  size_t stack_limit_ = 0;
   friend struct CallGuard;
 };
 

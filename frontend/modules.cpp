@@ -4,8 +4,6 @@
 // prelude.nn, when present, is loaded into the prelude at start.
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "frontend/interpreter.h"
 #include "frontend/parser.h"
@@ -13,17 +11,6 @@
 
 namespace nn::frontend {
 namespace fs = std::filesystem;
-
-namespace {
-bool read_text(const fs::path& p, std::string& out) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-}  // namespace
 
 void Interpreter::exec_import(const ImportStmt& s, const EnvPtr& env) {
   RecordPtr module = load_module(s.path, s.span, s.span.file);
@@ -71,8 +58,8 @@ RecordPtr Interpreter::load_module(const std::string& path, Span span, uint32_t 
       fail(span, "import cycle: " + chain + fs::path(key).filename().string());
     }
   }
-  std::string text;
-  if (!read_text(found, text)) fail(span, "cannot read module `" + found.string() + "`");
+  std::string text, why;
+  if (!read_source_file(found.string(), text, why)) fail(span, "cannot read module `" + found.string() + "`: " + why);
   uint32_t id = sources_.add(found.string(), std::move(text));
   auto globals = std::make_shared<Env>(prelude_);
   loading_.push_back(key);
@@ -92,8 +79,8 @@ RecordPtr Interpreter::load_module(const std::string& path, Span span, uint32_t 
 
 void Interpreter::load_stdlib_prelude() {
   fs::path p = fs::path(stdlib_dir()) / "prelude.nn";
-  std::string text;
-  if (!read_text(p, text)) return;  // no stdlib installed: the built-ins alone
+  std::string text, why;
+  if (!read_source_file(p.string(), text, why)) return;  // no stdlib installed: the built-ins alone
   uint32_t id = sources_.add(p.string(), std::move(text));
   run_program(parse(id), prelude_);
 }

@@ -7,6 +7,7 @@
 #include "backend/ops.h"
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
+#include "frontend/stack_guard.h"
 
 namespace nn::frontend {
 namespace {
@@ -47,15 +48,19 @@ backend::Tensor tensor_binary(BinOp op, const backend::Tensor& a, const backend:
 bool host_equal(const Value& a, const Value& b);
 
 bool seq_equal(const std::vector<Value>& a, const std::vector<Value>& b) {
+  if (&a == &b) return true;
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
     if (!host_equal(a[i], b[i])) return false;
   return true;
 }
 
-// == on host values: by value for scalars, strings and containers; by
-// identity for functions and iterators.
+// == on host values: by value for scalars, strings and containers (a
+// container is equal to itself); by identity for functions and iterators.
+// Two containers that hold themselves recurse until the stack guard stops
+// them, as Python's do.
 bool host_equal(const Value& a, const Value& b) {
+  if (stack_nearly_full()) throw backend::Error("comparison nests too deeply (a container holding itself?)");
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_number() == b.as_number();
     return (a.is_bool() ? int64_t(a.as_bool()) : a.as_int()) == (b.is_bool() ? int64_t(b.as_bool()) : b.as_int());
@@ -88,6 +93,12 @@ bool host_equal(const Value& a, const Value& b) {
 
 int64_t int_of(const Value& v) { return v.is_bool() ? int64_t(v.as_bool()) : v.as_int(); }
 
+// Host integers wrap on overflow, as integer tensors do: the sums in
+// unsigned arithmetic, where wrapping is defined.
+int64_t wrap_add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+int64_t wrap_sub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
+int64_t wrap_mul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+
 // Python's floor modulo.
 double fmod_floor(double a, double b) {
   double r = std::fmod(a, b);
@@ -115,11 +126,11 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
     bool floating = a.is_float() || b.is_float();
     switch (op) {
       case BinOp::Add:
-        return floating ? Value(a.as_number() + b.as_number()) : Value(int_of(a) + int_of(b));
+        return floating ? Value(a.as_number() + b.as_number()) : Value(wrap_add(int_of(a), int_of(b)));
       case BinOp::Sub:
-        return floating ? Value(a.as_number() - b.as_number()) : Value(int_of(a) - int_of(b));
+        return floating ? Value(a.as_number() - b.as_number()) : Value(wrap_sub(int_of(a), int_of(b)));
       case BinOp::Mul:
-        return floating ? Value(a.as_number() * b.as_number()) : Value(int_of(a) * int_of(b));
+        return floating ? Value(a.as_number() * b.as_number()) : Value(wrap_mul(int_of(a), int_of(b)));
       case BinOp::Div:
         if (!floating && int_of(b) == 0) fail(span, "division by zero");
         return Value(a.as_number() / b.as_number());
@@ -127,7 +138,7 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
         if (!floating) {
           int64_t x = int_of(a), y = int_of(b);
           if (y == 0) fail(span, "modulo by zero");
-          int64_t r = x % y;
+          int64_t r = y == -1 ? 0 : x % y;  // INT64_MIN % -1 traps in hardware
           if (r != 0 && ((r < 0) != (y < 0))) r += y;
           return Value(r);
         }
@@ -136,8 +147,8 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
         if (!floating && int_of(b) >= 0) {
           int64_t base = int_of(a), e = int_of(b), r = 1;
           while (e > 0) {
-            if (e & 1) r *= base;
-            base *= base;
+            if (e & 1) r = wrap_mul(r, base);
+            base = wrap_mul(base, base);
             e >>= 1;
           }
           return Value(r);
@@ -152,8 +163,13 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
       case BinOp::MatMul: break;
     }
   }
-  if (op == BinOp::Eq) return Value(host_equal(a, b));
-  if (op == BinOp::Ne) return Value(!host_equal(a, b));
+  if (op == BinOp::Eq || op == BinOp::Ne) {
+    try {
+      return Value(host_equal(a, b) == (op == BinOp::Eq));
+    } catch (const backend::Error& e) {
+      fail(span, e.what());
+    }
+  }
   if (a.is_str() && b.is_str()) {
     const std::string &x = a.as_str(), &y = b.as_str();
     switch (op) {
@@ -183,7 +199,7 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
 }
 
 Value Interpreter::negate(const Value& v, Span span) {
-  if (v.is_int()) return Value(-v.as_int());
+  if (v.is_int()) return Value(wrap_sub(0, v.as_int()));
   if (v.is_float()) return Value(-v.as_float());
   if (v.is_bool()) return Value(-int64_t(v.as_bool()));
   if (v.is_tensor()) {

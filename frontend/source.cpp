@@ -2,6 +2,8 @@
 #include "frontend/source.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 namespace nn::frontend {
 
@@ -37,6 +39,33 @@ std::string SourceManager::location(const Span& s) const {
   const SourceFile& f = file(s.file);
   LineCol lc = f.line_col(s.begin);
   return f.path() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col);
+}
+
+bool read_source_file(const std::string& path, std::string& text, std::string& why) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    why = "it is a directory";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    why = "no such file, or no permission to read it";
+    return false;
+  }
+  text.clear();
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    if (text.size() + size_t(in.gcount()) > kMaxSourceBytes) {
+      why = "it is larger than " + std::to_string(kMaxSourceBytes >> 20) + " MiB";
+      return false;
+    }
+    text.append(chunk, size_t(in.gcount()));
+  }
+  if (in.bad()) {
+    why = "reading it failed";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace nn::frontend

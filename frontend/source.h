@@ -1,6 +1,7 @@
 // Source files and spans: every AST node, IR node and diagnostic points into
 // a SourceFile through a Span of byte offsets.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -36,6 +37,12 @@ class SourceFile {
   std::string path_, text_;
   std::vector<uint32_t> line_starts_;
 };
+
+// Reads a source file whole into `text`. False, with `why` saying so, when
+// it cannot be opened, is a directory, or passes kMaxSourceBytes (which
+// also ends a device that never ends, such as /dev/zero). Pipes are read.
+constexpr size_t kMaxSourceBytes = size_t(64) << 20;
+bool read_source_file(const std::string& path, std::string& text, std::string& why);
 
 // Owns every source text seen by one interpreter (files, -e code, REPL lines).
 class SourceManager {

@@ -61,4 +61,37 @@ void Record::set(Symbol name, Value v) {
     fields.emplace_back(name, std::move(v));
 }
 
+namespace {
+// The containers waiting to be freed by the outermost release_nested of
+// this thread; null when no release is under way.
+thread_local std::vector<Value>* pending_release = nullptr;
+
+bool is_container(const Value& v) { return v.is_list() || v.is_tuple() || v.is_record(); }
+
+template <class Take>
+void release_all(size_t n, Take take) {
+  if (pending_release) {  // inside an outer release: hand the containers to its loop
+    for (size_t i = 0; i < n; ++i)
+      if (Value* v = take(i)) pending_release->push_back(std::move(*v));
+    return;
+  }
+  std::vector<Value> queue;
+  pending_release = &queue;
+  for (size_t i = 0; i < n; ++i)
+    if (Value* v = take(i)) queue.push_back(std::move(*v));
+  while (!queue.empty()) {
+    Value last = std::move(queue.back());
+    queue.pop_back();
+  }  // `last` dies here; a container it frees hands its items to the queue
+  pending_release = nullptr;
+}
+}  // namespace
+
+void release_nested(std::vector<Value>& items) {
+  release_all(items.size(), [&](size_t i) { return is_container(items[i]) ? &items[i] : nullptr; });
+}
+void release_nested(std::vector<std::pair<Symbol, Value>>& fields) {
+  release_all(fields.size(), [&](size_t i) { return is_container(fields[i].second) ? &fields[i].second : nullptr; });
+}
+
 }  // namespace nn::frontend

@@ -109,14 +109,23 @@ std::string type_name(const Value& v);  // "f32[2, 3]" for tensors, else kind_na
 // type_name with an article: "an int", "a tensor f32[2]"... for messages.
 std::string a_type_name(const Value& v);
 
+// Frees the containers among `items` one after another rather than each
+// inside the last: a list nested a million deep ([d] in a loop) would
+// otherwise be freed by a million nested C++ calls and end the stack.
+void release_nested(std::vector<Value>& items);
+void release_nested(std::vector<std::pair<Symbol, Value>>& fields);
+
 struct List {
   std::vector<Value> items;
+  ~List() { release_nested(items); }
 };
 struct Tuple {
   std::vector<Value> items;
+  ~Tuple() { release_nested(items); }
 };
 struct Record {
   std::vector<std::pair<Symbol, Value>> fields;  // in definition order
+  ~Record() { release_nested(fields); }
   Value* find(Symbol name);
   const Value* find(Symbol name) const;
   void set(Symbol name, Value v);
@@ -130,10 +139,14 @@ struct Iterator {
 };
 
 inline ListPtr make_list(std::vector<Value> items = {}) {
-  return std::make_shared<List>(List{std::move(items)});
+  auto list = std::make_shared<List>();
+  list->items = std::move(items);
+  return list;
 }
 inline TuplePtr make_tuple(std::vector<Value> items) {
-  return std::make_shared<const Tuple>(Tuple{std::move(items)});
+  auto tuple = std::make_shared<Tuple>();
+  tuple->items = std::move(items);
+  return tuple;
 }
 inline RecordPtr make_record() { return std::make_shared<Record>(); }
 

@@ -64,6 +64,15 @@ class Rewriter {
   std::vector<bool> dropped_;
 };
 
+// Whether a value of role `by` may stand for `result`, a node's output,
+// everywhere. Not when the host is handed `result` and `by` is not made by
+// a node: the caller would get an input, param, state or constant itself,
+// which it may write into, or a state update change, where eager code made
+// a new tensor (x * 1, a folded constant).
+inline bool may_stand_for(const Graph& g, ValueId result, Role by) {
+  return !g.values[result].output || by == Role::intermediate;
+}
+
 // How many nodes read each value, and whether it must stay (an output or a
 // state's new value).
 struct Uses {

@@ -22,7 +22,7 @@ PoolLaunch pool_of(const Shape& x, const Shape& y, DType dtype, const Attrs& att
   auto k = pair_of(attrs, "kernel"), s = pair_of(attrs, "stride"), p = pair_of(attrs, "padding");
   g.kh = k[0], g.kw = k[1], g.sh = s[0], g.sw = s[1], g.ph = p[0], g.pw = p[1];
   g.dtype = dtype;
-  return g;
+  return with_pool_dividers(g);
 }
 
 void max_pool(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {

@@ -3,7 +3,8 @@
 // maximum (and the first NaN) winning, padding counted in the average's
 // divisor; the gradients are gathered per input pixel, adding in the CPU's
 // order (row-major over the outputs), so there are no atomics. f16 and bf16
-// compare and add in float (M), rounding each result once.
+// compare and add in float (M), rounding each result once. Flat indices
+// split with 32-bit dividers below 2^31 elements (index_divider.h).
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/pool_kernels.h"
 
@@ -28,11 +29,28 @@ __device__ inline void covering(int64_t i, int64_t pad, int64_t k, int64_t strid
   if (hi > out) hi = out;
 }
 
+// Flat index i of planes x rows x cols as its plane, row and column: with
+// the 32-bit dividers div when the launch has them, else with 64-bit `/`.
+struct PlaneIndex {
+  int64_t p, r, c;
+};
+__device__ inline PlaneIndex split_plane(const PoolLaunch& g, const IndexDivider* div, int64_t rows, int64_t cols,
+                                         int64_t i) {
+  int64_t part[3];
+  auto put = [&](int d, int64_t v) { part[d] = v; };
+  if (g.index32) {
+    split_index32(div, 3, uint32_t(i), put);
+  } else {
+    const int64_t size[3] = {0, rows, cols};
+    split_index(size, 3, i, put);
+  }
+  return {part[0], part[1], part[2]};
+}
+
 // Calls f(o) for the position o (in its plane) of every output whose window
-// holds input pixel pix, in row-major order.
+// holds input pixel (iy, ix), in row-major order.
 template <class F>
-__device__ inline void for_each_covering(const PoolLaunch& g, int64_t pix, F f) {
-  const int64_t iy = pix / g.w, ix = pix - iy * g.w;
+__device__ inline void for_each_covering(const PoolLaunch& g, int64_t iy, int64_t ix, F f) {
   int64_t oy0, oy1, ox0, ox1;
   covering(iy, g.ph, g.kh, g.sh, g.oh, oy0, oy1);
   covering(ix, g.pw, g.kw, g.sw, g.ow, ox0, ox1);
@@ -44,9 +62,9 @@ template <class T, class I>
 __global__ void max_pool(PoolLaunch g, const T* x, T* y, I* idx) {
   const int64_t total = g.planes * g.oh * g.ow;
   for (int64_t o = global_index(); o < total; o += grid_stride()) {
-    const int64_t p = o / (g.oh * g.ow), r = o - p * g.oh * g.ow, oy = r / g.ow, ox = r - oy * g.ow;
-    const T* xp = x + p * g.h * g.w;
-    const Window win = window(g, oy, ox);
+    const PlaneIndex at = split_plane(g, g.out_div, g.oh, g.ow, o);
+    const T* xp = x + at.p * g.h * g.w;
+    const Window win = window(g, at.r, at.c);
     int64_t best_i = win.y0 * g.w + win.x0;
     math_t<T> best = widen(xp[best_i]);
     bool nan = false;
@@ -74,11 +92,12 @@ template <class T, class I>
 __global__ void max_pool_grad(PoolLaunch g, const T* dy, const I* idx, T* dx) {
   const int64_t total = g.planes * g.h * g.w;
   for (int64_t e = global_index(); e < total; e += grid_stride()) {
-    const int64_t p = e / (g.h * g.w), pix = e - p * g.h * g.w;
-    const T* dyp = dy + p * g.oh * g.ow;
-    const I* ip = idx + p * g.oh * g.ow;
+    const PlaneIndex at = split_plane(g, g.in_div, g.h, g.w, e);
+    const T* dyp = dy + at.p * g.oh * g.ow;
+    const I* ip = idx + at.p * g.oh * g.ow;
+    const int64_t pix = at.r * g.w + at.c;
     math_t<T> s = 0;
-    for_each_covering(g, pix, [&](int64_t o) {
+    for_each_covering(g, at.r, at.c, [&](int64_t o) {
       if (int64_t(ip[o]) == pix) s += widen(dyp[o]);
     });
     dx[e] = narrow<T>(s);
@@ -90,9 +109,9 @@ __global__ void avg_pool(PoolLaunch g, const T* x, T* y) {
   const double scale = 1.0 / double(g.kh * g.kw);
   const int64_t total = g.planes * g.oh * g.ow;
   for (int64_t o = global_index(); o < total; o += grid_stride()) {
-    const int64_t p = o / (g.oh * g.ow), r = o - p * g.oh * g.ow, oy = r / g.ow, ox = r - oy * g.ow;
-    const T* xp = x + p * g.h * g.w;
-    const Window win = window(g, oy, ox);
+    const PlaneIndex at = split_plane(g, g.out_div, g.oh, g.ow, o);
+    const T* xp = x + at.p * g.h * g.w;
+    const Window win = window(g, at.r, at.c);
     math_t<T> s = 0;
     for (int64_t a = win.y0; a < win.y1; ++a)
       for (int64_t b = win.x0; b < win.x1; ++b) s += widen(xp[a * g.w + b]);
@@ -106,10 +125,10 @@ __global__ void avg_pool_grad(PoolLaunch g, const T* dy, T* dx) {
   const M scale = M(1.0 / double(g.kh * g.kw));
   const int64_t total = g.planes * g.h * g.w;
   for (int64_t e = global_index(); e < total; e += grid_stride()) {
-    const int64_t p = e / (g.h * g.w), pix = e - p * g.h * g.w;
-    const T* dyp = dy + p * g.oh * g.ow;
+    const PlaneIndex at = split_plane(g, g.in_div, g.h, g.w, e);
+    const T* dyp = dy + at.p * g.oh * g.ow;
     M s = M(0);
-    for_each_covering(g, pix, [&](int64_t o) { s += widen(dyp[o]) * scale; });
+    for_each_covering(g, at.r, at.c, [&](int64_t o) { s += widen(dyp[o]) * scale; });
     dx[e] = narrow<T>(s);
   }
 }

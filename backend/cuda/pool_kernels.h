@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "backend/cuda/index_divider.h"
 #include "backend/dtype.h"
 
 namespace nn::backend::cuda {
@@ -15,7 +16,19 @@ struct PoolLaunch {
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
   DType dtype = DType::f32;
   bool wide_index = false;  // max pool indices are i64 (else i32)
+  // Both index spaces (planes x oh x ow, planes x h x w) under 2^31
+  // elements: their dims' dividers (with_pool_dividers).
+  bool index32 = false;
+  IndexDivider out_div[3], in_div[3];
 };
+
+// g with its dividers set where both index spaces allow them.
+inline PoolLaunch with_pool_dividers(PoolLaunch g) {
+  const int64_t out[3] = {g.planes, g.oh, g.ow}, in[3] = {g.planes, g.h, g.w};
+  g.index32 = make_dividers(3, out, g.planes * g.oh * g.ow, g.out_div) &&
+              make_dividers(3, in, g.planes * g.h * g.w, g.in_div);
+  return g;
+}
 void max_pool_launch(const PoolLaunch& g, const void* x, void* y, void* idx, cudaStream_t stream);
 void max_pool_backward_launch(const PoolLaunch& g, const void* dy, const void* idx, void* dx, cudaStream_t stream);
 void avg_pool_launch(const PoolLaunch& g, const void* x, void* y, cudaStream_t stream);

@@ -14,6 +14,7 @@
 
 #include "backend/nn_ops.h"
 #include "backend/op_registry.h"
+#include "backend/ops/elementwise.h"
 #include "backend/ops/type_rules.h"
 
 namespace nn::backend::nnops {
@@ -34,16 +35,27 @@ inline std::string pair_str(Pair p) {
   return s;
 }
 
+// Window attributes (kernel, stride, padding, dilation) past int's range are
+// refused: no library takes them (cuDNN's are int), and below it the
+// geometry's sums and products stay within int64.
+constexpr int64_t kMaxWindowAttr = 0x7fffffff;
+inline void require_window_attr(std::string_view op, std::string_view what, Pair p) {
+  if (p[0] > kMaxWindowAttr || p[1] > kMaxWindowAttr)
+    throw Error(std::string(op) + ": " + std::string(what) + " " + pair_str(p) + " is too large (at most " +
+                std::to_string(kMaxWindowAttr) + ")");
+}
+
 // ---- dtypes ----
-// Float ops compute in f32 or f64; inputs of other dtypes are converted by
-// the ops.h-level functions before dispatch (so a trace shows the cast), and
-// a direct op call with them is refused here.
+// Float ops compute in f32 or f64, and on a GPU in f16 and bf16 too (their
+// kernels widen to f32); on the CPU those two are storage only. Inputs of
+// other dtypes are converted by the ops.h-level functions before dispatch
+// (so a trace shows the cast), and a direct op call with them is refused.
 inline void require_float(std::string_view op, std::span<const TensorType> in, std::span<const int> which) {
   DType first = in[size_t(which[0])].dtype;
   for (int i : which) {
-    DType d = in[size_t(i)].dtype;
-    if ((d != DType::f32 && d != DType::f64) || d != first)
-      throw_dtype_error(op, "expects f32 or f64 tensors of one dtype", in);
+    const TensorType& t = in[size_t(i)];
+    if (!t.device || t.device->type() == DeviceType::cpu) ew::check_cpu_dtype(std::string(op).c_str(), t.dtype);
+    if (!is_floating(t.dtype) || t.dtype != first) throw_dtype_error(op, "expects float tensors of one dtype", in);
   }
 }
 // The float dtype an integer or bool tensor computes in.

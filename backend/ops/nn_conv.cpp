@@ -70,8 +70,13 @@ ConvGeom conv_geometry(const TensorType& x, const TensorType& w, const Attrs& at
   if (g.stride[0] < 1 || g.stride[1] < 1) throw Error("conv2d: stride must be positive, got " + pair_str(g.stride));
   if (g.dil[0] < 1 || g.dil[1] < 1) throw Error("conv2d: dilation must be positive, got " + pair_str(g.dil));
   if (g.pad[0] < 0 || g.pad[1] < 0) throw Error("conv2d: padding must be non-negative, got " + pair_str(g.pad));
+  require_window_attr("conv2d", "stride", g.stride);
+  require_window_attr("conv2d", "padding", g.pad);
+  require_window_attr("conv2d", "dilation", g.dil);
   g.n = x.shape[0], g.c = x.shape[1], g.h = x.shape[2], g.w = x.shape[3];
   g.o = w.shape[0], g.kh = w.shape[2], g.kw = w.shape[3];
+  if (g.kh < 1 || g.kw < 1) throw Error("conv2d: the weight's kernel is empty: " + both);
+  require_window_attr("conv2d", "the weight's kernel", {g.kh, g.kw});
   const std::string gs = "groups=" + std::to_string(g.groups);
   if (g.c % g.groups)
     throw Error("conv2d: input " + x.str() + " has " + std::to_string(g.c) + " channels, which " + gs +

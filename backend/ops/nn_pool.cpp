@@ -47,6 +47,9 @@ PoolGeom pool_geometry(const char* op, const TensorType& x, const Attrs& attrs) 
   if (g.k[0] < 1 || g.k[1] < 1) throw Error(name + ": window must be positive, got " + pair_str(g.k));
   if (g.stride[0] < 1 || g.stride[1] < 1) throw Error(name + ": stride must be positive, got " + pair_str(g.stride));
   if (g.pad[0] < 0 || g.pad[1] < 0) throw Error(name + ": padding must be non-negative, got " + pair_str(g.pad));
+  require_window_attr(op, "window", g.k);
+  require_window_attr(op, "stride", g.stride);
+  require_window_attr(op, "padding", g.pad);
   if (2 * g.pad[0] > g.k[0] || 2 * g.pad[1] > g.k[1])
     throw Error(name + ": padding " + pair_str(g.pad) + " is more than half the window " + pair_str(g.k));
   g.planes = x.shape[0] * x.shape[1];

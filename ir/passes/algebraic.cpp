@@ -7,7 +7,9 @@
 //                                    folded comparison in a backward rule)
 // only where the result has x's own dtype and shape (no promotion, no
 // broadcast) and the 0, 1 or condition is a one-element constant. Rules that change
-// NaN or Inf (x * 0 -> 0, 0 / x -> 0, x - x -> 0) are not applied.
+// NaN or Inf (x * 0 -> 0, 0 / x -> 0, x - x -> 0) are not applied, and a
+// graph's output stays a new tensor when x is an input, param, state or
+// constant (may_stand_for).
 #include "ir/pass.h"
 
 namespace nn::ir {
@@ -51,7 +53,7 @@ class Algebraic : public Pass {
         if (constant_number(g, b, c) && c == unit && keeps_type(a)) same = a;  // x op unit
         else if ((add || mul) && constant_number(g, a, c) && c == unit && keeps_type(b)) same = b;  // unit op x
       }
-      if (same == kNone) continue;
+      if (same == kNone || !may_stand_for(g, n.outputs[0], g.values[same].role)) continue;
       rw.replace(n.outputs[0], same);
       rw.drop(i);
       ++changed;

@@ -2,7 +2,8 @@
 // numbers, tensors the graph only reads, results folded before) is worked
 // out once at compile time and becomes a constant, when its result is small
 // (at most 64 Ki elements): folding a big `full` would only trade a cheap
-// fill on every run for memory held for good. Random ops are never folded.
+// fill on every run for memory held for good. Random ops are never folded,
+// nor a graph's outputs (the caller gets a new tensor each run).
 #include "backend/dispatch.h"
 #include "ir/pass.h"
 
@@ -31,9 +32,10 @@ class ConstantFold : public Pass {
       }
       if (!constant) continue;
       const Node n = g.nodes[i];  // a copy: add_constant may grow the value table
-      bool small = true;
-      for (ValueId v : n.outputs) small = small && g.values[v].type.shape.numel() <= kMaxFoldedElements;
-      if (!small) continue;
+      bool foldable = true;
+      for (ValueId v : n.outputs)
+        foldable = foldable && g.values[v].type.shape.numel() <= kMaxFoldedElements && may_stand_for(g, v, Role::constant);
+      if (!foldable) continue;
       backend::Tensors out;
       try {
         out = backend::dispatch(*n.op, in, n.attrs);

@@ -4,6 +4,7 @@
 // the fused ops' backward rules (OpDef::backward called directly).
 #include <numeric>
 
+#include "fake_gpu.h"
 #include "nn_test_util.h"
 
 using namespace nntest;
@@ -167,6 +168,45 @@ TEST_CASE("batch_norm errors") {
         "batch_norm: training needs more than one value per channel, got input f32[1, 3]");
   CHECK(error_of([&] { batch_norm(zeros({3}), ones({3}), zeros({3}), rm, rv, true); }) ==
         "batch_norm: input must have a batch and a channel axis [N, C, ...], got f32[3]");
+}
+
+TEST_CASE("neural ops take f16 and bf16 on a GPU and refuse them on the CPU, naming the op") {
+  FakeGpu gpu;
+  using Pairs = std::vector<int64_t>;
+  const Attrs pool{{"kernel", Pairs{2, 2}}, {"stride", Pairs{2, 2}}, {"padding", Pairs{0, 0}}};
+  const Attrs conv{{"stride", Pairs{1, 1}}, {"padding", Pairs{0, 0}}, {"dilation", Pairs{1, 1}}, {"groups", int64_t(1)}};
+  const Attrs eps{{"eps", 1e-5}};
+  struct Case {
+    const char* op;
+    const char* says;           // the name its errors give: the user's call
+    std::vector<Shape> floats;  // the float operands; then the class ids of the loss
+    Attrs attrs;
+    bool ids = false;
+  };
+  const std::vector<Case> cases{{"softmax", "softmax", {Shape{2, 3}}, Attrs{{"axis", int64_t(1)}}},
+                                {"max_pool2d", "max_pool2d", {Shape{1, 1, 4, 4}}, pool},
+                                {"avg_pool2d", "avg_pool2d", {Shape{1, 1, 4, 4}}, pool},
+                                {"conv2d", "conv2d", {Shape{1, 2, 4, 4}, Shape{3, 2, 3, 3}}, conv},
+                                {"batch_norm_train", "batch_norm", {Shape{2, 3, 4, 4}, Shape{3}, Shape{3}}, eps},
+                                {"layer_norm", "layer_norm", {Shape{2, 5}, Shape{5}, Shape{5}}, eps},
+                                {"softmax_cross_entropy", "softmax_cross_entropy", {Shape{2, 3}}, {}, true}};
+  for (DType d : {DType::f16, DType::bf16})
+    for (const Case& c : cases) {
+      CAPTURE(std::string(c.op));
+      auto types = [&](Device* dev) {
+        std::vector<TensorType> t;
+        for (const Shape& s : c.floats) t.push_back(TensorType{d, s, dev});
+        if (c.ids) t.push_back(TensorType{DType::i64, Shape{2}, dev});
+        return t;
+      };
+      const OpDef& def = op(c.op);
+      CHECK(def.type_rule(types(&gpu), c.attrs).at(0).dtype == d);
+      CHECK_THROWS_WITH_AS(def.type_rule(types(cpu_device()), c.attrs),
+                           (std::string(c.says) + ": " + std::string(dtype_name(d)) +
+                            " tensors have no CPU kernels (compute on a GPU, or astype to f32 first)")
+                               .c_str(),
+                           Error);
+    }
 }
 
 TEST_CASE("layer_norm against a direct loop") {

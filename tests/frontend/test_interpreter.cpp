@@ -136,6 +136,43 @@ TEST_CASE("runaway recursion on a small stack is a diagnostic, not a crash") {
   CHECK(result.message.rfind("recursion too deep", 0) == 0);
 }
 
+namespace {
+struct NestedResults {
+  std::string cycle_equal, deep_print, after;
+  bool self_equal = false;
+};
+// Values nested far deeper than a 1 MiB stack could recurse through.
+void* nested_values(void* arg) {
+  auto* r = static_cast<NestedResults*>(arg);
+  {
+    Interpreter vm;
+    vm.run_code("a.nn", "let a = [none]\na[0] = a\nlet b = [none]\nb[0] = b\nlet same = a == a");
+    r->self_equal = vm.run_code("b.nn", "same").as_bool();
+    r->cycle_equal = script_error(vm, "a == b");
+    vm.run_code("c.nn", "let d = []\nfor i in 0..200000 { d = [d] }\nlet e = {x: 1}\nfor i in 0..100000 { e = {x: (e,)} }");
+    r->deep_print = script_error(vm, "print(d)");
+    vm.run_code("d.nn", "d = 0\ne = 0");  // freed here, with the stack still small
+    r->after = to_str(vm.run_code("e.nn", "str({k: (\"v\",)})"));
+  }  // and what is left, with the interpreter
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("values nested deeply or holding themselves on a small stack: diagnostics, not crashes") {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t(1) << 20);
+  NestedResults r;
+  pthread_t t;
+  REQUIRE(pthread_create(&t, &attr, nested_values, &r) == 0);
+  pthread_join(t, nullptr);
+  pthread_attr_destroy(&attr);
+  CHECK(r.self_equal);
+  CHECK(r.cycle_equal == "comparison nests too deeply (a container holding itself?)");
+  CHECK(r.deep_print == "the value is nested too deeply to print");
+  CHECK(r.after == "{k: (\"v\",)}");
+}
+
 TEST_CASE("exit() unwinds to the host with its code") {
   Interpreter vm;
   try {

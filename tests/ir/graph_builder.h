@@ -1,6 +1,6 @@
 // Building IR graphs by hand in the ir tests: a type, inputs, constants
 // and outputs, a node appended with the op's own type rule; running one
-// pass and listing the ops left; a GPU as the passes see one.
+// pass and listing the ops left.
 #pragma once
 #include <doctest/doctest.h>
 
@@ -12,17 +12,9 @@
 #include "ir/graph.h"
 #include "ir/pass.h"
 #include "ir/verifier.h"
+#include "fake_gpu.h"
 
 namespace nntest {
-
-// A GPU as the IR sees one: a device of type cuda that runs nothing (the
-// passes read types only).
-struct FakeGpu : nn::backend::Device {
-  FakeGpu() : Device(nn::backend::DeviceType::cuda, 0, "cuda:0") {}
-  void copy_to_host(void*, const void*, size_t) override {}
-  void copy_from_host(void*, const void*, size_t) override {}
-  void copy(void*, const void*, size_t) override {}
-};
 
 inline nn::backend::TensorType f32(std::initializer_list<int64_t> dims) {
   return {nn::backend::DType::f32, nn::backend::Shape(dims), nn::backend::cpu_device()};

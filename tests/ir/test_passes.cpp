@@ -90,6 +90,21 @@ TEST_CASE("pass algebraic: x ** 1 and a where on a constant condition go; 1 ** x
   CHECK(g.nodes[1].inputs[0] == y);
 }
 
+TEST_CASE("pass algebraic and constant-fold leave a graph's output a new tensor, never an input or a constant") {
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({2}), "x");
+  ir::ValueId one = constant(g, backend::scalar(1.0, backend::DType::f64, /*weak=*/true));
+  ir::ValueId kept = add(g, "mul", {x, one});  // the caller's own x if it went
+  ir::ValueId inner = add(g, "mul", {x, one});  // read by a node: goes
+  output(g, kept);
+  output(g, add(g, "exp", {inner}));
+  output(g, add(g, "mul", {constant(g, backend::full(backend::Shape({2}), 3.0)), one}));  // a constant: stays
+  CHECK(run_pass(g, "algebraic") == 1);
+  CHECK(run_pass(g, "constant-fold") == 0);
+  CHECK(ops(g) == "mul exp mul");
+  CHECK(g.nodes[1].inputs[0] == x);
+}
+
 TEST_CASE("pass transpose-transpose: two transposes cancel, two permutes compose") {
   ir::Graph g;
   ir::ValueId x = input(g, f32({2, 3}), "x");

@@ -1,0 +1,19 @@
+// How much of this thread's C++ stack is in use, so that recursion the user
+// controls (nested calls, values nested in values, deeply nested source)
+// ends in a diagnostic before the stack runs out, whatever stack size the
+// thread was given (the CLI runs on a large one; an embedding host's thread
+// may have a small one).
+#pragma once
+#include <cstddef>
+
+namespace nn::frontend {
+
+// True when this thread has used its stack beyond a safe limit: all of it
+// but a margin for the frames that report the error (and sanitizers'
+// redzones).
+bool stack_nearly_full();
+
+// The bytes of stack this thread may still use before stack_nearly_full().
+size_t stack_left();
+
+}  // namespace nn::frontend
