@@ -12,5 +12,7 @@ bool gpu_fusion() { return false; }
 void set_gpu_fusion(bool) {}
 bool gpu_deterministic_convolutions() { return true; }
 void set_gpu_deterministic_convolutions(bool) {}
+bool gpu_tf32() { return false; }
+void set_gpu_tf32(bool) {}
 
 }  // namespace nn::backend

@@ -22,8 +22,8 @@ std::string cuda_unavailable_reason();
 // when the registry is built (no GPU is touched).
 void register_cuda_kernels(Registry& r);
 // Whether graph fusion makes fused kernels for GPU graphs (compiled with
-// NVRTC, backend/cuda/fused.cpp). Off unless NN_CUDA_FUSION=1 (or a host
-// turns it on); always off without the backend.
+// NVRTC, backend/cuda/fused.cpp). On unless NN_CUDA_FUSION=0 (or a host
+// turns it off); always off without the backend.
 bool gpu_fusion();
 void set_gpu_fusion(bool on);
 // Whether conv2d and its gradients on the GPU take only cuDNN algorithms
@@ -32,5 +32,11 @@ void set_gpu_fusion(bool on);
 // and are faster on some geometries. Always on without the backend.
 bool gpu_deterministic_convolutions();
 void set_gpu_deterministic_convolutions(bool on);
+// Whether f32 matrix products and convolutions on the GPU may use TF32
+// Tensor Cores (operands rounded to 10-bit mantissas, sums in f32), as
+// PyTorch's allow_tf32 does. Off unless NN_CUDA_TF32=1 (or a host turns it
+// on): f32 means f32. Always off without the backend.
+bool gpu_tf32();
+void set_gpu_tf32(bool on);
 
 }  // namespace nn::backend

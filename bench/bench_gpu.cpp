@@ -1,8 +1,10 @@
-// Training on a CUDA GPU: nn eager, nn graph, nn graph with fused NVRTC
-// kernels (backend::set_gpu_fusion), each of the graphs again with the
-// fastest convolution algorithms whether deterministic or not
+// Training on a CUDA GPU: nn eager, nn graph without and with (the default)
+// its fused NVRTC kernels (backend::set_gpu_fusion), the graph again with
+// the fastest convolution algorithms whether deterministic or not
 // (backend::set_gpu_deterministic_convolutions(false), what PyTorch's
-// cudnn.benchmark picks from), and PyTorch, for the digits CNN
+// cudnn.benchmark picks from) and with those and TF32 Tensor Cores
+// (backend::set_gpu_tf32, PyTorch's default for convolutions), and
+// PyTorch, for the digits CNN
 // (bench/models/digits_cnn.nn, batch 64) and ResNet-50
 // (bench/models/resnet50.nn, 3x224x224, batch 32 and 64). Per row: peak
 // memory of one step (the GPU pool's window: begin_window before the step,
@@ -75,17 +77,18 @@ std::string describe(Interpreter& vm, const std::exception& e) {
 }
 
 // How nn runs a model: eager or graph, with the fused kernels NVRTC
-// compiles (NN_CUDA_FUSION) or without, with deterministic convolution
-// algorithms only (the default) or the fastest.
+// compiles (the default) or without, with deterministic convolution
+// algorithms only (the default) or the fastest, in f32 (the default) or
+// with TF32.
 struct Mode {
   const char* name;
-  bool eager, fused, deterministic;
+  bool eager, fused, deterministic, tf32 = false;
 };
-const Mode kModes[] = {{"nn eager", true, false, true},
-                       {"nn graph", false, false, true},
-                       {"nn graph fused", false, true, true},
-                       {"nn graph fastest", false, false, false},
-                       {"nn graph fused fastest", false, true, false}};
+const Mode kModes[] = {{"nn eager", true, true, true},
+                       {"nn graph unfused", false, false, true},
+                       {"nn graph", false, true, true},
+                       {"nn graph fastest", false, true, false},
+                       {"nn graph TF32", false, true, false, true}};
 
 // Steps of an nn script's train_step on its first batch, on the GPU.
 Row run_nn(const std::string& model, const std::string& script, const std::string& batch_arg, Mode mode, int steps,
@@ -95,6 +98,7 @@ Row run_nn(const std::string& model, const std::string& script, const std::strin
   row.mode = mode.name;
   nn::backend::set_gpu_fusion(mode.fused);
   nn::backend::set_gpu_deterministic_convolutions(mode.deterministic);
+  nn::backend::set_gpu_tf32(mode.tf32);
   nn::backend::Device* gpu = nn::backend::find_device("cuda");
   InterpreterOptions o;
   o.device = "cuda";
@@ -136,8 +140,9 @@ Row run_nn(const std::string& model, const std::string& script, const std::strin
   vm.reset();
   nn::backend::set_default_device(nullptr);
   gpu->pool().empty_cache();  // the next row starts from an empty pool, as PyTorch's process does
-  nn::backend::set_gpu_fusion(false);
+  nn::backend::set_gpu_fusion(true);
   nn::backend::set_gpu_deterministic_convolutions(true);
+  nn::backend::set_gpu_tf32(false);
   return row;
 }
 

@@ -18,7 +18,7 @@ inline bool on_cpu(const backend::Device* d) { return !d || d->type() == backend
 inline bool same_device(const backend::Device* a, const backend::Device* b) { return a == b || (on_cpu(a) && on_cpu(b)); }
 
 // Whether fused kernels run on d: on the CPU, and on a GPU while
-// backend::gpu_fusion() is on (backend/cuda/fused.cpp, NN_CUDA_FUSION=1).
+// backend::gpu_fusion() is on (backend/cuda/fused.cpp; off with NN_CUDA_FUSION=0).
 bool fused_kernels_on(const backend::Device* d);
 
 // A host number of the trace (a weak one-element constant): its value is

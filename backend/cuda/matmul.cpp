@@ -3,16 +3,11 @@
 // matmul_transposed.cpp) through cuBLAS for f32 and f64, in full precision
 // (no TF32: f32 means f32, as the CPU computes it); f16 and bf16 through
 // cublasGemmEx, accumulating in f32 (on Tensor Cores). Integer and bool
-// products run a plain kernel.
-//
-// cuBLAS is column-major: a row-major C = A @ B is the column-major
-// C^T = B^T @ A^T, which is gemm(B, A) on the same memory.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
+// products run a plain kernel. The products themselves are gemm.h's.
 #include <vector>
 
 #include "backend/cuda/cuda_device.h"
+#include "backend/cuda/gemm.h"
 #include "backend/cuda/reduction_kernels.h"
 #include "backend/cuda/register.h"
 #include "backend/op_registry.h"
@@ -70,51 +65,6 @@ bool arithmetic(const std::vector<int64_t>& v, int64_t& stride) {
   for (size_t i = 1; i < v.size(); ++i)
     if (v[i] - v[i - 1] != stride) return false;
   return true;
-}
-
-// Row-major c[count][m, n] = op(a)[m, k] @ op(b)[k, n], strided batches.
-template <class T>
-void gemm(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, int64_t sa,
-          const T* b, int64_t ldb, int64_t sb, T* c, int64_t sc, int64_t count) {
-  using Scale = std::conditional_t<std::is_same_v<T, double>, double, float>;  // alpha and beta
-  const Scale one = 1, zero = 0;
-  const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasStatus_t st;
-  if constexpr (std::is_same_v<T, float>) {
-    if (count == 1)
-      st = cublasSgemm(h, opb, opa, int(n), int(m), int(k), &one, b, int(ldb), a, int(lda), &zero, c, int(n));
-    else
-      st = cublasSgemmStridedBatched(h, opb, opa, int(n), int(m), int(k), &one, b, int(ldb), sb, a, int(lda), sa,
-                                     &zero, c, int(n), sc, int(count));
-  } else if constexpr (std::is_same_v<T, double>) {
-    if (count == 1)
-      st = cublasDgemm(h, opb, opa, int(n), int(m), int(k), &one, b, int(ldb), a, int(lda), &zero, c, int(n));
-    else
-      st = cublasDgemmStridedBatched(h, opb, opa, int(n), int(m), int(k), &one, b, int(ldb), sb, a, int(lda), sa,
-                                     &zero, c, int(n), sc, int(count));
-  } else {
-    const cudaDataType_t d = std::is_same_v<T, __half> ? CUDA_R_16F : CUDA_R_16BF;
-    if (count == 1)
-      st = cublasGemmEx(h, opb, opa, int(n), int(m), int(k), &one, b, d, int(ldb), a, d, int(lda), &zero, c, d,
-                        int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    else
-      st = cublasGemmStridedBatchedEx(h, opb, opa, int(n), int(m), int(k), &one, b, d, int(ldb), sb, a, d, int(lda),
-                                      sa, &zero, c, d, int(n), sc, int(count), CUBLAS_COMPUTE_32F,
-                                      CUBLAS_GEMM_DEFAULT);
-  }
-  check(st, "matmul");
-}
-
-// Calls f.template operator()<T>() with T the element type cuBLAS takes for
-// float dtype t.
-template <class F>
-void with_blas_type(DType t, F&& f) {
-  switch (t) {
-    case DType::f64: f.template operator()<double>(); break;
-    case DType::f16: f.template operator()<__half>(); break;
-    case DType::bf16: f.template operator()<__nv_bfloat16>(); break;
-    default: f.template operator()<float>(); break;
-  }
 }
 
 void require_int_sizes(const char* op, int64_t m, int64_t n, int64_t k) {

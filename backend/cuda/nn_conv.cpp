@@ -2,20 +2,27 @@
 // conv2d_backward_weight (backend/ops/nn_conv.cpp) through cuDNN: NCHW,
 // zero padding, stride, dilation and groups as the attributes say. The
 // algorithm of each geometry is chosen once, by timing cuDNN's candidates
-// (cudnnFind*, PyTorch's cudnn.benchmark), and cached; only FMA algorithms
-// are taken where cuDNN has one (no TF32: f32 means f32, as on the CPU), and
-// by default only deterministic ones (gpu_deterministic_convolutions). f16
-// and bf16 compute in f32 and may use Tensor Cores, which change no
-// precision there. Workspace memory comes from the device's pool.
+// (cudnnFind*, PyTorch's cudnn.benchmark) and, for a pointwise
+// convolution, cuBLAS products (conv_pointwise.h), and cached; only FMA
+// algorithms are taken where cuDNN has one (no TF32 unless tf32.h's switch
+// is on: f32 means f32, as on the CPU), and by default only deterministic
+// ones (gpu_deterministic_convolutions). f16 and bf16 compute in f32 and
+// may use Tensor Cores, which change no precision there. Workspace memory
+// comes from the device's pool.
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "backend/cuda/conv_pointwise.h"
 #include "backend/cuda/cuda_device.h"
 #include "backend/cuda/register.h"
+#include "backend/cuda/tf32.h"
 #include "backend/cuda_backend.h"
 #include "backend/half.h"
 #include "backend/op_registry.h"
@@ -70,9 +77,11 @@ struct Conv {
   FilterDesc w;
   ConvDesc conv;
   DType dtype;
+  bool tf32;        // f32 that may round to TF32 (tf32.h)
   std::string key;  // the geometry, for the algorithm cache
 
-  Conv(const Shape& xs, const Shape& ws, const Shape& ys, DType t, const Attrs& attrs) : dtype(t) {
+  Conv(const Shape& xs, const Shape& ws, const Shape& ys, DType t, const Attrs& attrs)
+      : dtype(t), tf32(t == DType::f32 && tf32_switch().load()) {
     const cudnnDataType_t dt = data_type(t);
     const bool half_data = is_half_float(t);
     auto stride = pair_of(attrs, "stride"), pad = pair_of(attrs, "padding"), dil = pair_of(attrs, "dilation");
@@ -91,8 +100,10 @@ struct Conv {
                                           half_data ? CUDNN_DATA_FLOAT : dt),
           "conv2d");
     check(cudnnSetConvolutionGroupCount(conv.d, narrow(groups)), "conv2d");
-    check(cudnnSetConvolutionMathType(conv.d, half_data ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "conv2d");
-    key = xs.str() + ws.str() + ys.str() + std::string(dtype_name(t)) + attrs.str();
+    // cuDNN's default math lets f32 round to TF32; FMA math keeps it f32.
+    const cudnnMathType_t math = half_data ? CUDNN_TENSOR_OP_MATH : tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    check(cudnnSetConvolutionMathType(conv.d, math), "conv2d");
+    key = xs.str() + ws.str() + ys.str() + std::string(dtype_name(t)) + attrs.str() + (tf32 ? " tf32" : "");
   }
 };
 
@@ -100,6 +111,8 @@ struct Choice {
   int algo = 0;
   size_t workspace = 0;
   cudnnMathType_t math = CUDNN_FMA_MATH;
+  float ms = 0;       // as timed
+  bool gemm = false;  // a pointwise convolution's cuBLAS products instead (conv_pointwise.h)
 };
 
 // A geometry's algorithm under each policy: cuDNN's timings are taken once
@@ -121,31 +134,106 @@ std::atomic<bool>& deterministic_switch() {
   return on;
 }
 
-// The fastest algorithm cuDNN timed among those that compute with FMA
-// instructions (for f64, where Tensor Cores cannot change the precision,
-// any default one too; for f16 and bf16 any) and, when `deterministic`,
-// give the same bits run after run. Failing that, the fastest FMA one;
-// failing that, the fastest that runs.
+// FFT and Winograd algorithms transform the data in its own dtype: in f16
+// or bf16 that rounds far more than the f32 accumulation promised there.
+bool transforms_data(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD || a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms_data(cudnnConvolutionBwdDataAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT || a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD || a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms_data(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT || a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
+// An algorithm within this factor of the fastest one's time may be taken
+// instead when it needs less workspace: the workspace adds to a step's
+// peak memory, and the fastest often needs far more than the next (on
+// ResNet-50, 440 MB against none for 23% more time).
+constexpr float kWorkspaceSlack = 1.3f;
+
+// Among the algorithms cuDNN timed (fastest first) that compute as dtype t
+// requires (f32: FMA instructions, no TF32 unless the switch is on; f64:
+// those or the default math; f16 and bf16: any math, but no transform in
+// the 16-bit dtype) and, when `deterministic`, give the same bits run after
+// run: the one with the least workspace within kWorkspaceSlack of the
+// fastest. Failing that, the fastest that computes as t requires; failing
+// that, the fastest that runs.
 template <class Perf>
-Choice pick(const std::vector<Perf>& perf, int count, const char* op, DType t, bool deterministic) {
-  const bool any_math = is_half_float(t);
-  int fma = -1, any = -1;
+Choice pick(const std::vector<Perf>& perf, int count, const char* op, const Conv& c, bool deterministic) {
+  const DType t = c.dtype;
+  auto precise = [&](const Perf& p) {
+    if (is_half_float(t)) return !transforms_data(p.algo);
+    if (c.tf32) return true;
+    return p.mathType == CUDNN_FMA_MATH || (t == DType::f64 && p.mathType == CUDNN_DEFAULT_MATH);
+  };
+  int fastest = -1, chosen = -1, precise_any = -1, any = -1;
   for (int i = 0; i < count; ++i) {
     const Perf& p = perf[size_t(i)];
     if (p.status != CUDNN_STATUS_SUCCESS) continue;
     if (any < 0) any = i;
-    if (!any_math && p.mathType != CUDNN_FMA_MATH && !(t == DType::f64 && p.mathType == CUDNN_DEFAULT_MATH)) continue;
-    if (fma < 0) fma = i;
-    if (!deterministic || p.determinism == CUDNN_DETERMINISTIC) return {int(p.algo), p.memory, p.mathType};
+    if (!precise(p)) continue;
+    if (precise_any < 0) precise_any = i;
+    if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
+    if (fastest < 0) fastest = chosen = i;
+    else if (p.time <= kWorkspaceSlack * perf[size_t(fastest)].time && p.memory < perf[size_t(chosen)].memory)
+      chosen = i;
   }
-  const int i = fma >= 0 ? fma : any;
+  const int i = chosen >= 0 ? chosen : precise_any >= 0 ? precise_any : any;
   if (i < 0) throw Error(std::string(op) + ": cuDNN offers no algorithm for this convolution");
-  return {int(perf[size_t(i)].algo), perf[size_t(i)].memory, perf[size_t(i)].mathType};
+  const Perf& p = perf[size_t(i)];
+  return {int(p.algo), p.memory, p.mathType, p.time};
+}
+
+// NN_CUDNN_LOG=1: each geometry's timed candidates and choices, on
+// standard error, the first time the geometry is seen.
+bool log_on() {
+  static const bool on = [] {
+    const char* v = std::getenv("NN_CUDNN_LOG");
+    return v && std::string(v) == "1";
+  }();
+  return on;
 }
 
 template <class Perf>
-Choices pick_both(const std::vector<Perf>& perf, int count, const char* op, DType t) {
-  return {pick(perf, count, op, t, true), pick(perf, count, op, t, false)};
+Choices pick_both(const std::vector<Perf>& perf, int count, const char* op, const Conv& c) {
+  const Choices both{pick(perf, count, op, c, true), pick(perf, count, op, c, false)};
+  if (!log_on()) return both;
+  std::fprintf(stderr, "cudnn %s %s: deterministic algo %d (%.1f MB), fastest algo %d (%.1f MB)\n", op,
+               c.key.c_str(), both.deterministic.algo, double(both.deterministic.workspace) / 1e6, both.fastest.algo,
+               double(both.fastest.workspace) / 1e6);
+  for (int i = 0; i < count; ++i) {
+    const Perf& p = perf[size_t(i)];
+    if (p.status != CUDNN_STATUS_SUCCESS) continue;
+    std::fprintf(stderr, "  algo %d: %.3f ms, %.1f MB, %s, math %d\n", int(p.algo), double(p.time),
+                 double(p.memory) / 1e6, p.determinism == CUDNN_DETERMINISTIC ? "deterministic" : "atomics",
+                 int(p.mathType));
+  }
+  return both;
+}
+
+// The median time of three runs of f on the device's stream, after one
+// untimed run (cuBLAS picks its kernels then).
+float time_runs(CudaDevice& dev, const std::function<void()>& f) {
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "conv2d");
+  check(cudaEventCreate(&stop), "conv2d");
+  f();
+  float ms[3];
+  for (float& t : ms) {
+    check(cudaEventRecord(start, dev.stream()), "conv2d");
+    f();
+    check(cudaEventRecord(stop, dev.stream()), "conv2d");
+    check(cudaEventSynchronize(stop), "conv2d");
+    check(cudaEventElapsedTime(&t, start, stop), "conv2d");
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(ms, ms + 3);
+  return ms[1];
 }
 
 enum class Pass { forward, data, filter };
@@ -157,25 +245,27 @@ Choices time_algorithms(CudaDevice& dev, Conv& c, Pass pass) {
     check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max), "conv2d");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(max, 1)));
     check(cudnnFindConvolutionForwardAlgorithm(h, c.x.d, c.w.d, c.conv.d, c.y.d, max, &got, perf.data()), "conv2d");
-    return pick_both(perf, got, "conv2d", c.dtype);
+    return pick_both(perf, got, "conv2d", c);
   }
   if (pass == Pass::data) {
     check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max), "conv2d_backward_input");
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(size_t(std::max(max, 1)));
     check(cudnnFindConvolutionBackwardDataAlgorithm(h, c.w.d, c.y.d, c.conv.d, c.x.d, max, &got, perf.data()),
           "conv2d_backward_input");
-    return pick_both(perf, got, "conv2d_backward_input", c.dtype);
+    return pick_both(perf, got, "conv2d_backward_input", c);
   }
   check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max), "conv2d_backward_weight");
   std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(size_t(std::max(max, 1)));
   check(cudnnFindConvolutionBackwardFilterAlgorithm(h, c.x.d, c.y.d, c.conv.d, c.w.d, max, &got, perf.data()),
         "conv2d_backward_weight");
-  return pick_both(perf, got, "conv2d_backward_weight", c.dtype);
+  return pick_both(perf, got, "conv2d_backward_weight", c);
 }
 
 // The algorithm of this geometry and pass under the current policy, timed
-// the first time the geometry is seen on this device.
-Choice choose(CudaDevice& dev, Conv& c, Pass pass) {
+// the first time the geometry is seen on this device; for a pointwise
+// convolution (`products` runs its cuBLAS products, whose sums come in a
+// fixed order) those products when they are faster.
+Choice choose(CudaDevice& dev, Conv& c, Pass pass, const std::function<void()>& products) {
   static std::mutex mu;
   static std::map<std::string, Choices> cache;
   const std::string key = std::to_string(dev.index()) + ":" + std::to_string(int(pass)) + c.key;
@@ -185,7 +275,13 @@ Choice choose(CudaDevice& dev, Conv& c, Pass pass) {
     auto it = cache.find(key);
     if (it != cache.end()) return deterministic ? it->second.deterministic : it->second.fastest;
   }
-  const Choices both = time_algorithms(dev, c, pass);
+  Choices both = time_algorithms(dev, c, pass);
+  if (products) {
+    const float ms = time_runs(dev, products);
+    for (Choice* ch : {&both.deterministic, &both.fastest})
+      if (ms < ch->ms) *ch = Choice{0, 0, CUDNN_FMA_MATH, ms, true};
+    if (log_on()) std::fprintf(stderr, "  cuBLAS products: %.3f ms\n", double(ms));
+  }
   std::lock_guard lock(mu);
   cache[key] = both;
   return deterministic ? both.deterministic : both.fastest;
@@ -199,6 +295,11 @@ struct Scale {
   const void* zero(DType t) const { return t == DType::f64 ? static_cast<const void*>(&d0) : &f0; }
 };
 
+// The products of a pointwise convolution, or nothing for another.
+std::function<void()> products_if(bool pointwise, std::function<void()> products) {
+  return pointwise ? std::move(products) : std::function<void()>();
+}
+
 void conv2d(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   CudaDevice& dev = call_device(in, out);
   const Tensor &x = in[0], &w = in[1];
@@ -208,14 +309,19 @@ void conv2d(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attr
   if (x.numel() == 0 || w.numel() == 0) {
     check(cudaMemsetAsync(y.raw_data(), 0, y.nbytes(), dev.stream()), "conv2d");
   } else {
-    Choice ch = choose(dev, c, Pass::forward);
-    check(cudnnSetConvolutionMathType(c.conv.d, ch.math), "conv2d");
-    Tensor ws = scratch(dev, ch.workspace);
-    Scale s;
-    check(cudnnConvolutionForward(dev.cudnn(), s.one(c.dtype), c.x.d, x.raw_data(), c.w.d, w.raw_data(), c.conv.d,
-                                  cudnnConvolutionFwdAlgo_t(ch.algo), ch.workspace ? ws.raw_data() : nullptr,
-                                  ch.workspace, s.zero(c.dtype), c.y.d, y.raw_data()),
-          "conv2d");
+    auto products = [&] { pointwise_forward(dev, x, w, y); };
+    const Choice ch = choose(dev, c, Pass::forward, products_if(is_pointwise(w.shape(), attrs), products));
+    if (ch.gemm) {
+      products();
+    } else {
+      check(cudnnSetConvolutionMathType(c.conv.d, ch.math), "conv2d");
+      Tensor ws = scratch(dev, ch.workspace);
+      Scale s;
+      check(cudnnConvolutionForward(dev.cudnn(), s.one(c.dtype), c.x.d, x.raw_data(), c.w.d, w.raw_data(), c.conv.d,
+                                    cudnnConvolutionFwdAlgo_t(ch.algo), ch.workspace ? ws.raw_data() : nullptr,
+                                    ch.workspace, s.zero(c.dtype), c.y.d, y.raw_data()),
+            "conv2d");
+    }
   }
   if (in.size() == 3) {
     TensorDesc b;
@@ -238,7 +344,9 @@ void backward_input(std::span<const Tensor> in, std::span<Tensor> out, const Att
     check(cudaMemsetAsync(dx.raw_data(), 0, dx.nbytes(), dev.stream()), "conv2d_backward_input");
     return;
   }
-  Choice ch = choose(dev, c, Pass::data);
+  auto products = [&] { pointwise_backward_input(dev, dy, w, dx); };
+  const Choice ch = choose(dev, c, Pass::data, products_if(is_pointwise(w.shape(), attrs), products));
+  if (ch.gemm) return products();
   check(cudnnSetConvolutionMathType(c.conv.d, ch.math), "conv2d_backward_input");
   Tensor ws = scratch(dev, ch.workspace);
   Scale s;
@@ -259,7 +367,9 @@ void backward_weight(std::span<const Tensor> in, std::span<Tensor> out, const At
     check(cudaMemsetAsync(dw.raw_data(), 0, dw.nbytes(), dev.stream()), "conv2d_backward_weight");
     return;
   }
-  Choice ch = choose(dev, c, Pass::filter);
+  auto products = [&] { pointwise_backward_weight(dev, dy, x, dw); };
+  const Choice ch = choose(dev, c, Pass::filter, products_if(is_pointwise(dw.shape(), attrs), products));
+  if (ch.gemm) return products();
   check(cudnnSetConvolutionMathType(c.conv.d, ch.math), "conv2d_backward_weight");
   Tensor ws = scratch(dev, ch.workspace);
   Scale s;

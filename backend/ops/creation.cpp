@@ -141,10 +141,11 @@ TensorType random_type(const char* op, bool float_only, const Attrs& a) {
   const Shape& s = a.get<Shape>("shape");
   DType d = a.get<DType>("dtype");
   check_shape(op, s);
+  // f16 and bf16 draw on a GPU (the kernels refuse them on the CPU).
   bool ok = float_only ? is_floating(d) : d != DType::boolean;
-  if (!ok || d == DType::f16 || d == DType::bf16)
-    throw Error(std::string(op) + ": the dtype must be " + (float_only ? "f32 or f64" : "f32, f64, i32 or i64") +
-                ", not " + std::string(dtype_name(d)));
+  if (!ok)
+    throw Error(std::string(op) + ": the dtype must be " +
+                (float_only ? "a float dtype" : "a float or integer dtype") + ", not " + std::string(dtype_name(d)));
   return creation_type(s, d);
 }
 OutTypes rand_rule(std::span<const TensorType>, const Attrs& a) { return {random_type("rand", true, a)}; }
@@ -159,6 +160,7 @@ OutTypes randint_rule(std::span<const TensorType>, const Attrs& a) {
 // Value j of a draw comes from the Philox block at counter offset + j alone:
 // the thread count cannot change it.
 void rand_cpu(std::span<const Tensor>, std::span<Tensor> out, const Attrs&) {
+  ew::check_cpu_dtype("rand", out[0].dtype());
   const PhiloxDraw draw = philox_reserve(uint64_t(out[0].numel()));
   if (out[0].dtype() == DType::f64)
     fill_indexed<double>(out[0], ew::kCostlyGrain,
@@ -177,6 +179,7 @@ double normal_from(const Philox4x32::Block& b) {
 }
 
 void randn_cpu(std::span<const Tensor>, std::span<Tensor> out, const Attrs&) {
+  ew::check_cpu_dtype("randn", out[0].dtype());
   const PhiloxDraw draw = philox_reserve(uint64_t(out[0].numel()));
   auto value = [&](int64_t i) { return normal_from(Philox4x32::at(draw.seed, draw.offset + i)); };
   if (out[0].dtype() == DType::f64) fill_indexed<double>(out[0], ew::kCostlyGrain, value);
@@ -186,6 +189,7 @@ void randn_cpu(std::span<const Tensor>, std::span<Tensor> out, const Attrs&) {
 // lo + floor(u * (hi - lo)) with u a 64-bit fraction (Lemire's multiply, no
 // rejection: the bias is below (hi - lo) / 2^64).
 void randint_cpu(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
+  ew::check_cpu_dtype("randint", out[0].dtype());
   const int64_t lo = a.get<int64_t>("lo");
   const uint64_t range = uint64_t(a.get<int64_t>("hi")) - uint64_t(lo);
   const PhiloxDraw draw = philox_reserve(uint64_t(out[0].numel()));

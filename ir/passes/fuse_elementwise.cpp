@@ -6,8 +6,8 @@
 // Fused_Adagrad, generalised).
 //
 // Who joins a group: a pure op with tile kernels (OpDef::tile) on the CPU
-// (or on a GPU whose backend compiles fused kernels, NN_CUDA_FUSION=1) whose
-// result has the group's shape and is of its compute dtype (f32 or
+// (or on a GPU whose backend compiles fused kernels, unless
+// NN_CUDA_FUSION=0) whose result has the group's shape and is of its compute dtype (f32 or
 // f64) or bool, never a weak host number; whose operands are of the compute
 // dtype or bool, or host numbers of the trace (weak one-element constants,
 // inlined as immediates), so that the kernel converts nothing a lone op

@@ -229,9 +229,16 @@ TEST_CASE("randint range and dtypes") {
   const int64_t mn = std::numeric_limits<int64_t>::min(), mx = std::numeric_limits<int64_t>::max();
   CHECK(randint(mn, mx, {10}).numel() == 10);
   CHECK_THROWS_WITH_AS(randint(5, 5, {3}), "randint: lo must be less than hi, got lo=5, hi=5", Error);
-  CHECK_THROWS_WITH_AS(randint(0, 5, {3}, DType::boolean), "randint: the dtype must be f32, f64, i32 or i64, not bool",
+  CHECK_THROWS_WITH_AS(randint(0, 5, {3}, DType::boolean), "randint: the dtype must be a float or integer dtype, not bool",
                        Error);
-  CHECK_THROWS_WITH_AS(rand({3}, DType::i64), "rand: the dtype must be f32 or f64, not i64", Error);
+  CHECK_THROWS_WITH_AS(rand({3}, DType::i64), "rand: the dtype must be a float dtype, not i64", Error);
+  // f16 and bf16 draw on a GPU only (tests/gpu/test_half.cpp).
+  CHECK_THROWS_WITH_AS(rand({3}, DType::f16), "rand: f16 tensors have no CPU kernels (compute on a GPU, or astype to f32 first)",
+                       Error);
+  CHECK_THROWS_WITH_AS(randn({3}, DType::bf16),
+                       "randn: bf16 tensors have no CPU kernels (compute on a GPU, or astype to f32 first)", Error);
+  CHECK_THROWS_WITH_AS(randint(0, 5, {3}, DType::f16),
+                       "randint: f16 tensors have no CPU kernels (compute on a GPU, or astype to f32 first)", Error);
   CHECK_THROWS_WITH_AS(randn({-3}), "randn: negative dimension -3 in shape [-3]", Error);
   CHECK(rand({0}).numel() == 0);
 }

@@ -4,6 +4,9 @@
 #include "backend/cuda_backend.h"
 #include "backend/dispatch.h"
 #include "gpu/gpu_test_util.h"
+#if NN_HAVE_CUDA
+#include "backend/cuda/conv_pointwise.h"
+#endif
 
 using namespace nngpu;
 
@@ -37,6 +40,49 @@ TEST_CASE("conv2d forward and backward through cuDNN, with deterministic algorit
   }
   set_gpu_deterministic_convolutions(true);
 }
+
+#if NN_HAVE_CUDA
+TEST_CASE("pointwise convolutions as cuBLAS products give the CPU's convolution and its gradients") {
+  NN_NEED_GPU();
+  auto& dev = static_cast<cuda::CudaDevice&>(*gpu());
+  using V = std::vector<int64_t>;
+  // A dilation does not change a 1x1 kernel: still pointwise.
+  for (const V& dil : {V{1, 1}, V{2, 3}}) {
+    const Attrs conv{{"stride", V{1, 1}}, {"padding", V{0, 0}}, {"dilation", dil}, {"groups", int64_t(1)}};
+    CHECK(cuda::is_pointwise(Shape{7, 5, 1, 1}, conv));
+    for (DType d : {DType::f32, DType::f64}) {
+      const Tensor x = random({3, 5, 4, 6}, -1, 1, d), w = random({7, 5, 1, 1}, -1, 1, d, 3);
+      const Tensor dy = random({3, 7, 4, 6}, -1, 1, d, 5);
+      Attrs data = conv, filter = conv;
+      data.set("input_shape", x.shape());
+      filter.set("weight_shape", w.shape());
+      const Tensor y_cpu = call(op("conv2d"), {x, w}, conv);
+      const Tensor dx_cpu = call(op("conv2d_backward_input"), {dy, w}, data);
+      const Tensor dw_cpu = call(op("conv2d_backward_weight"), {dy, x}, filter);
+      Tensor y = Tensor::empty(y_cpu.shape(), d, gpu()), dx = Tensor::empty(x.shape(), d, gpu());
+      Tensor dw = Tensor::empty(w.shape(), d, gpu());
+      const Tensor gx = on(gpu(), x), gw = on(gpu(), w), gdy = on(gpu(), dy);
+      cuda::pointwise_forward(dev, gx, gw, y);
+      cuda::pointwise_backward_input(dev, gdy, gw, dx);
+      cuda::pointwise_backward_weight(dev, gdy, gx, dw);
+      const double tol = d == DType::f32 ? 1e-5 : 1e-12;
+      check_same(y_cpu, y, tol, tol, "pointwise forward " + std::string(dtype_name(d)));
+      check_same(dx_cpu, dx, tol, tol, "pointwise backward input " + std::string(dtype_name(d)));
+      check_same(dw_cpu, dw, tol, tol, "pointwise backward weight " + std::string(dtype_name(d)));
+    }
+  }
+  // Not pointwise: a wider kernel, a stride, padding, groups.
+  const Attrs plain{{"stride", V{1, 1}}, {"padding", V{0, 0}}, {"dilation", V{1, 1}}, {"groups", int64_t(1)}};
+  CHECK_FALSE(cuda::is_pointwise(Shape{7, 5, 1, 3}, plain));
+  Attrs strided = plain, padded = plain, grouped = plain;
+  strided.set("stride", V{2, 1});
+  padded.set("padding", V{0, 1});
+  grouped.set("groups", int64_t(5));
+  CHECK_FALSE(cuda::is_pointwise(Shape{7, 5, 1, 1}, strided));
+  CHECK_FALSE(cuda::is_pointwise(Shape{7, 5, 1, 1}, padded));
+  CHECK_FALSE(cuda::is_pointwise(Shape{5, 1, 1, 1}, grouped));
+}
+#endif
 
 TEST_CASE("max and average pooling with their gradients (ties, padding, overlapping windows)") {
   NN_NEED_GPU();

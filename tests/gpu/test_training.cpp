@@ -9,6 +9,7 @@
 
 #include "backend/cuda_backend.h"
 #include "digits_training.h"
+#include "fake_gpu.h"
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
 #include "gpu/gpu_test_util.h"
@@ -51,6 +52,13 @@ void close(const std::vector<double>& cpu, const std::vector<double>& gpu_, doub
   MESSAGE(std::string(what) << ": largest relative difference " << worst);
 }
 
+// f's result with GPU fusion on or off.
+template <class F>
+auto with_fusion(bool on, F f) {
+  nntest::GpuFusionScope fusion(on);
+  return f();
+}
+
 }  // namespace
 
 TEST_CASE("the digits MLP trains on the GPU in graph mode with the CPU's losses") {
@@ -76,11 +84,8 @@ TEST_CASE("with GPU fusion, the digits trainings run fused NVRTC kernels and giv
   // The last number is the count of fused nodes in the step.
   const std::string loop = kTrainLoop + "\nlosses.append(graph_stats(train_step).fused_groups)\nlosses\n";
   for (const char* model : {nntest::kDigitsMlp, nntest::kDigitsCnn}) {
-    set_gpu_fusion(false);
-    std::vector<double> plain = numbers("cuda", std::string(model) + loop);
-    set_gpu_fusion(true);
-    std::vector<double> fused = numbers("cuda", std::string(model) + loop);
-    set_gpu_fusion(false);
+    std::vector<double> plain = with_fusion(false, [&] { return numbers("cuda", std::string(model) + loop); });
+    std::vector<double> fused = with_fusion(true, [&] { return numbers("cuda", std::string(model) + loop); });
     CHECK(plain.back() == 0);
     CHECK(fused.back() > 0);
     plain.pop_back();
@@ -117,11 +122,8 @@ for i in 0..5 { losses.append(item(train_step(x))) }
 losses.append(graph_stats(train_step).fused_groups)
 losses
 )";
-  set_gpu_fusion(false);
-  std::vector<double> plain = numbers("cuda", code);
-  set_gpu_fusion(true);
-  std::vector<double> fused = numbers("cuda", code);
-  set_gpu_fusion(false);
+  std::vector<double> plain = with_fusion(false, [&] { return numbers("cuda", code); });
+  std::vector<double> fused = with_fusion(true, [&] { return numbers("cuda", code); });
   const std::vector<double> cpu = numbers("cpu", code);
   CHECK(plain.back() == 0);
   CHECK(fused.back() > 0);

@@ -45,12 +45,11 @@ BnGraph bn_relu(backend::Device* d) {
   return b;
 }
 
-// Runs f with GPU fusion on.
+// Runs f with GPU fusion on, or off.
 template <class F>
-void with_gpu_fusion(F f) {
-  backend::set_gpu_fusion(true);
+void with_gpu_fusion(F f, bool on = true) {
+  nntest::GpuFusionScope fusion(on);
   f();
-  backend::set_gpu_fusion(false);
 }
 
 }  // namespace
@@ -116,8 +115,7 @@ TEST_CASE("pass batch-norm-apply-into-elementwise: left alone where fusion would
   nntest::FakeGpu gpu;
   auto changed = [](BnGraph& b, bool fusion = true) {
     size_t n = 0;
-    if (fusion) with_gpu_fusion([&] { n = run_pass(b.g, "batch-norm-apply-into-elementwise"); });
-    else n = run_pass(b.g, "batch-norm-apply-into-elementwise");
+    with_gpu_fusion([&] { n = run_pass(b.g, "batch-norm-apply-into-elementwise"); }, fusion);
     return n;
   };
   // GPU fusion off; a CPU graph (its tile evaluator pays more than it saves).

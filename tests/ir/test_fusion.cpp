@@ -295,12 +295,14 @@ TEST_CASE("fuse-elementwise on a GPU: only with GPU fusion on, and no wider than
   if (!backend::cuda_built()) return;  // without the CUDA backend, GPU fusion is always off
   nntest::FakeGpu gpu;
   ir::Graph off = gpu_sum(&gpu, 10);
-  CHECK(run_pass(off, "fuse-elementwise") == 0);
-  backend::set_gpu_fusion(true);
+  {
+    nntest::GpuFusionScope fusion(false);
+    CHECK(run_pass(off, "fuse-elementwise") == 0);
+  }
+  nntest::GpuFusionScope fusion(true);
   ir::Graph narrow = gpu_sum(&gpu, backend::kGpuFusedInputs);
   ir::Graph wide = gpu_sum(&gpu, backend::kGpuFusedInputs + 1);
   const size_t fused_narrow = run_pass(narrow, "fuse-elementwise"), fused_wide = run_pass(wide, "fuse-elementwise");
-  backend::set_gpu_fusion(false);
   CHECK(fused_narrow == 1);
   CHECK(ops(narrow) == "fused");
   CHECK(fused_wide == 0);  // 17 inputs: the adds stay as they are
