@@ -191,5 +191,5 @@ TEST_CASE("a small network's loss and gradients in f16 and bf16 follow f32's") {
       return out;
     }, {random({4, 3, 8, 8}), random({6, 3, 3, 3}, -0.5, 0.5, DType::f32, 3), random({6}, 0.5, 1.5, DType::f32, 4),
         random({6}, -0.5, 0.5, DType::f32, 5), random({96, 5}, -0.2, 0.2, DType::f32, 6), ids},
-             d, 8 * ulp(d));
+             d, 2 * ulp(d));
 }
