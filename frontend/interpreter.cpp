@@ -1,7 +1,6 @@
 // The interpreter: construction, running programs, statements, guards.
 #include "frontend/interpreter.h"
 
-
 #include <atomic>
 #include <cstdlib>
 #include <iostream>

@@ -34,13 +34,10 @@ const StackExtent& this_thread_stack() {
 
 }  // namespace
 
-size_t stack_left() {
+bool stack_nearly_full() {
   const StackExtent& e = this_thread_stack();
   char here;
-  const size_t used = size_t(e.base - &here);
-  return used < e.limit ? e.limit - used : 0;
+  return size_t(e.base - &here) >= e.limit;
 }
-
-bool stack_nearly_full() { return stack_left() == 0; }
 
 }  // namespace nn::frontend

@@ -13,7 +13,4 @@ namespace nn::frontend {
 // redzones).
 bool stack_nearly_full();
 
-// The bytes of stack this thread may still use before stack_nearly_full().
-size_t stack_left();
-
 }  // namespace nn::frontend

@@ -295,9 +295,17 @@ struct Scale {
   const void* zero(DType t) const { return t == DType::f64 ? static_cast<const void*>(&d0) : &f0; }
 };
 
-// The products of a pointwise convolution, or nothing for another.
-std::function<void()> products_if(bool pointwise, std::function<void()> products) {
-  return pointwise ? std::move(products) : std::function<void()>();
+// Runs a convolution pass the chosen way: a pointwise convolution's
+// `products` when they were faster, else cuDNN's algorithm through `cudnn`
+// (given the choice and its workspace, null when it needs none).
+template <class Cudnn>
+void run_chosen(CudaDevice& dev, Conv& c, Pass pass, bool pointwise, const std::function<void()>& products,
+                const char* op, Cudnn cudnn) {
+  const Choice ch = choose(dev, c, pass, pointwise ? products : std::function<void()>());
+  if (ch.gemm) return products();
+  check(cudnnSetConvolutionMathType(c.conv.d, ch.math), op);
+  Tensor ws = scratch(dev, ch.workspace);
+  check(cudnn(ch, ch.workspace ? ws.raw_data() : nullptr), op);
 }
 
 void conv2d(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
@@ -306,28 +314,21 @@ void conv2d(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attr
   Tensor& y = out[0];
   if (y.numel() == 0) return;
   Conv c(x.shape(), w.shape(), y.shape(), y.dtype(), attrs);
+  const Scale s;
   if (x.numel() == 0 || w.numel() == 0) {
     check(cudaMemsetAsync(y.raw_data(), 0, y.nbytes(), dev.stream()), "conv2d");
   } else {
-    auto products = [&] { pointwise_forward(dev, x, w, y); };
-    const Choice ch = choose(dev, c, Pass::forward, products_if(is_pointwise(w.shape(), attrs), products));
-    if (ch.gemm) {
-      products();
-    } else {
-      check(cudnnSetConvolutionMathType(c.conv.d, ch.math), "conv2d");
-      Tensor ws = scratch(dev, ch.workspace);
-      Scale s;
-      check(cudnnConvolutionForward(dev.cudnn(), s.one(c.dtype), c.x.d, x.raw_data(), c.w.d, w.raw_data(), c.conv.d,
-                                    cudnnConvolutionFwdAlgo_t(ch.algo), ch.workspace ? ws.raw_data() : nullptr,
-                                    ch.workspace, s.zero(c.dtype), c.y.d, y.raw_data()),
-            "conv2d");
-    }
+    run_chosen(dev, c, Pass::forward, is_pointwise(w.shape(), attrs), [&] { pointwise_forward(dev, x, w, y); },
+               "conv2d", [&](const Choice& ch, void* ws) {
+                 return cudnnConvolutionForward(dev.cudnn(), s.one(c.dtype), c.x.d, x.raw_data(), c.w.d,
+                                                w.raw_data(), c.conv.d, cudnnConvolutionFwdAlgo_t(ch.algo), ws,
+                                                ch.workspace, s.zero(c.dtype), c.y.d, y.raw_data());
+               });
   }
   if (in.size() == 3) {
     TensorDesc b;
     check(cudnnSetTensor4dDescriptor(b.d, CUDNN_TENSOR_NCHW, data_type(y.dtype()), 1, narrow(y.shape()[1]), 1, 1),
           "conv2d");
-    Scale s;
     check(cudnnAddTensor(dev.cudnn(), s.one(c.dtype), b.d, in[2].raw_data(), s.one(c.dtype), c.y.d, y.raw_data()),
           "conv2d");
   }
@@ -344,16 +345,13 @@ void backward_input(std::span<const Tensor> in, std::span<Tensor> out, const Att
     check(cudaMemsetAsync(dx.raw_data(), 0, dx.nbytes(), dev.stream()), "conv2d_backward_input");
     return;
   }
-  auto products = [&] { pointwise_backward_input(dev, dy, w, dx); };
-  const Choice ch = choose(dev, c, Pass::data, products_if(is_pointwise(w.shape(), attrs), products));
-  if (ch.gemm) return products();
-  check(cudnnSetConvolutionMathType(c.conv.d, ch.math), "conv2d_backward_input");
-  Tensor ws = scratch(dev, ch.workspace);
-  Scale s;
-  check(cudnnConvolutionBackwardData(dev.cudnn(), s.one(c.dtype), c.w.d, w.raw_data(), c.y.d, dy.raw_data(), c.conv.d,
-                                     cudnnConvolutionBwdDataAlgo_t(ch.algo), ch.workspace ? ws.raw_data() : nullptr,
-                                     ch.workspace, s.zero(c.dtype), c.x.d, dx.raw_data()),
-        "conv2d_backward_input");
+  const Scale s;
+  run_chosen(dev, c, Pass::data, is_pointwise(w.shape(), attrs), [&] { pointwise_backward_input(dev, dy, w, dx); },
+             "conv2d_backward_input", [&](const Choice& ch, void* ws) {
+               return cudnnConvolutionBackwardData(dev.cudnn(), s.one(c.dtype), c.w.d, w.raw_data(), c.y.d,
+                                                   dy.raw_data(), c.conv.d, cudnnConvolutionBwdDataAlgo_t(ch.algo),
+                                                   ws, ch.workspace, s.zero(c.dtype), c.x.d, dx.raw_data());
+             });
 }
 
 // (dy, x) -> dw of attr weight_shape.
@@ -367,17 +365,15 @@ void backward_weight(std::span<const Tensor> in, std::span<Tensor> out, const At
     check(cudaMemsetAsync(dw.raw_data(), 0, dw.nbytes(), dev.stream()), "conv2d_backward_weight");
     return;
   }
-  auto products = [&] { pointwise_backward_weight(dev, dy, x, dw); };
-  const Choice ch = choose(dev, c, Pass::filter, products_if(is_pointwise(dw.shape(), attrs), products));
-  if (ch.gemm) return products();
-  check(cudnnSetConvolutionMathType(c.conv.d, ch.math), "conv2d_backward_weight");
-  Tensor ws = scratch(dev, ch.workspace);
-  Scale s;
-  check(cudnnConvolutionBackwardFilter(dev.cudnn(), s.one(c.dtype), c.x.d, x.raw_data(), c.y.d, dy.raw_data(),
-                                       c.conv.d, cudnnConvolutionBwdFilterAlgo_t(ch.algo),
-                                       ch.workspace ? ws.raw_data() : nullptr, ch.workspace, s.zero(c.dtype), c.w.d,
-                                       dw.raw_data()),
-        "conv2d_backward_weight");
+  const Scale s;
+  run_chosen(dev, c, Pass::filter, is_pointwise(dw.shape(), attrs),
+             [&] { pointwise_backward_weight(dev, dy, x, dw); }, "conv2d_backward_weight",
+             [&](const Choice& ch, void* ws) {
+               return cudnnConvolutionBackwardFilter(dev.cudnn(), s.one(c.dtype), c.x.d, x.raw_data(), c.y.d,
+                                                     dy.raw_data(), c.conv.d,
+                                                     cudnnConvolutionBwdFilterAlgo_t(ch.algo), ws, ch.workspace,
+                                                     s.zero(c.dtype), c.w.d, dw.raw_data());
+             });
 }
 
 }  // namespace
