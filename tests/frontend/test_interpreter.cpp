@@ -4,6 +4,8 @@
 
 #include <pthread.h>
 
+#include <functional>
+
 #include <sstream>
 
 #include "frontend/format.h"
@@ -112,66 +114,51 @@ TEST_CASE("host errors: types, conversions, containers") {
 }
 
 namespace {
-struct ThreadResult {
-  std::string message;
-};
-void* deep_recursion(void* arg) {
-  auto* r = static_cast<ThreadResult*>(arg);
-  Interpreter vm;
-  r->message = script_error(vm, "fn f(n) { f(n + 1) + 1 }\nf(0)");
-  return nullptr;
+// Runs f on a thread of 1 MiB of stack: the guards must stop recursion
+// before the stack ends.
+void on_small_stack(const std::function<void()>& f) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t(1) << 20);
+  pthread_t t;
+  auto run = [](void* arg) -> void* {
+    (*static_cast<const std::function<void()>*>(arg))();
+    return nullptr;
+  };
+  REQUIRE(pthread_create(&t, &attr, run, const_cast<std::function<void()>*>(&f)) == 0);
+  pthread_join(t, nullptr);
+  pthread_attr_destroy(&attr);
 }
 }  // namespace
 
 TEST_CASE("runaway recursion on a small stack is a diagnostic, not a crash") {
-  // 1 MiB of stack: the guard must stop the recursion before the stack ends.
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, size_t(1) << 20);
-  ThreadResult result;
-  pthread_t t;
-  REQUIRE(pthread_create(&t, &attr, deep_recursion, &result) == 0);
-  pthread_join(t, nullptr);
-  pthread_attr_destroy(&attr);
-  CHECK(result.message.rfind("recursion too deep", 0) == 0);
-}
-
-namespace {
-struct NestedResults {
-  std::string cycle_equal, deep_print, after;
-  bool self_equal = false;
-};
-// Values nested far deeper than a 1 MiB stack could recurse through.
-void* nested_values(void* arg) {
-  auto* r = static_cast<NestedResults*>(arg);
-  {
+  std::string message;
+  on_small_stack([&] {
     Interpreter vm;
-    vm.run_code("a.nn", "let a = [none]\na[0] = a\nlet b = [none]\nb[0] = b\nlet same = a == a");
-    r->self_equal = vm.run_code("b.nn", "same").as_bool();
-    r->cycle_equal = script_error(vm, "a == b");
-    vm.run_code("f.nn", "a[0] = none\nb[0] = none");  // values are reference-counted: cycles are broken by hand
-    vm.run_code("c.nn", "let d = []\nfor i in 0..200000 { d = [d] }\nlet e = {x: 1}\nfor i in 0..100000 { e = {x: (e,)} }");
-    r->deep_print = script_error(vm, "print(d)");
-    vm.run_code("d.nn", "d = 0\ne = 0");  // freed here, with the stack still small
-    r->after = to_str(vm.run_code("e.nn", "str({k: (\"v\",)})"));
-  }  // and what is left, with the interpreter
-  return nullptr;
+    message = script_error(vm, "fn f(n) { f(n + 1) + 1 }\nf(0)");
+  });
+  CHECK(message.rfind("recursion too deep", 0) == 0);
 }
-}  // namespace
 
 TEST_CASE("values nested deeply or holding themselves on a small stack: diagnostics, not crashes") {
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, size_t(1) << 20);
-  NestedResults r;
-  pthread_t t;
-  REQUIRE(pthread_create(&t, &attr, nested_values, &r) == 0);
-  pthread_join(t, nullptr);
-  pthread_attr_destroy(&attr);
-  CHECK(r.self_equal);
-  CHECK(r.cycle_equal == "comparison nests too deeply (a container holding itself?)");
-  CHECK(r.deep_print == "the value is nested too deeply to print");
-  CHECK(r.after == "{k: (\"v\",)}");
+  std::string cycle_equal, deep_print, after;
+  bool self_equal = false;
+  // Values nested far deeper than a 1 MiB stack could recurse through.
+  on_small_stack([&] {
+    Interpreter vm;
+    vm.run_code("a.nn", "let a = [none]\na[0] = a\nlet b = [none]\nb[0] = b\nlet same = a == a");
+    self_equal = vm.run_code("b.nn", "same").as_bool();
+    cycle_equal = script_error(vm, "a == b");
+    vm.run_code("f.nn", "a[0] = none\nb[0] = none");  // values are reference-counted: cycles are broken by hand
+    vm.run_code("c.nn", "let d = []\nfor i in 0..200000 { d = [d] }\nlet e = {x: 1}\nfor i in 0..100000 { e = {x: (e,)} }");
+    deep_print = script_error(vm, "print(d)");
+    vm.run_code("d.nn", "d = 0\ne = 0");  // freed here, with the stack still small
+    after = to_str(vm.run_code("e.nn", "str({k: (\"v\",)})"));
+  });  // and what is left, with the interpreter
+  CHECK(self_equal);
+  CHECK(cycle_equal == "comparison nests too deeply (a container holding itself?)");
+  CHECK(deep_print == "the value is nested too deeply to print");
+  CHECK(after == "{k: (\"v\",)}");
 }
 
 TEST_CASE("exit() unwinds to the host with its code") {
