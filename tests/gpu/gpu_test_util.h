@@ -84,6 +84,12 @@ inline void check_same(const Tensor& a, const Tensor& b_gpu, double rtol, double
   CHECK(shown == 0);
 }
 
+// ||b - a|| / ||a|| of a (from the CPU) and b (from the GPU), in f64.
+inline double relative_error(const Tensor& a, const Tensor& b_gpu) {
+  const Tensor ref = astype(a, DType::f64), got = astype(on_cpu(b_gpu), DType::f64);
+  return norm(sub(got, ref)).item_double() / norm(ref).item_double();
+}
+
 using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
 // f on cpu_in with the CPU as the default device, then on gpu_in with the

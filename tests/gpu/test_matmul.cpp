@@ -41,27 +41,18 @@ TEST_CASE("matmul gradients on the GPU, batched and broadcast") {
      1e-9, 1e-10);
 }
 
-namespace {
-// ||gpu - cpu|| / ||cpu||, the CPU's result in f64.
-double relative_error(const Tensor& cpu, const Tensor& gpu_result) {
-  const Tensor ref = astype(cpu, DType::f64), got = astype(on_cpu(gpu_result), DType::f64);
-  return norm(sub(got, ref)).item_double() / norm(ref).item_double();
-}
-}  // namespace
-
 TEST_CASE("with TF32 on, f32 products and convolutions round their operands to TF32; off, they are f32 again") {
   NN_NEED_GPU();
   const Tensor a = random({256, 256}, -1, 1, DType::f64), b = random({256, 256}, -1, 1, DType::f64, 3);
   const Tensor x = random({8, 16, 12, 12}, -1, 1, DType::f64, 4), w = random({32, 16, 3, 3}, -1, 1, DType::f64, 5);
   const Tensor ab = matmul(a, b), xw = conv2d(x, w, Tensor(), pair(1), pair(1));
   auto on_gpu = [](const Tensor& t) { return on(gpu(), astype(t, DType::f32)); };
-  double tf32_mm = 0, tf32_conv = 0, f32_mm = 0, f32_conv = 0;
   set_gpu_tf32(true);
-  tf32_mm = relative_error(ab, matmul(on_gpu(a), on_gpu(b)));
-  tf32_conv = relative_error(xw, conv2d(on_gpu(x), on_gpu(w), Tensor(), pair(1), pair(1)));
+  const double tf32_mm = relative_error(ab, matmul(on_gpu(a), on_gpu(b)));
+  const double tf32_conv = relative_error(xw, conv2d(on_gpu(x), on_gpu(w), Tensor(), pair(1), pair(1)));
   set_gpu_tf32(false);
-  f32_mm = relative_error(ab, matmul(on_gpu(a), on_gpu(b)));
-  f32_conv = relative_error(xw, conv2d(on_gpu(x), on_gpu(w), Tensor(), pair(1), pair(1)));
+  const double f32_mm = relative_error(ab, matmul(on_gpu(a), on_gpu(b)));
+  const double f32_conv = relative_error(xw, conv2d(on_gpu(x), on_gpu(w), Tensor(), pair(1), pair(1)));
   MESSAGE("relative errors: TF32 matmul " << tf32_mm << ", conv " << tf32_conv << "; f32 matmul " << f32_mm
                                           << ", conv " << f32_conv);
   // TF32 keeps 10 of f32's 23 mantissa bits: errors near 2^-11 per operand.
