@@ -50,12 +50,13 @@ class Attrs {
   bool empty() const { return items_.empty(); }
   std::string str() const;  // "axes=[0, 1], keepdims=false"
 
- private:
+  // The value of `key`, or null.
   const AttrValue* find(std::string_view key) const {
     for (auto& [k, v] : items_)
       if (k == key) return &v;
     return nullptr;
   }
+ private:
   // Keys are string literals of the op definitions: static storage.
   std::vector<std::pair<std::string_view, AttrValue>> items_;
 };

@@ -19,15 +19,22 @@ Registry::Registry() {
 }
 
 const OpDef& Registry::add(OpDef def) {
-  auto name = def.name;
-  auto [it, inserted] = ops_.emplace(name, std::make_unique<OpDef>(std::move(def)));
-  if (!inserted) throw Error("internal: op `" + name + "` registered twice");
-  return *it->second;
+  const bool listed = def.id != OpId::unlisted;
+  if (listed) def.name = op_name(def.id);
+  if (by_name_.contains(def.name)) throw Error("internal: op `" + def.name + "` registered twice");
+  auto& slot = listed ? ops_[static_cast<size_t>(def.id)] : unlisted_.emplace_back();
+  slot = std::make_unique<OpDef>(std::move(def));
+  by_name_.emplace(slot->name, slot.get());
+  return *slot;
+}
+
+void Registry::missing_entry(OpId id) {
+  throw Error(std::string("internal: op `") + op_name(id) + "` has no registry entry");
 }
 
 const OpDef* Registry::find(std::string_view name) const {
-  auto it = ops_.find(std::string(name));
-  return it == ops_.end() ? nullptr : it->second.get();
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : it->second;
 }
 
 const OpDef& Registry::op(std::string_view name) const {
@@ -36,15 +43,23 @@ const OpDef& Registry::op(std::string_view name) const {
   return *d;
 }
 
-OpDef& Registry::edit(std::string_view name) {
-  auto it = ops_.find(std::string(name));
-  if (it == ops_.end()) throw Error("internal: no op named `" + std::string(name) + "`");
-  return *it->second;
+OpDef& Registry::edit(OpId id) {
+  op(id);  // throws when there is no entry
+  return *ops_[static_cast<size_t>(id)];
 }
 
 std::vector<const OpDef*> Registry::all() const {
   std::vector<const OpDef*> v;
-  for (auto& [k, d] : ops_) v.push_back(d.get());
+  for (auto& d : ops_)
+    if (d) v.push_back(d.get());
+  for (auto& d : unlisted_) v.push_back(d.get());
+  return v;
+}
+
+std::vector<OpId> Registry::missing() const {
+  std::vector<OpId> v;
+  for (size_t i = 0; i < ops_.size(); ++i)
+    if (!ops_[i]) v.push_back(static_cast<OpId>(i));
   return v;
 }
 

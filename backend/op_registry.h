@@ -1,8 +1,13 @@
-// The op registry: each op is declared once with its type rule (the single
-// source of shape and dtype errors), its kernels per device, and the traits
-// passes read. Backward rules join the entry with autodiff.
+// The op registry: one OpDef per op, indexed by its OpId (backend/op_id.h):
+// its type rule (the single source of shape and dtype errors), kernels per
+// device, backward rule, attributes with their defaults, and the traits
+// passes read. The op families fill it (backend/ops/register.h); the
+// elementwise ones make their entries from their tables
+// (ops/elementwise_ops.h).
 #pragma once
+#include <array>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,6 +16,7 @@
 
 #include "backend/attrs.h"
 #include "backend/device.h"
+#include "backend/op_id.h"
 #include "backend/tensor.h"
 
 namespace nn::backend {
@@ -57,8 +63,17 @@ enum class Effect : uint8_t {
   stateful,  // writes into its first input (in-place assignment)
 };
 
+// An attribute an op reads, with the value a call that omits it means.
+struct AttrSpec {
+  const char* name;
+  AttrValue fallback;
+};
+
 struct OpDef {
-  std::string name;
+  // The op's id; `unlisted` for an op registered outside the families (a
+  // test's, a host's), found by its name alone.
+  OpId id = OpId::unlisted;
+  std::string name;  // nn's name: op_name(id) for the listed ops
   int num_inputs = 1;  // -1: any number (concat)
   TypeRule type_rule = nullptr;
   Kernel cpu = nullptr;
@@ -78,24 +93,39 @@ struct OpDef {
   int overwritable_from = -1;
   bool commutative = false;
   Effect effect = Effect::pure;
+  // The attributes an elementwise op's functor reads (ops/elementwise_ops.h).
+  std::vector<AttrSpec> attrs = {};
 };
 
 class Registry {
  public:
   static Registry& get();
+  // Names a listed op after its id; throws Error when an op comes twice.
   const OpDef& add(OpDef def);
+  const OpDef& op(OpId id) const {
+    const OpDef* d = ops_[static_cast<size_t>(id)].get();
+    if (!d) missing_entry(id);
+    return *d;
+  }
+  // An op by its nn name (a user's, a test's); null when there is none.
   const OpDef* find(std::string_view name) const;
   const OpDef& op(std::string_view name) const;  // throws Error when unknown
   // The entry itself, for a device backend adding its kernel while the
-  // registry is built (backend/cuda_backend.h); throws Error when unknown.
-  OpDef& edit(std::string_view name);
-  std::vector<const OpDef*> all() const;
+  // registry is built (backend/cuda_backend.h).
+  OpDef& edit(OpId id);
+  std::vector<const OpDef*> all() const;  // listed ops in OpId order, then the others
+  // Listed ids without an entry: none once the families have registered.
+  std::vector<OpId> missing() const;
 
  private:
   Registry();
-  std::unordered_map<std::string, std::unique_ptr<OpDef>> ops_;
+  [[noreturn]] static void missing_entry(OpId id);
+  std::array<std::unique_ptr<OpDef>, kOpCount> ops_;
+  std::vector<std::unique_ptr<OpDef>> unlisted_;
+  std::unordered_map<std::string, const OpDef*> by_name_;
 };
 
+inline const OpDef& op(OpId id) { return Registry::get().op(id); }
 // Shortcut for Registry::get().op(name).
 inline const OpDef& op(std::string_view name) { return Registry::get().op(name); }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/dispatch.h"
+#include "backend/ops/elementwise_ops.h"
 
 namespace nn::backend {
 
@@ -38,46 +39,21 @@ Tensor rand(const Shape& shape, DType dtype = DType::f32);   // uniform [0, 1)
 Tensor randn(const Shape& shape, DType dtype = DType::f32);  // standard normal
 Tensor randint(int64_t lo, int64_t hi, const Shape& shape, DType dtype = DType::i64);  // [lo, hi)
 
-// ---- elementwise unary (ops/unary.cpp) ----
-// Float functions of integer or bool tensors give f32.
-Tensor neg(const Tensor& x);
-Tensor abs(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor rsqrt(const Tensor& x);
-Tensor sin(const Tensor& x);
-Tensor cos(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor sigmoid(const Tensor& x);
-Tensor relu(const Tensor& x);
-Tensor leaky_relu(const Tensor& x, double slope = 0.01);
-Tensor gelu(const Tensor& x, bool approximate = false);
-Tensor softplus(const Tensor& x);
-Tensor sign(const Tensor& x);
-Tensor floor(const Tensor& x);
-Tensor ceil(const Tensor& x);
-Tensor round(const Tensor& x);  // half to even, as NumPy
-Tensor logical_not(const Tensor& x);
-Tensor isnan(const Tensor& x);
-
-// ---- elementwise binary (ops/binary.cpp); NumPy broadcasting, SPEC §3 promotion ----
-Tensor add(const Tensor& a, const Tensor& b);
-Tensor sub(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Tensor& b);  // true division: integers give f32
-Tensor pow(const Tensor& a, const Tensor& b);
-Tensor mod(const Tensor& a, const Tensor& b);  // sign of the divisor, as Python; integer % 0 is an Error
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-Tensor eq(const Tensor& a, const Tensor& b);
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Tensor& b);
-Tensor logical_and(const Tensor& a, const Tensor& b);
-Tensor logical_or(const Tensor& a, const Tensor& b);
+// ---- elementwise (ops/unary.cpp, binary.cpp): one function per line of the
+// tables of ops/elementwise_ops.h, e.g. exp(x), leaky_relu(x, slope = 0.01),
+// add(a, b), eq(a, b), gelu_backward(g, x, approximate = false). Float
+// functions of integer or bool tensors give f32; binary ops broadcast as
+// NumPy and promote as SPEC §3; div is true division (integers give f32);
+// mod takes the divisor's sign, as Python (integer % 0 is an Error); round
+// is half to even, as NumPy. ----
+#define NN_DECLARE_UNARY(id, F, kind, gradient, ...) \
+  Tensor id(const Tensor& x __VA_OPT__(, NN_ATTR_PARAM(__VA_ARGS__)));
+NN_UNARY_OPS(NN_DECLARE_UNARY)
+#undef NN_DECLARE_UNARY
+#define NN_DECLARE_BINARY(id, F, kind, commutative, builtin, backward, ...) \
+  Tensor id(const Tensor& a, const Tensor& b __VA_OPT__(, NN_ATTR_PARAM(__VA_ARGS__)));
+NN_BINARY_OPS(NN_DECLARE_BINARY)
+#undef NN_DECLARE_BINARY
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi);
 
@@ -132,8 +108,6 @@ void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& 
 Tensor take(const Tensor& x, const Tensor& ids);
 
 // ---- ops that backward rules use (backend/autograd.h) ----
-// g * d gelu(x) / dx, for the exact or the tanh form (ops/unary.cpp).
-Tensor gelu_backward(const Tensor& g, const Tensor& x, bool approximate = false);
 // The gradient of take: a [rows, ...] tensor of zeros into which row i of g
 // (g has ids' shape followed by the row shape) is added at row ids[i];
 // repeated ids add up (ops/index.cpp).

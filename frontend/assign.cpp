@@ -18,13 +18,12 @@ BinOp compound_op(AssignOp op) {
 }
 // The registry op of a compound assignment's operator.
 const backend::OpDef* elementwise_op(BinOp op) {
-  static const backend::OpDef *add = &backend::op("add"), *sub = &backend::op("sub"), *mul = &backend::op("mul"),
-                              *div = &backend::op("div");
+  using backend::OpId;
   switch (op) {
-    case BinOp::Add: return add;
-    case BinOp::Sub: return sub;
-    case BinOp::Mul: return mul;
-    case BinOp::Div: return div;
+    case BinOp::Add: return &backend::op(OpId::add);
+    case BinOp::Sub: return &backend::op(OpId::sub);
+    case BinOp::Mul: return &backend::op(OpId::mul);
+    case BinOp::Div: return &backend::op(OpId::div);
     default: return nullptr;
   }
 }

@@ -37,7 +37,7 @@ Graph expand_fused(const Graph& g, std::vector<std::vector<NodeId>>& groups) {
     // The program's inputs as values: a matmul_epilogue's product is the
     // output of its GEMM, drawn first; its other inputs follow a and b.
     std::vector<ValueId> in;
-    const bool epilogue = n.op && n.op->name == "matmul_epilogue" && n.inputs.size() >= 2;
+    const bool epilogue = n.op && n.op->id == OpId::matmul_epilogue && n.inputs.size() >= 2;
     if (epilogue) {
       Node gemm;
       const bool ta = n.attrs.get_or<bool>("ta", false), tb = n.attrs.get_or<bool>("tb", false);

@@ -55,7 +55,7 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
   const Node& head = g.nodes[members.at(0)];
   prog->shape = g.values[head.outputs[0]].type.shape;
   Node node;
-  node.op = &backend::op("fused");
+  node.op = &backend::op(OpId::fused);
   node.loc = head.loc;
   node.scope = head.scope;
   node.phase = head.phase;

@@ -16,6 +16,8 @@
 
 namespace nn::ir {
 
+using backend::OpId;
+
 using ValueId = uint32_t;
 using NodeId = uint32_t;
 inline constexpr uint32_t kNone = UINT32_MAX;

@@ -47,7 +47,7 @@ void append_where(std::string& line, const std::string& where) {
 // node's inputs after the two matrices as the rest.
 std::string program_lines(const Graph& g, const Node& n) {
   const backend::FusedProgram& p = backend::program_of(n.attrs);
-  const bool epilogue = n.op && n.op->name == "matmul_epilogue";
+  const bool epilogue = n.op && n.op->id == OpId::matmul_epilogue;
   std::string out;
   for (size_t s = 0; s < p.steps.size(); ++s) {
     const backend::FusedProgram::Step& st = p.steps[s];

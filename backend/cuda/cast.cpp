@@ -10,7 +10,7 @@ namespace {
 
 void cast(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
   const DType t = out[0].dtype();
-  run_elementwise("cast", EwOp::cast, t, out[0], in, {t});
+  run_elementwise("cast", OpId::cast, t, out[0], in, {t});
 }
 
 void to_device(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
@@ -39,8 +39,8 @@ void to_device(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) 
 }  // namespace
 
 void register_cast(Registry& r) {
-  r.edit("cast").cuda = cast;
-  r.edit("to_device").cuda = to_device;
+  r.edit(OpId::cast).cuda = cast;
+  r.edit(OpId::to_device).cuda = to_device;
 }
 
 }  // namespace nn::backend::cuda

@@ -82,13 +82,13 @@ void randint(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
 }  // namespace
 
 void register_creation(Registry& r) {
-  r.edit("full").cuda = full;
-  r.edit("arange").cuda = arange;
-  r.edit("linspace").cuda = linspace;
-  r.edit("eye").cuda = eye;
-  r.edit("rand").cuda = rand;
-  r.edit("randn").cuda = randn;
-  r.edit("randint").cuda = randint;
+  r.edit(OpId::full).cuda = full;
+  r.edit(OpId::arange).cuda = arange;
+  r.edit(OpId::linspace).cuda = linspace;
+  r.edit(OpId::eye).cuda = eye;
+  r.edit(OpId::rand).cuda = rand;
+  r.edit(OpId::randn).cuda = randn;
+  r.edit(OpId::randint).cuda = randint;
 }
 
 }  // namespace nn::backend::cuda

@@ -94,73 +94,70 @@ bool compare(DType t, const EwLaunch& l, cudaStream_t s, F f) {
   return with_any_type(t, [&]<class R>() { run2<math_t<R>, bool>(l, s, f); });
 }
 
+// One launcher per kind of the tables (ops/elementwise_ops.h).
 template <class F>
-bool float_fn(DType t, const EwLaunch& l, cudaStream_t s, F f) {
+bool unary_floating(DType t, const EwLaunch& l, cudaStream_t s, F f) {
   return with_float_type(t, [&]<class R>() { run1<math_t<R>, R>(l, s, f); });
 }
-
 template <class F>
-bool keep_fn(DType t, const EwLaunch& l, cudaStream_t s, F f) {
+bool unary_keeping(DType t, const EwLaunch& l, cudaStream_t s, F f) {
   return with_any_type(t, [&]<class R>() { run1<math_t<R>, R>(l, s, f); });
 }
-
 template <class F>
-bool predicate(DType t, const EwLaunch& l, cudaStream_t s, F f) {
+bool unary_negation(DType t, const EwLaunch& l, cudaStream_t s, F f) {
+  return unary_keeping(t, l, s, f);
+}
+template <class F>
+bool unary_predicate(DType t, const EwLaunch& l, cudaStream_t s, F f) {
   return with_any_type(t, [&]<class R>() { run1<math_t<R>, bool>(l, s, f); });
+}
+template <class F>
+bool binary_arith(DType t, const EwLaunch& l, cudaStream_t s, F f) {
+  return arith<true>(t, l, s, f);
+}
+template <class F>
+bool binary_arith_no_bool(DType t, const EwLaunch& l, cudaStream_t s, F f) {
+  return arith<false>(t, l, s, f);
+}
+template <class F>
+bool binary_true_div(DType t, const EwLaunch& l, cudaStream_t s, F f) {
+  return arith<false, true>(t, l, s, f);
+}
+template <class F>
+bool binary_compare(DType t, const EwLaunch& l, cudaStream_t s, F f) {
+  return compare(t, l, s, f);
+}
+template <class F>
+bool binary_logical(DType, const EwLaunch& l, cudaStream_t s, F f) {
+  run2<bool, bool>(l, s, f);
+  return true;
+}
+template <class F>
+bool binary_floating(DType t, const EwLaunch& l, cudaStream_t s, F f) {
+  return with_float_type(t, [&]<class R>() { run2<math_t<R>, R>(l, s, f); });
 }
 
 }  // namespace
 
-bool ew_launch(EwOp op, DType t, DType out, const EwLaunch& l, cudaStream_t s) {
-  if (l.n == 0) return true;
+bool ew_launch(OpId op, DType t, DType out, const EwLaunch& l, cudaStream_t s) {
   switch (op) {
-    case EwOp::add: return arith<true>(t, l, s, Add{});
-    case EwOp::sub: return arith<false>(t, l, s, Sub{});
-    case EwOp::mul: return arith<true>(t, l, s, Mul{});
-    case EwOp::div: return arith<false, true>(t, l, s, Div{});
-    case EwOp::pow: return arith<false>(t, l, s, Pow<int>{l.flag});
-    case EwOp::mod: return arith<false>(t, l, s, Mod<int>{l.flag});
-    case EwOp::maximum: return arith<true>(t, l, s, Maximum{});
-    case EwOp::minimum: return arith<true>(t, l, s, Minimum{});
-    case EwOp::eq: return compare(t, l, s, Eq{});
-    case EwOp::ne: return compare(t, l, s, Ne{});
-    case EwOp::lt: return compare(t, l, s, Lt{});
-    case EwOp::le: return compare(t, l, s, Le{});
-    case EwOp::gt: return compare(t, l, s, Gt{});
-    case EwOp::ge: return compare(t, l, s, Ge{});
-    case EwOp::logical_and: run2<bool, bool>(l, s, And{}); return true;
-    case EwOp::logical_or: run2<bool, bool>(l, s, Or{}); return true;
-    case EwOp::where:
+#define NN_UNARY_CASE(id, F, kind, ...) \
+  case OpId::id: return unary_##kind(t, l, s, make_functor<F>(l.params));
+    NN_UNARY_OPS(NN_UNARY_CASE)
+#undef NN_UNARY_CASE
+#define NN_BINARY_CASE(id, F, kind, ...) \
+  case OpId::id: return binary_##kind(t, l, s, make_functor<F>(l.params));
+    NN_BINARY_OPS(NN_BINARY_CASE)
+#undef NN_BINARY_CASE
+    case OpId::where:
       return with_any_type(t, [&]<class R>() { where_kernel<R><<<blocks_for(l.n), kThreads, 0, s>>>(l); });
-    case EwOp::exp: return float_fn(t, l, s, Exp{});
-    case EwOp::log: return float_fn(t, l, s, Log{});
-    case EwOp::sqrt: return float_fn(t, l, s, Sqrt{});
-    case EwOp::rsqrt: return float_fn(t, l, s, Rsqrt{});
-    case EwOp::sin: return float_fn(t, l, s, Sin{});
-    case EwOp::cos: return float_fn(t, l, s, Cos{});
-    case EwOp::tanh: return float_fn(t, l, s, Tanh{});
-    case EwOp::sigmoid: return float_fn(t, l, s, Sigmoid{});
-    case EwOp::leaky_relu: return float_fn(t, l, s, LeakyRelu{l.p0});
-    case EwOp::gelu: return float_fn(t, l, s, Gelu{l.p0 != 0});
-    case EwOp::softplus: return float_fn(t, l, s, Softplus{});
-    case EwOp::gelu_backward:
-      return with_float_type(t, [&]<class R>() { run2<math_t<R>, R>(l, s, GeluGrad{l.p0 != 0}); });
-    case EwOp::neg: return keep_fn(t, l, s, Neg{});
-    case EwOp::abs: return keep_fn(t, l, s, Abs{});
-    case EwOp::sign: return keep_fn(t, l, s, Sign{});
-    case EwOp::relu: return keep_fn(t, l, s, Relu{});
-    case EwOp::floor: return keep_fn(t, l, s, Floor{});
-    case EwOp::ceil: return keep_fn(t, l, s, Ceil{});
-    case EwOp::round: return keep_fn(t, l, s, Round{});
-    case EwOp::logical_not: return predicate(t, l, s, LogicalNot{});
-    case EwOp::isnan: return predicate(t, l, s, IsNan{});
-    case EwOp::cast: return with_any_type(out, [&]<class R>() { run1<math_t<R>, R>(l, s, Identity{}); });
-    case EwOp::running_stat_update:
-      return with_float_type(t, [&]<class R>() { run2<math_t<R>, R>(l, s, RunningUpdate{l.p0, l.p1}); });
-    case EwOp::batch_norm_scale:
-      return with_float_type(t, [&]<class R>() { run2<math_t<R>, R>(l, s, BatchNormScale{l.p0}); });
+    case OpId::cast: return with_any_type(out, [&]<class R>() { run1<math_t<R>, R>(l, s, Identity{}); });
+    case OpId::running_stat_update:
+      return with_float_type(t, [&]<class R>() { run2<math_t<R>, R>(l, s, RunningUpdate{l.params[0], l.params[1]}); });
+    case OpId::batch_norm_scale:
+      return with_float_type(t, [&]<class R>() { run2<math_t<R>, R>(l, s, BatchNormScale{l.params[0]}); });
+    default: return false;
   }
-  return false;
 }
 
 // ---- fills ----

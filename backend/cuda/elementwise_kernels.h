@@ -1,6 +1,6 @@
 // The launch interface of the elementwise kernels (elementwise.cu): every
-// unary, binary and ternary op of the registry, casts, and the fills of the
-// creation and random ops. Plain data, so that the .cu file
+// op of the elementwise tables (ops/elementwise_ops.h), where, casts, batch
+// norm's two elementwise steps, and the fills of the creation and random ops. Plain data, so that the .cu file
 // never sees the rest of nn's headers; the host side builds an EwLaunch from
 // tensors (elementwise_launch.h).
 #pragma once
@@ -10,6 +10,8 @@
 
 #include "backend/cuda/index_divider.h"
 #include "backend/dtype.h"
+#include "backend/op_id.h"
+#include "backend/ops/elementwise_math.h"
 
 namespace nn::backend::cuda {
 
@@ -33,37 +35,15 @@ struct EwLaunch {
   IndexDivider div[kDims] = {};
   int count = 0;        // inputs
   EwInput in[3];
-  double p0 = 0, p1 = 0;  // op parameters: slope, approximate, momentum, scale
-  int* flag = nullptr;    // device int raised by integer pow/mod errors
-};
-
-enum class EwOp : uint8_t {
-  // binary arithmetic: computes in the output dtype
-  add, sub, mul, div, pow, mod, maximum, minimum,
-  // comparisons: compute in the given dtype, bool results
-  eq, ne, lt, le, gt, ge,
-  // bool inputs, bool result
-  logical_and, logical_or,
-  // where(cond, a, b): cond read as bool, a and b in the output dtype
-  where,
-  // float functions (f32, f64)
-  exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, leaky_relu, gelu, softplus, gelu_backward,
-  // dtype-keeping
-  neg, abs, sign, relu, floor, ceil, round,
-  // predicates: compute in the input's dtype, bool results
-  logical_not, isnan,
-  // conversion to the output dtype
-  cast,
-  // running = (1 - p0) running + p0 * p1 * stat (batch norm's running statistics)
-  running_stat_update,
-  // gamma / sqrt(var + p0) (batch norm's per-channel scale)
-  batch_norm_scale,
+  // The op's attribute values (slope, approximate, momentum, scale) and the
+  // device int that integer pow/mod errors raise.
+  math::EwParams params;
 };
 
 // Runs `op` computing in `compute`; the output has `out` dtype. Throws
 // nothing: a combination the type rules never make is an internal error
 // reported by the caller (returns false).
-bool ew_launch(EwOp op, DType compute, DType out, const EwLaunch& l, cudaStream_t stream);
+bool ew_launch(OpId op, DType compute, DType out, const EwLaunch& l, cudaStream_t stream);
 
 // The fills of the creation ops. Values are computed per element from the
 // index alone, so the thread count never changes them.

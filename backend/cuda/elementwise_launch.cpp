@@ -27,16 +27,15 @@ uint64_t host_bits(const Tensor& t, DType as) {
 
 }  // namespace
 
-void run_elementwise(const char* name, EwOp op, DType compute, Tensor& out, std::span<const Tensor> in,
-                     std::initializer_list<DType> read_as, EwParams params) {
+void run_elementwise(const char* name, OpId op, DType compute, Tensor& out, std::span<const Tensor> in,
+                     std::initializer_list<DType> read_as, math::EwParams params) {
   CudaDevice& dev = device_of(out);
   dev.activate();
   EwLaunch l;
   l.out = out.raw_data();
   l.n = out.numel();
   l.count = int(in.size());
-  l.p0 = params.p0;
-  l.p1 = params.p1;
+  l.params = params;
   if (l.n == 0) return;
   const BroadcastDims dims = broadcast_dims(out.shape(), in);
   l.nd = dims.nd;
@@ -61,16 +60,16 @@ void run_elementwise(const char* name, EwOp op, DType compute, Tensor& out, std:
     e.flat = t.shape() == out.shape();
   }
   Tensor flag;
-  const bool integer_checks = (op == EwOp::pow || op == EwOp::mod) && !is_floating(compute);
+  const bool integer_checks = (op == OpId::pow || op == OpId::mod) && !is_floating(compute);
   if (integer_checks) {
     flag = new_flag(dev);
-    l.flag = static_cast<int*>(flag.raw_data());
+    l.params.flag = static_cast<int*>(flag.raw_data());
   }
   if (!ew_launch(op, compute, out.dtype(), l, dev.stream()))
     throw Error(std::string(name) + ": no CUDA kernel for " + std::string(dtype_name(compute)) + " tensors yet");
   check_launch(name);
   if (integer_checks && read_flag(dev, flag)) {
-    if (op == EwOp::mod) throw Error("integer modulo by zero");
+    if (op == OpId::mod) throw Error("integer modulo by zero");
     throw Error("pow: integers to negative integer powers are not allowed");
   }
 }

@@ -11,14 +11,10 @@
 
 namespace nn::backend::cuda {
 
-struct EwParams {
-  double p0 = 0, p1 = 0;
-};
-
 // out = op(in...), computing in `compute`; input k is read as read_as[k]
 // (a host number is converted to it here, with the CPU's rules). Integer
 // pow and mod errors are thrown as the CPU kernels word them.
-void run_elementwise(const char* name, EwOp op, DType compute, Tensor& out, std::span<const Tensor> in,
-                     std::initializer_list<DType> read_as, EwParams params = {});
+void run_elementwise(const char* name, OpId op, DType compute, Tensor& out, std::span<const Tensor> in,
+                     std::initializer_list<DType> read_as, math::EwParams params = {});
 
 }  // namespace nn::backend::cuda

@@ -93,7 +93,7 @@ std::atomic<bool>& fusion_switch() {
 
 }  // namespace
 
-void register_fused(Registry& r) { r.edit("fused").cuda = fused_cuda; }
+void register_fused(Registry& r) { r.edit(OpId::fused).cuda = fused_cuda; }
 
 }  // namespace nn::backend::cuda
 

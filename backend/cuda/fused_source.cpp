@@ -5,9 +5,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_map>
+#include <type_traits>
 
 #include "backend/op_registry.h"
+#include "backend/ops/elementwise_params.h"
 
 namespace nn::backend::cuda {
 
@@ -17,27 +18,26 @@ extern const char* const kIndexDividerSource;
 
 namespace {
 
-// How a step calls its op: a functor of ops/elementwise_math.h (its
-// attributes in the braces), or an expression of the operands a0, a1, a2.
+// How a step calls its op: the functor of its table line
+// (ops/elementwise_ops.h), made as the CPU makes it (functor_of), or an
+// expression of the operands for where and cast.
 struct StepForm {
   const char* functor = nullptr;  // "Add"
+  bool reads_attrs = false;       // made by F::from(EwParams), not F{}
   enum class Special : uint8_t { none, where, cast } special = Special::none;
 };
 
-const std::unordered_map<std::string, StepForm>& step_forms() {
-  using S = StepForm::Special;
-  static const std::unordered_map<std::string, StepForm> forms = {
-      {"add", {"Add"}}, {"sub", {"Sub"}}, {"mul", {"Mul"}}, {"div", {"Div"}}, {"pow", {"Pow<int>"}},
-      {"mod", {"Mod<int>"}}, {"maximum", {"Maximum"}}, {"minimum", {"Minimum"}}, {"eq", {"Eq"}}, {"ne", {"Ne"}},
-      {"lt", {"Lt"}}, {"le", {"Le"}}, {"gt", {"Gt"}}, {"ge", {"Ge"}}, {"logical_and", {"And"}},
-      {"logical_or", {"Or"}}, {"exp", {"Exp"}}, {"log", {"Log"}}, {"sqrt", {"Sqrt"}}, {"rsqrt", {"Rsqrt"}},
-      {"sin", {"Sin"}}, {"cos", {"Cos"}}, {"tanh", {"Tanh"}}, {"sigmoid", {"Sigmoid"}},
-      {"leaky_relu", {"LeakyRelu"}}, {"gelu", {"Gelu"}}, {"gelu_backward", {"GeluGrad"}},
-      {"softplus", {"Softplus"}}, {"neg", {"Neg"}}, {"abs", {"Abs"}}, {"sign", {"Sign"}}, {"relu", {"Relu"}},
-      {"floor", {"Floor"}}, {"ceil", {"Ceil"}}, {"round", {"Round"}}, {"logical_not", {"LogicalNot"}},
-      {"isnan", {"IsNan"}}, {"where", {nullptr, S::where}}, {"cast", {nullptr, S::cast}},
-  };
-  return forms;
+std::optional<StepForm> step_form(OpId id) {
+  switch (id) {
+#define NN_STEP_FORM(id, F, ...) \
+  case OpId::id: return StepForm{#F, !std::is_empty_v<math::F>};
+    NN_UNARY_OPS(NN_STEP_FORM)
+    NN_BINARY_OPS(NN_STEP_FORM)
+#undef NN_STEP_FORM
+    case OpId::where: return StepForm{.special = StepForm::Special::where};
+    case OpId::cast: return StepForm{.special = StepForm::Special::cast};
+    default: return std::nullopt;
+  }
 }
 
 const char* c_type(DType t) {
@@ -54,18 +54,20 @@ const char* c_type(DType t) {
 // A double as a C++ literal that reads back exactly.
 std::string literal(double v) { return fmt::format("{:a}", v); }
 
-// The braces of a functor that reads attributes, as the CPU's make_op
-// builds them (ops/unary.cpp): leaky_relu's slope, gelu's approximation.
-std::string functor_init(const std::string& op, const Attrs& attrs) {
-  if (op == "leaky_relu") return fmt::format("{{{}}}", literal(attrs.get_or<double>("slope", 0.01)));
-  if (op == "gelu" || op == "gelu_backward") return attrs.get_or<bool>("approximate", false) ? "{true}" : "{false}";
-  if (op == "pow" || op == "mod") return "{nullptr}";  // float steps only: no integer error to flag
-  return "{}";
+// The functor of a step: F{} for one that reads nothing, else made from the
+// step's attribute values (a float step has no integer error to flag).
+std::string functor_call(const StepForm& form, const OpDef& op, const Attrs& attrs) {
+  if (!form.reads_attrs) return std::string(form.functor) + "{}";
+  const math::EwParams p = params_of(op, attrs);
+  return fmt::format("make_functor<{}>(EwParams{{{{{}, {}}}, nullptr}})", form.functor, literal(p.v[0]), literal(p.v[1]));
 }
 
 }  // namespace
 
-bool fused_step_supported(const std::string& op) { return step_forms().contains(op); }
+bool fused_step_supported(const std::string& op) {
+  const OpDef* d = Registry::get().find(op);
+  return d && step_form(d->id).has_value();
+}
 
 std::optional<std::string> fused_kernel_source(const FusedProgram& p, std::span<const DType> inputs,
                                                std::span<const DType> outputs) {
@@ -106,8 +108,8 @@ __device__ inline void nn_element(const FusedArgs& a, long long i, const Off* o)
   for (size_t k = 0; k < p.steps.size(); ++k) {
     const FusedProgram::Step& st = p.steps[k];
     if (!st.op) return std::nullopt;
-    auto form = step_forms().find(st.op->name);
-    if (form == step_forms().end()) return std::nullopt;
+    const std::optional<StepForm> form = step_form(st.op->id);
+    if (!form) return std::nullopt;
     std::string args[3];
     for (size_t j = 0; j < st.args.size() && j < 3; ++j) {
       const FusedProgram::Arg& a = st.args[j];
@@ -117,14 +119,14 @@ __device__ inline void nn_element(const FusedArgs& a, long long i, const Off* o)
       args[j] = fmt::format("{}{}", prefix, a.index);
     }
     std::string expr;
-    switch (form->second.special) {
+    switch (form->special) {
       case StepForm::Special::where: expr = fmt::format("{} != T(0) ? {} : {}", args[0], args[1], args[2]); break;
       case StepForm::Special::cast:
         expr = st.attrs.get<DType>("dtype") == DType::boolean ? fmt::format("{} != T(0) ? T(1) : T(0)", args[0])
                                                               : args[0];
         break;
       case StepForm::Special::none: {
-        expr = std::string(form->second.functor) + functor_init(st.op->name, st.attrs) + "(" + args[0];
+        expr = functor_call(*form, *st.op, st.attrs) + "(" + args[0];
         for (size_t j = 1; j < st.args.size(); ++j) expr += ", " + args[j];
         expr += ")";
       }

@@ -46,7 +46,7 @@ void assign_slice(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
   Tensor v = in[1];
   if (v.device() != &dev || v.dtype() != x.dtype() || v.block() == x.block()) {
     Tensor copy = Tensor::empty(v.shape(), x.dtype(), &dev);
-    run_elementwise("index assignment", EwOp::cast, x.dtype(), copy, std::span<const Tensor>(&v, 1), {x.dtype()});
+    run_elementwise("index assignment", OpId::cast, x.dtype(), copy, std::span<const Tensor>(&v, 1), {x.dtype()});
     v = copy;
   }
   int64_t base;
@@ -103,11 +103,11 @@ void take_backward(std::span<const Tensor> in, std::span<Tensor> out, const Attr
 }  // namespace
 
 void register_index(Registry& r) {
-  r.edit("slice").cuda = slice;
-  r.edit("slice_backward").cuda = slice_backward;
-  r.edit("assign_slice").cuda = assign_slice;
-  r.edit("take").cuda = take;
-  r.edit("take_backward").cuda = take_backward;
+  r.edit(OpId::slice).cuda = slice;
+  r.edit(OpId::slice_backward).cuda = slice_backward;
+  r.edit(OpId::assign_slice).cuda = assign_slice;
+  r.edit(OpId::take).cuda = take;
+  r.edit(OpId::take_backward).cuda = take_backward;
 }
 
 }  // namespace nn::backend::cuda

@@ -142,9 +142,9 @@ void transposed(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&)
 }  // namespace
 
 void register_matmul(Registry& r) {
-  r.edit("matmul").cuda = matmul;
-  r.edit("matmul_tn").cuda = transposed<true, false>;
-  r.edit("matmul_nt").cuda = transposed<false, true>;
+  r.edit(OpId::matmul).cuda = matmul;
+  r.edit(OpId::matmul_tn).cuda = transposed<true, false>;
+  r.edit(OpId::matmul_nt).cuda = transposed<false, true>;
 }
 
 }  // namespace nn::backend::cuda

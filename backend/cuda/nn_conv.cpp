@@ -379,9 +379,9 @@ void backward_weight(std::span<const Tensor> in, std::span<Tensor> out, const At
 }  // namespace
 
 void register_nn_conv(Registry& r) {
-  r.edit("conv2d").cuda = conv2d;
-  r.edit("conv2d_backward_input").cuda = backward_input;
-  r.edit("conv2d_backward_weight").cuda = backward_weight;
+  r.edit(OpId::conv2d).cuda = conv2d;
+  r.edit(OpId::conv2d_backward_input).cuda = backward_input;
+  r.edit(OpId::conv2d_backward_weight).cuda = backward_weight;
 }
 
 }  // namespace nn::backend::cuda

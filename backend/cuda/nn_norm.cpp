@@ -50,13 +50,13 @@ void bn_backward(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
 // Stateful: out[0] is in[0] itself.
 void running_update(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const DType t = out[0].dtype();
-  run_elementwise("batch_norm", EwOp::running_stat_update, t, out[0], in, {t, t},
-                  {attrs.get<double>("momentum"), attrs.get<double>("scale")});
+  run_elementwise("batch_norm", OpId::running_stat_update, t, out[0], in, {t, t},
+                  {{attrs.get<double>("momentum"), attrs.get<double>("scale")}});
 }
 
 void bn_scale(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const DType t = out[0].dtype();
-  run_elementwise("batch_norm_scale", EwOp::batch_norm_scale, t, out[0], in, {t, t}, {attrs.get<double>("eps")});
+  run_elementwise("batch_norm_scale", OpId::batch_norm_scale, t, out[0], in, {t, t}, {{attrs.get<double>("eps")}});
 }
 
 LnLaunch ln_of(const Tensor& x, const Tensor& gamma, const Attrs& attrs) {
@@ -90,13 +90,13 @@ void ln_backward(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
 }  // namespace
 
 void register_nn_norm(Registry& r) {
-  r.edit("batch_norm_train").cuda = bn_train;
-  r.edit("batch_norm_backward").cuda = bn_backward;
-  r.edit("batch_norm_apply").cuda = bn_apply;
-  r.edit("batch_norm_scale").cuda = bn_scale;
-  r.edit("running_stat_update").cuda = running_update;
-  r.edit("layer_norm").cuda = ln;
-  r.edit("layer_norm_backward").cuda = ln_backward;
+  r.edit(OpId::batch_norm_train).cuda = bn_train;
+  r.edit(OpId::batch_norm_backward).cuda = bn_backward;
+  r.edit(OpId::batch_norm_apply).cuda = bn_apply;
+  r.edit(OpId::batch_norm_scale).cuda = bn_scale;
+  r.edit(OpId::running_stat_update).cuda = running_update;
+  r.edit(OpId::layer_norm).cuda = ln;
+  r.edit(OpId::layer_norm_backward).cuda = ln_backward;
 }
 
 }  // namespace nn::backend::cuda

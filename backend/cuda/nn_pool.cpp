@@ -58,10 +58,10 @@ void avg_pool_backward(std::span<const Tensor> in, std::span<Tensor> out, const 
 }  // namespace
 
 void register_nn_pool(Registry& r) {
-  r.edit("max_pool2d").cuda = max_pool;
-  r.edit("max_pool2d_backward").cuda = max_pool_backward;
-  r.edit("avg_pool2d").cuda = avg_pool;
-  r.edit("avg_pool2d_backward").cuda = avg_pool_backward;
+  r.edit(OpId::max_pool2d).cuda = max_pool;
+  r.edit(OpId::max_pool2d_backward).cuda = max_pool_backward;
+  r.edit(OpId::avg_pool2d).cuda = avg_pool;
+  r.edit(OpId::avg_pool2d_backward).cuda = avg_pool_backward;
 }
 
 }  // namespace nn::backend::cuda

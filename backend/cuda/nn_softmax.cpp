@@ -102,13 +102,13 @@ void one_hot(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& att
 }  // namespace
 
 void register_nn_softmax(Registry& r) {
-  r.edit("softmax").cuda = softmax<false>;
-  r.edit("log_softmax").cuda = softmax<true>;
-  r.edit("softmax_backward").cuda = softmax_backward<false>;
-  r.edit("log_softmax_backward").cuda = softmax_backward<true>;
-  r.edit("softmax_cross_entropy").cuda = ce;
-  r.edit("softmax_cross_entropy_backward").cuda = ce_backward;
-  r.edit("one_hot").cuda = one_hot;
+  r.edit(OpId::softmax).cuda = softmax<false>;
+  r.edit(OpId::log_softmax).cuda = softmax<true>;
+  r.edit(OpId::softmax_backward).cuda = softmax_backward<false>;
+  r.edit(OpId::log_softmax_backward).cuda = softmax_backward<true>;
+  r.edit(OpId::softmax_cross_entropy).cuda = ce;
+  r.edit(OpId::softmax_cross_entropy_backward).cuda = ce_backward;
+  r.edit(OpId::one_hot).cuda = one_hot;
 }
 
 }  // namespace nn::backend::cuda

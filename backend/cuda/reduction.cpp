@@ -70,12 +70,12 @@ void arg(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) 
 }  // namespace
 
 void register_reduction(Registry& r) {
-  r.edit("sum").cuda = reduce<ReduceOp::sum>;
-  r.edit("prod").cuda = reduce<ReduceOp::prod>;
-  r.edit("max").cuda = reduce<ReduceOp::max>;
-  r.edit("min").cuda = reduce<ReduceOp::min>;
-  r.edit("argmax").cuda = arg<true>;
-  r.edit("argmin").cuda = arg<false>;
+  r.edit(OpId::sum).cuda = reduce<ReduceOp::sum>;
+  r.edit(OpId::prod).cuda = reduce<ReduceOp::prod>;
+  r.edit(OpId::max).cuda = reduce<ReduceOp::max>;
+  r.edit(OpId::min).cuda = reduce<ReduceOp::min>;
+  r.edit(OpId::argmax).cuda = arg<true>;
+  r.edit(OpId::argmin).cuda = arg<false>;
 }
 
 }  // namespace nn::backend::cuda

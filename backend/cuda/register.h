@@ -8,8 +8,7 @@ class Registry;
 
 namespace nn::backend::cuda {
 
-void register_unary(Registry& r);      // cuda/unary.cpp
-void register_binary(Registry& r);     // cuda/binary.cpp (with the comparisons and where)
+void register_elementwise(Registry& r);  // cuda/elementwise_ops.cpp (the elementwise tables and where)
 void register_creation(Registry& r);   // cuda/creation.cpp (incl. random)
 void register_cast(Registry& r);       // cuda/cast.cpp (cast, to_device)
 void register_reduction(Registry& r);  // cuda/reduction.cpp
@@ -23,8 +22,7 @@ void register_nn_softmax(Registry& r); // cuda/nn_softmax.cpp (softmax, losses, 
 void register_fused(Registry& r);      // cuda/fused.cpp (NVRTC)
 
 inline void register_all(Registry& r) {
-  register_unary(r);
-  register_binary(r);
+  register_elementwise(r);
   register_creation(r);
   register_cast(r);
   register_reduction(r);

@@ -43,7 +43,7 @@ void concat(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attr
     Tensor src = on_device(t, dev);
     if (src.dtype() != y.dtype()) {
       Tensor converted = Tensor::empty(src.shape(), y.dtype(), &dev);
-      run_elementwise("concat", EwOp::cast, y.dtype(), converted, std::span<const Tensor>(&src, 1), {y.dtype()});
+      run_elementwise("concat", OpId::cast, y.dtype(), converted, std::span<const Tensor>(&src, 1), {y.dtype()});
       src = converted;
     }
     StridedCopy c;
@@ -57,10 +57,10 @@ void concat(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attr
 }  // namespace
 
 void register_shape(Registry& r) {
-  r.edit("reshape").cuda = reshape;
-  r.edit("permute").cuda = permute;
-  r.edit("broadcast_to").cuda = broadcast_to;
-  r.edit("concat").cuda = concat;
+  r.edit(OpId::reshape).cuda = reshape;
+  r.edit(OpId::permute).cuda = permute;
+  r.edit(OpId::broadcast_to).cuda = broadcast_to;
+  r.edit(OpId::concat).cuda = concat;
 }
 
 }  // namespace nn::backend::cuda

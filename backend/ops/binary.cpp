@@ -1,121 +1,99 @@
-// Elementwise arithmetic: add sub mul div pow mod maximum minimum. Registry
-// entries, CPU kernels and the ops.h functions. Each computes in its result
-// dtype (SPEC §3 promotion of the operands; true division of integers gives
-// f32); operands of another dtype are converted inside the kernel. The
-// comparisons, logical ops, where and clip live in ops/compare.cpp and are
-// registered from here. Each op's backward rule sits beside it: the gradient
-// of a broadcast operand is summed back to its shape (bw::fit).
+// Elementwise binary ops: registry entries, CPU kernels, tile kernels and
+// C++ functions, all made from the table NN_BINARY_OPS
+// (ops/elementwise_ops.h) and the functors of ops/elementwise_math.h; the
+// backward rules the table names are here. Arithmetic computes in its
+// result dtype (SPEC §3 promotion of the operands; true division of
+// integers gives f32), comparisons in the operands' promoted dtype with bool
+// results, logical ops on operands read as bools; operands of another dtype
+// are converted inside the kernel. where and clip live in ops/where.cpp.
+#include <array>
 #include <atomic>
-#include <cmath>
 #include <type_traits>
 
 #include "backend/ops.h"
 #include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
-#include "backend/ops/elementwise_math.h"
+#include "backend/ops/elementwise_params.h"
 #include "backend/ops/register.h"
 #include "backend/ops/tile.h"
 #include "backend/ops/type_rules.h"
 
 namespace nn::backend {
 namespace detail {
-void register_compare_ops(Registry& r);  // ops/compare.cpp
+void register_where_ops(Registry& r);  // ops/where.cpp
 }
 
 namespace {
 
-// The maths is elementwise_math.h's; each op adds its name and whether it
-// is defined on bools.
-using Flag = std::atomic<bool>;
-struct Add : math::Add {
-  static constexpr const char* name = "add";
-  static constexpr bool bool_ok = true;  // bool + bool is logical or (NumPy, PyTorch)
-};
-struct Sub : math::Sub {
-  static constexpr const char* name = "sub";
-  static constexpr bool bool_ok = false;
-};
-struct Mul : math::Mul {
-  static constexpr const char* name = "mul";
-  static constexpr bool bool_ok = true;  // bool * bool is logical and
-};
-struct Div : math::Div {
-  static constexpr const char* name = "div";
-  static constexpr bool bool_ok = true;
-};
-struct Pow : math::Pow<Flag> {
-  static constexpr const char* name = "pow";
-  static constexpr bool bool_ok = false;
-};
-struct Mod : math::Mod<Flag> {
-  static constexpr const char* name = "mod";
-  static constexpr bool bool_ok = false;
-};
-struct Maximum : math::Maximum {
-  static constexpr const char* name = "maximum";
-  static constexpr bool bool_ok = true;
-};
-struct Minimum : math::Minimum {
-  static constexpr const char* name = "minimum";
-  static constexpr bool bool_ok = true;
-};
+enum class BinaryKind { arith, arith_no_bool, true_div, compare, logical, floating };
 
-template <class Op>
-OutTypes arith_rule(std::span<const TensorType> in, const Attrs&) {
-  TensorType t = elementwise_type(Op::name, in);
-  if constexpr (std::is_same_v<Op, Div>) {
-    if (!is_floating(t.dtype)) t.dtype = DType::f32;  // true division
-  } else if constexpr (!Op::bool_ok) {
-    if (t.dtype == DType::boolean)
-      throw_dtype_error(Op::name, "not defined for two bool tensors; use logical_and, logical_or or logical_not", in);
-  }
-  return {t};
-}
-
-// The functor for a run, with an error flag where the op has one.
-template <class Op>
-Op make_op(std::atomic<bool>*) { return Op{}; }
-template <>
-Pow make_op<Pow>(std::atomic<bool>* flag) { return Pow{{flag}}; }
-template <>
-Mod make_op<Mod>(std::atomic<bool>* flag) { return Mod{{flag}}; }
-
-// Computes in the output dtype. Errors found inside the loops (which may run
-// in an OpenMP region) are flagged and thrown once the loops are done.
-template <class Op>
-void arith_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
-  ew::check_cpu_dtype(Op::name, out[0].dtype());
-  std::atomic<bool> failed{false};
-  const Op f = make_op<Op>(&failed);
-  constexpr bool costly = std::is_same_v<Op, Pow> || std::is_same_v<Op, Mod>;
-  constexpr int64_t grain = costly ? ew::kCostlyGrain : ew::kCheapGrain;
-  visit_dtype(out[0].dtype(), [&]<class T>() {
-    if constexpr (std::is_same_v<T, bool> && !Op::bool_ok) {
-      throw Error(std::string(Op::name) + ": not defined for bool tensors");  // the type rule stops this first
-    } else if constexpr (std::is_same_v<Op, Div> && !std::is_floating_point_v<T>) {
-      throw Error("internal: div computes in a float dtype");
-    } else {
-      ew::map<T, T, T>(out[0], grain, f, in[0], in[1]);
+// ---- type rules ----
+template <OpId Id, BinaryKind K>
+OutTypes binary_rule(std::span<const TensorType> in, const Attrs&) {
+  const char* name = op_name(Id);
+  if constexpr (K == BinaryKind::compare || K == BinaryKind::logical) {
+    // Broadcast shape, bool result (weak only when every operand is).
+    return {{DType::boolean, broadcast_shape(name, in), operands_device(in), promote_types(in).weak}};
+  } else {
+    TensorType t = elementwise_type(name, in);
+    if constexpr (K == BinaryKind::true_div || K == BinaryKind::floating) {
+      t.dtype = float_result(t.dtype);
+    } else if constexpr (K == BinaryKind::arith_no_bool) {
+      if (t.dtype == DType::boolean)
+        throw_dtype_error(name, "not defined for two bool tensors; use logical_and, logical_or or logical_not", in);
     }
-  });
-  if (failed.load()) {
-    if constexpr (std::is_same_v<Op, Mod>) throw Error("integer modulo by zero");
-    if constexpr (std::is_same_v<Op, Pow>) throw Error("pow: integers to negative integer powers are not allowed");
+    return {t};
   }
 }
 
-// Fused steps only ever compute in f32 or f64, where no functor raises its
-// error flag.
-template <class Op>
-Op tile_op(const Attrs&) {
-  return make_op<Op>(nullptr);
+// The dtype a comparison runs in: the operands' promotion (SPEC §3), so
+// that i64 tensor < 2.5 compares in f32 and i32 < 3 stays in i32.
+DType compute_dtype(const Tensor& a, const Tensor& b) {
+  const std::array<TensorType, 2> t{TensorType{a.dtype(), {}, nullptr, a.weak()},
+                                    TensorType{b.dtype(), {}, nullptr, b.weak()}};
+  return promote_types(t).dtype;
 }
 
-template <class Op>
-OpDef arith_def(bool commutative, BackwardRule backward) {
-  return {.name = Op::name, .num_inputs = 2, .type_rule = arith_rule<Op>, .cpu = arith_kernel<Op>,
-          .backward = backward, .elementwise = true, .tile = tile::kernels<Op, 2, tile_op<Op>>(), .inplace_input = 0,
-          .commutative = commutative};
+// Integer errors found inside the loops (which may run in an OpenMP region)
+// are flagged, and thrown once the loops are done.
+void throw_flagged(OpId id) {
+  if (id == OpId::mod) throw Error("integer modulo by zero");
+  throw Error("pow: integers to negative integer powers are not allowed");
+}
+
+// ---- kernels ----
+template <OpId Id, class F, BinaryKind K>
+void binary_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const char* name = op_name(Id);
+  int failed = 0;
+  const F f = functor_of<F>(Id, attrs, &failed);
+  if constexpr (K == BinaryKind::compare) {
+    const DType cd = compute_dtype(in[0], in[1]);
+    ew::check_cpu_dtype(name, cd);
+    visit_dtype(cd, [&]<class T>() { ew::map<bool, T, T>(out[0], ew::kCheapGrain, f, in[0], in[1]); });
+  } else if constexpr (K == BinaryKind::logical) {
+    ew::map<bool, bool, bool>(out[0], ew::kCheapGrain, f, in[0], in[1]);
+  } else if constexpr (K == BinaryKind::floating) {
+    if (out[0].dtype() == DType::f64) ew::map<double, double, double>(out[0], ew::kCostlyGrain, f, in[0], in[1]);
+    else {
+      ew::check_cpu_dtype(name, out[0].dtype());
+      ew::map<float, float, float>(out[0], ew::kCostlyGrain, f, in[0], in[1]);
+    }
+  } else {
+    ew::check_cpu_dtype(name, out[0].dtype());
+    constexpr bool costly = Id == OpId::pow || Id == OpId::mod;
+    constexpr int64_t grain = costly ? ew::kCostlyGrain : ew::kCheapGrain;
+    visit_dtype(out[0].dtype(), [&]<class T>() {
+      if constexpr (std::is_same_v<T, bool> && K != BinaryKind::arith) {
+        throw Error(std::string(name) + ": not defined for bool tensors");  // the type rule stops this first
+      } else if constexpr (K == BinaryKind::true_div && !std::is_floating_point_v<T>) {
+        throw Error("internal: div computes in a float dtype");
+      } else {
+        ew::map<T, T, T>(out[0], grain, f, in[0], in[1]);
+      }
+    });
+    if (__atomic_load_n(&failed, __ATOMIC_RELAXED)) throw_flagged(Id);
+  }
 }
 
 // ---- backward rules -------------------------------------------------------------
@@ -185,31 +163,33 @@ std::vector<Tensor> extreme_backward(const BackwardArgs& a) {
   return {gx, gy};
 }
 
-Tensor run2(const OpDef& def, const Tensor& a, const Tensor& b) { return call(def, {a, b}); }
+// inplace_input = 0: the output may overwrite `a` when a pass finds their
+// types (dtype and shape) equal; the kernels read a[i] before writing out[i].
+// A comparison's bool output never has an operand's type to reuse.
+template <OpId Id, class F, BinaryKind K>
+OpDef binary_def(bool commutative, BackwardRule backward, std::vector<AttrSpec> attrs) {
+  constexpr bool bool_out = K == BinaryKind::compare || K == BinaryKind::logical;
+  return {.id = Id, .num_inputs = 2, .type_rule = binary_rule<Id, K>, .cpu = binary_kernel<Id, F, K>,
+          .backward = backward, .elementwise = true, .tile = tile_kernels<Id, F, 2>(),
+          .inplace_input = bool_out ? -1 : 0, .commutative = commutative, .attrs = std::move(attrs)};
+}
 
 }  // namespace
 
 void register_binary_ops(Registry& r) {
-  // inplace_input = 0: the output may overwrite `a` when a pass finds their
-  // types (dtype and shape) equal; the kernels read a[i] before writing out[i].
-  r.add(arith_def<Add>(true, add_backward));
-  r.add(arith_def<Sub>(false, sub_backward));
-  r.add(arith_def<Mul>(true, mul_backward));
-  r.add(arith_def<Div>(false, div_backward));
-  r.add(arith_def<Pow>(false, pow_backward));
-  r.add(arith_def<Mod>(false, mod_backward));
-  r.add(arith_def<Maximum>(true, extreme_backward<true>));
-  r.add(arith_def<Minimum>(true, extreme_backward<false>));
-  detail::register_compare_ops(r);
+#define NN_BINARY_ENTRY(id, F, kind, commutative, builtin, backward, ...)              \
+  r.add(binary_def<OpId::id, math::F, BinaryKind::kind>(commutative, backward,          \
+                                                         {__VA_OPT__(NN_ATTR_SPEC(__VA_ARGS__))}));
+  NN_BINARY_OPS(NN_BINARY_ENTRY)
+#undef NN_BINARY_ENTRY
+  detail::register_where_ops(r);
 }
 
-Tensor add(const Tensor& a, const Tensor& b) { static const OpDef& d = op("add"); return run2(d, a, b); }
-Tensor sub(const Tensor& a, const Tensor& b) { static const OpDef& d = op("sub"); return run2(d, a, b); }
-Tensor mul(const Tensor& a, const Tensor& b) { static const OpDef& d = op("mul"); return run2(d, a, b); }
-Tensor div(const Tensor& a, const Tensor& b) { static const OpDef& d = op("div"); return run2(d, a, b); }
-Tensor pow(const Tensor& a, const Tensor& b) { static const OpDef& d = op("pow"); return run2(d, a, b); }
-Tensor mod(const Tensor& a, const Tensor& b) { static const OpDef& d = op("mod"); return run2(d, a, b); }
-Tensor maximum(const Tensor& a, const Tensor& b) { static const OpDef& d = op("maximum"); return run2(d, a, b); }
-Tensor minimum(const Tensor& a, const Tensor& b) { static const OpDef& d = op("minimum"); return run2(d, a, b); }
+#define NN_BINARY_FUNCTION(id, F, kind, commutative, builtin, backward, ...)                          \
+  Tensor id(const Tensor& a, const Tensor& b __VA_OPT__(, NN_ATTR_ARG(__VA_ARGS__))) {                 \
+    return call(op(OpId::id), {a, b} __VA_OPT__(, call_attrs(op(OpId::id), NN_ATTR_NAME(__VA_ARGS__)))); \
+  }
+NN_BINARY_OPS(NN_BINARY_FUNCTION)
+#undef NN_BINARY_FUNCTION
 
 }  // namespace nn::backend

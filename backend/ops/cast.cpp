@@ -119,22 +119,22 @@ std::vector<Tensor> to_device_backward(const BackwardArgs& a) {
 }  // namespace
 
 void register_cast_ops(Registry& r) {
-  r.add({.name = "cast", .num_inputs = 1, .type_rule = cast_type, .cpu = cast_cpu, .backward = cast_backward,
+  r.add({.id = OpId::cast, .num_inputs = 1, .type_rule = cast_type, .cpu = cast_cpu, .backward = cast_backward,
          .elementwise = true, .tile = {cast_tile<float>, cast_tile<double>}});
-  r.add({.name = "to_device", .num_inputs = 1, .type_rule = to_device_type, .cpu = to_device_cpu,
+  r.add({.id = OpId::to_device, .num_inputs = 1, .type_rule = to_device_type, .cpu = to_device_cpu,
          .backward = to_device_backward});
 }
 
 Tensor astype(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
-  static const OpDef& def = op("cast");
+  static const OpDef& def = op(OpId::cast);
   return call(def, {x}, Attrs{{"dtype", dtype}});
 }
 
 Tensor to_device(const Tensor& x, Device* device) {
   if (!device) throw Error("to: no such device");
   if (x.device() == device) return x;
-  static const OpDef& def = op("to_device");
+  static const OpDef& def = op(OpId::to_device);
   return call(def, {x}, Attrs{{"device", device->name()}});
 }
 

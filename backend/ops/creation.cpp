@@ -208,16 +208,16 @@ Tensor make0(const OpDef& def, const Attrs& attrs) { return call(def, std::span<
 }  // namespace
 
 void register_creation_ops(Registry& r) {
-  auto add = [&](const char* name, TypeRule rule, Kernel k, Effect effect = Effect::pure) {
-    r.add({.name = name, .num_inputs = 0, .type_rule = rule, .cpu = k, .effect = effect});
+  auto add = [&](OpId id, TypeRule rule, Kernel k, Effect effect = Effect::pure) {
+    r.add({.id = id, .num_inputs = 0, .type_rule = rule, .cpu = k, .effect = effect});
   };
-  add("full", full_rule, full_cpu);
-  add("arange", arange_rule, arange_cpu);
-  add("linspace", linspace_rule, linspace_cpu);
-  add("eye", eye_rule, eye_cpu);
-  add("rand", rand_rule, rand_cpu, Effect::random);
-  add("randn", randn_rule, randn_cpu, Effect::random);
-  add("randint", randint_rule, randint_cpu, Effect::random);
+  add(OpId::full, full_rule, full_cpu);
+  add(OpId::arange, arange_rule, arange_cpu);
+  add(OpId::linspace, linspace_rule, linspace_cpu);
+  add(OpId::eye, eye_rule, eye_cpu);
+  add(OpId::rand, rand_rule, rand_cpu, Effect::random);
+  add(OpId::randn, randn_rule, randn_cpu, Effect::random);
+  add(OpId::randint, randint_rule, randint_cpu, Effect::random);
 }
 
 // ---- host values ----
@@ -261,39 +261,39 @@ Tensor from_ints(const std::vector<int64_t>& v, const Shape& shape, DType dtype)
 
 // ---- registry ops ----
 Tensor full(const Shape& shape, double value, DType dtype) {
-  static const OpDef& d = op("full");
+  static const OpDef& d = op(OpId::full);
   return make0(d, Attrs{{"shape", shape}, {"dtype", dtype}, {"value", value}});
 }
 Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
 
 Tensor arange(double start, double stop, double step, DType dtype) {
-  static const OpDef& d = op("arange");
+  static const OpDef& d = op(OpId::arange);
   return make0(d, Attrs{{"start", start}, {"stop", stop}, {"step", step}, {"dtype", dtype}});
 }
 
 Tensor linspace(double start, double stop, int64_t n, DType dtype) {
-  static const OpDef& d = op("linspace");
+  static const OpDef& d = op(OpId::linspace);
   return make0(d, Attrs{{"start", start}, {"stop", stop}, {"n", n}, {"dtype", dtype}});
 }
 
 Tensor eye(int64_t n, DType dtype) {
-  static const OpDef& d = op("eye");
+  static const OpDef& d = op(OpId::eye);
   return make0(d, Attrs{{"n", n}, {"dtype", dtype}});
 }
 
 Tensor rand(const Shape& shape, DType dtype) {
-  static const OpDef& d = op("rand");
+  static const OpDef& d = op(OpId::rand);
   return make0(d, Attrs{{"shape", shape}, {"dtype", dtype}});
 }
 
 Tensor randn(const Shape& shape, DType dtype) {
-  static const OpDef& d = op("randn");
+  static const OpDef& d = op(OpId::randn);
   return make0(d, Attrs{{"shape", shape}, {"dtype", dtype}});
 }
 
 Tensor randint(int64_t lo, int64_t hi, const Shape& shape, DType dtype) {
-  static const OpDef& d = op("randint");
+  static const OpDef& d = op(OpId::randint);
   return make0(d, Attrs{{"lo", lo}, {"hi", hi}, {"shape", shape}, {"dtype", dtype}});
 }
 

@@ -78,16 +78,29 @@ NN_HD To convert_value(From v) {
 #endif
 
 // An integer error found inside a kernel (a negative exponent, % by zero)
-// raises a flag the caller reads afterwards: an atomic bool on the CPU's
-// threads, an int in device memory on the GPU.
-template <class Flag>
-NN_HD void raise_flag(Flag* flag) {
-#if defined(__CUDACC_RTC__)
+// raises a flag the caller reads afterwards: an int in host memory written
+// atomically by the CPU's threads, or in device memory on the GPU.
+NN_HD inline void raise_flag(int* flag) {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
   *flag = 1;
 #else
-  if constexpr (std::is_same_v<Flag, int>) *flag = 1;
-  else flag->store(true, std::memory_order_relaxed);
+  __atomic_store_n(flag, 1, __ATOMIC_RELAXED);
 #endif
+}
+
+// What a functor is made from: the values of the op's attributes in the
+// order of its table line (ops/elementwise_ops.h), and the error flag of
+// integer pow and mod. A functor that reads them has a static from(); the
+// others are made empty.
+struct EwParams {
+  double v[2] = {0, 0};
+  int* flag = nullptr;
+  NN_HD double operator[](int i) const { return v[i]; }
+};
+template <class F>
+NN_HD F make_functor(const EwParams& p) {
+  if constexpr (requires { F::from(p); }) return F::from(p);
+  else return F{};
 }
 
 // ---- arithmetic: computes in its result dtype. Integer +, -, * wrap around
@@ -116,9 +129,9 @@ struct Mul {
 struct Div {
   template <class T> NN_HD T operator()(T a, T b) const { return a / b; }
 };
-template <class Flag>
 struct Pow {
-  Flag* negative_exponent;
+  int* negative_exponent;
+  NN_HD static Pow from(const EwParams& p) { return {p.flag}; }
   template <class T> NN_HD T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) {
       return pow(a, b);
@@ -138,9 +151,9 @@ struct Pow {
   }
 };
 // Python's %: the result has the sign of the divisor.
-template <class Flag>
 struct Mod {
-  Flag* by_zero;
+  int* by_zero;
+  NN_HD static Mod from(const EwParams& p) { return {p.flag}; }
   template <class T> NN_HD T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) {
       T r = fmod(a, b);  // exact; NaN when b is 0, as NumPy
@@ -201,10 +214,12 @@ struct Sigmoid {
 };
 struct LeakyRelu {
   double slope;
+  NN_HD static LeakyRelu from(const EwParams& p) { return {p[0]}; }
   template <class T> NN_HD T operator()(T x) const { return x < T(0) ? x * T(slope) : x; }
 };
 struct Gelu {
   bool approximate;
+  NN_HD static Gelu from(const EwParams& p) { return {p[0] != 0}; }
   template <class T> NN_HD T operator()(T x) const {
     if (approximate) {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
       const T k = T(0.7978845608028654);
@@ -216,6 +231,7 @@ struct Gelu {
 // g * d gelu(x) / dx: inputs (g, x).
 struct GeluGrad {
   bool approximate;
+  NN_HD static GeluGrad from(const EwParams& p) { return {p[0] != 0}; }
   template <class T> NN_HD T operator()(T g, T x) const {
     if (approximate) {
       // With u = k (x + c x^3), t = tanh(u): 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2).

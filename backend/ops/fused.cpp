@@ -280,7 +280,7 @@ void run_fused(const FusedProgram& p, std::span<const Tensor> in, std::span<Tens
 }
 
 void register_fused_ops(Registry& r) {
-  r.add({.name = "fused", .num_inputs = -1, .type_rule = fused_type, .cpu = fused_kernel, .elementwise = true});
+  r.add({.id = OpId::fused, .num_inputs = -1, .type_rule = fused_type, .cpu = fused_kernel, .elementwise = true});
 }
 
 }  // namespace nn::backend

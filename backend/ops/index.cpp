@@ -132,7 +132,7 @@ void slice_backward_kernel(std::span<const Tensor> in, std::span<Tensor> out, co
 }
 
 Tensor slice_backward(const Tensor& g, const Tensor& x, const Attrs& region) {
-  static const OpDef& d = op("slice_backward");
+  static const OpDef& d = op(OpId::slice_backward);
   Attrs a = region;
   a.set("shape", x.shape());
   return call(d, {g}, a);
@@ -148,7 +148,7 @@ std::vector<Tensor> slice_grad(const BackwardArgs& a) {
 // region (for a backward pass that is differentiated again).
 std::vector<Tensor> slice_backward_grad(const BackwardArgs& a) {
   if (!bw::wants(a.inputs[0])) return {Tensor()};
-  static const OpDef& slice = op("slice");
+  static const OpDef& slice = op(OpId::slice);
   return {call(slice, {a.grads[0]}, a.attrs)};
 }
 
@@ -292,34 +292,34 @@ std::vector<Tensor> take_backward_grad(const BackwardArgs& a) {
 
 // ---- ops.h ---------------------------------------------------------------------
 Tensor index(const Tensor& x, const std::vector<IndexItem>& items) {
-  return call(op("slice"), {x}, region_attrs(resolve(x, items)));
+  return call(op(OpId::slice), {x}, region_attrs(resolve(x, items)));
 }
 
 void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& v) {
   // Eagerly the op returns x itself; under a tracer it returns the new value
   // of x, which x then names.
-  x = call(op("assign_slice"), {x, v}, region_attrs(resolve(x, items)));
+  x = call(op(OpId::assign_slice), {x, v}, region_attrs(resolve(x, items)));
 }
 
-Tensor take(const Tensor& x, const Tensor& ids) { return call(op("take"), {x, ids}); }
+Tensor take(const Tensor& x, const Tensor& ids) { return call(op(OpId::take), {x, ids}); }
 
 Tensor take_backward(const Tensor& g, const Tensor& ids, int64_t rows) {
-  static const OpDef& d = op("take_backward");
+  static const OpDef& d = op(OpId::take_backward);
   return call(d, {g, ids}, Attrs{{"rows", rows}});
 }
 
 void register_index_ops(Registry& r) {
-  r.add(OpDef{.name = "slice", .num_inputs = 1, .type_rule = slice_type, .cpu = slice_kernel,
+  r.add(OpDef{.id = OpId::slice, .num_inputs = 1, .type_rule = slice_type, .cpu = slice_kernel,
               .backward = slice_grad});
-  r.add(OpDef{.name = "slice_backward", .num_inputs = 1, .type_rule = slice_backward_type,
+  r.add(OpDef{.id = OpId::slice_backward, .num_inputs = 1, .type_rule = slice_backward_type,
               .cpu = slice_backward_kernel, .backward = slice_backward_grad});
-  r.add(OpDef{.name = "assign_slice",
+  r.add(OpDef{.id = OpId::assign_slice,
               .num_inputs = 2,
               .type_rule = assign_slice_type,
               .cpu = assign_slice_kernel,
               .effect = Effect::stateful});
-  r.add(OpDef{.name = "take", .num_inputs = 2, .type_rule = take_type, .cpu = take_kernel, .backward = take_grad});
-  r.add(OpDef{.name = "take_backward", .num_inputs = 2, .type_rule = take_backward_type,
+  r.add(OpDef{.id = OpId::take, .num_inputs = 2, .type_rule = take_type, .cpu = take_kernel, .backward = take_grad});
+  r.add(OpDef{.id = OpId::take_backward, .num_inputs = 2, .type_rule = take_backward_type,
               .cpu = take_backward_kernel, .backward = take_backward_grad});
 }
 

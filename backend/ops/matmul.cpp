@@ -264,7 +264,7 @@ std::vector<Tensor> matmul_backward(const BackwardArgs& args) {
 Tensor matmul(const Tensor& a, const Tensor& b) {
   // Promote in the open (astype ops) so a traced graph and autodiff see the casts.
   DType t = promote(a.dtype(), b.dtype());
-  return call(op("matmul"), {astype(a, t), astype(b, t)});
+  return call(op(OpId::matmul), {astype(a, t), astype(b, t)});
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
@@ -285,7 +285,7 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 }
 
 void register_matmul_ops(Registry& r) {
-  r.add(OpDef{.name = "matmul", .num_inputs = 2, .type_rule = matmul_type, .cpu = matmul_kernel,
+  r.add(OpDef{.id = OpId::matmul, .num_inputs = 2, .type_rule = matmul_type, .cpu = matmul_kernel,
               .backward = matmul_backward});
 }
 

@@ -90,7 +90,7 @@ void epilogue_kernel(std::span<const Tensor> in, std::span<Tensor> out, const At
 }  // namespace
 
 void register_matmul_epilogue_ops(Registry& r) {
-  r.add({.name = "matmul_epilogue", .num_inputs = -1, .type_rule = epilogue_type, .cpu = epilogue_kernel, .overwritable_from = 2});
+  r.add({.id = OpId::matmul_epilogue, .num_inputs = -1, .type_rule = epilogue_type, .cpu = epilogue_kernel, .overwritable_from = 2});
 }
 
 }  // namespace nn::backend

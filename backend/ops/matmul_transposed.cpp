@@ -63,9 +63,9 @@ void transposed_kernel(std::span<const Tensor> in, std::span<Tensor> out, const 
 }  // namespace
 
 void register_matmul_transposed_ops(Registry& r) {
-  r.add(OpDef{.name = "matmul_tn", .num_inputs = 2, .type_rule = transposed_type<true, false>,
+  r.add(OpDef{.id = OpId::matmul_tn, .num_inputs = 2, .type_rule = transposed_type<true, false>,
               .cpu = transposed_kernel<true, false>});
-  r.add(OpDef{.name = "matmul_nt", .num_inputs = 2, .type_rule = transposed_type<false, true>,
+  r.add(OpDef{.id = OpId::matmul_nt, .num_inputs = 2, .type_rule = transposed_type<false, true>,
               .cpu = transposed_kernel<false, true>});
 }
 

@@ -361,21 +361,21 @@ Attrs conv_attrs(const Attrs& a) {
 }
 
 Tensor backward_input(const Tensor& dy, const Tensor& w, const Shape& x_shape, const Attrs& conv) {
-  static const OpDef& d = op("conv2d_backward_input");
+  static const OpDef& d = op(OpId::conv2d_backward_input);
   Attrs a = conv;
   a.set("input_shape", x_shape);
   return call(d, {dy, w}, a);
 }
 
 Tensor backward_weight(const Tensor& dy, const Tensor& x, const Shape& w_shape, const Attrs& conv) {
-  static const OpDef& d = op("conv2d_backward_weight");
+  static const OpDef& d = op(OpId::conv2d_backward_weight);
   Attrs a = conv;
   a.set("weight_shape", w_shape);
   return call(d, {dy, x}, a);
 }
 
 Tensor conv_call(const Tensor& x, const Tensor& w, const Attrs& conv) {
-  static const OpDef& d = op("conv2d");
+  static const OpDef& d = op(OpId::conv2d);
   return call(d, {x, w}, conv);
 }
 
@@ -413,7 +413,7 @@ std::vector<Tensor> backward_weight_backward(const BackwardArgs& a) {
 // ---- nn_ops.h ------------------------------------------------------------------
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Pair stride, Pair padding, Pair dilation,
               int64_t groups) {
-  static const OpDef& d = op("conv2d");
+  static const OpDef& d = op(OpId::conv2d);
   // An unbatched [C, H, W] input is a batch of one, as in PyTorch.
   if (x.ndim() == 3) {
     Tensor y = conv2d(unsqueeze(x, 0), w, b, stride, padding, dilation, groups);
@@ -430,11 +430,11 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Pair stride, Pa
 }
 
 void register_nn_conv_ops(Registry& r) {
-  r.add(OpDef{.name = "conv2d", .num_inputs = -1, .type_rule = conv2d_type, .cpu = conv2d_cpu,
+  r.add(OpDef{.id = OpId::conv2d, .num_inputs = -1, .type_rule = conv2d_type, .cpu = conv2d_cpu,
               .backward = conv2d_backward});
-  r.add(OpDef{.name = "conv2d_backward_input", .num_inputs = 2, .type_rule = backward_input_type,
+  r.add(OpDef{.id = OpId::conv2d_backward_input, .num_inputs = 2, .type_rule = backward_input_type,
               .cpu = backward_input_cpu, .backward = backward_input_backward});
-  r.add(OpDef{.name = "conv2d_backward_weight", .num_inputs = 2, .type_rule = backward_weight_type,
+  r.add(OpDef{.id = OpId::conv2d_backward_weight, .num_inputs = 2, .type_rule = backward_weight_type,
               .cpu = backward_weight_cpu, .backward = backward_weight_backward});
 }
 

@@ -238,7 +238,7 @@ void running_update_cpu(std::span<const Tensor> in, std::span<Tensor> out, const
 }
 
 std::vector<Tensor> bn_train_backward(const BackwardArgs& a) {
-  static const OpDef& d = op("batch_norm_backward");
+  static const OpDef& d = op(OpId::batch_norm_backward);
   // Only y carries a gradient: mean and var feed the running update alone.
   Tensors g = dispatch(d, std::vector<Tensor>{a.grads[0], a.inputs[0], a.inputs[1], a.outputs[1], a.outputs[2]},
                        a.attrs);
@@ -382,7 +382,7 @@ void ln_backward_cpu(std::span<const Tensor> in, std::span<Tensor> out, const At
 }
 
 std::vector<Tensor> ln_forward_backward(const BackwardArgs& a) {
-  static const OpDef& d = op("layer_norm_backward");
+  static const OpDef& d = op(OpId::layer_norm_backward);
   // mean and rstd are saved values for the backward, hidden from users: only y carries a gradient.
   Tensors g = dispatch(d, std::vector<Tensor>{a.grads[0], a.inputs[0], a.inputs[1], a.outputs[1], a.outputs[2]},
                        a.attrs);
@@ -414,10 +414,10 @@ Tensor batch_norm(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta
   if (training || !have_running) {
     if (g.count() <= 1)
       throw Error("batch_norm: training needs more than one value per channel, got input " + xt.str());
-    static const OpDef& d = op("batch_norm_train");
+    static const OpDef& d = op(OpId::batch_norm_train);
     Tensors out = dispatch(d, std::vector<Tensor>{x, gamma, beta}, Attrs{{"eps", eps}});
     if (training && have_running) {
-      static const OpDef& upd = op("running_stat_update");
+      static const OpDef& upd = op(OpId::running_stat_update);
       const double unbiased = double(g.count()) / double(g.count() - 1);  // as PyTorch
       running_mean = call(upd, {running_mean, astype(out[1], running_mean.dtype())},
                           Attrs{{"momentum", momentum}, {"scale", 1.0}});
@@ -436,7 +436,7 @@ Tensor batch_norm(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta
 
 Tensor layer_norm(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta_in, double eps,
                   int64_t normalized_ndim) {
-  static const OpDef& d = op("layer_norm");
+  static const OpDef& d = op(OpId::layer_norm);
   Tensor x = as_float(x_in);
   const DType t = x.dtype();
   Shape norm;  // the normalised trailing dims
@@ -456,16 +456,16 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta
 }
 
 void register_nn_norm_ops(Registry& r) {
-  r.add(OpDef{.name = "batch_norm_train", .num_inputs = 3, .type_rule = bn_train_type, .cpu = bn_train_cpu,
+  r.add(OpDef{.id = OpId::batch_norm_train, .num_inputs = 3, .type_rule = bn_train_type, .cpu = bn_train_cpu,
               .backward = bn_train_backward});
-  r.add(OpDef{.name = "batch_norm_backward", .num_inputs = 5, .type_rule = bn_backward_type, .cpu = bn_backward_cpu});
-  r.add(OpDef{.name = "batch_norm_apply", .num_inputs = 5, .type_rule = bn_apply_type, .cpu = bn_apply_cpu});
-  r.add(OpDef{.name = "batch_norm_scale", .num_inputs = 2, .type_rule = bn_scale_type, .cpu = bn_scale_cpu});
-  r.add(OpDef{.name = "running_stat_update", .num_inputs = 2, .type_rule = running_update_type,
+  r.add(OpDef{.id = OpId::batch_norm_backward, .num_inputs = 5, .type_rule = bn_backward_type, .cpu = bn_backward_cpu});
+  r.add(OpDef{.id = OpId::batch_norm_apply, .num_inputs = 5, .type_rule = bn_apply_type, .cpu = bn_apply_cpu});
+  r.add(OpDef{.id = OpId::batch_norm_scale, .num_inputs = 2, .type_rule = bn_scale_type, .cpu = bn_scale_cpu});
+  r.add(OpDef{.id = OpId::running_stat_update, .num_inputs = 2, .type_rule = running_update_type,
               .cpu = running_update_cpu, .effect = Effect::stateful});
-  r.add(OpDef{.name = "layer_norm", .num_inputs = 3, .type_rule = ln_type, .cpu = ln_cpu,
+  r.add(OpDef{.id = OpId::layer_norm, .num_inputs = 3, .type_rule = ln_type, .cpu = ln_cpu,
               .backward = ln_forward_backward});
-  r.add(OpDef{.name = "layer_norm_backward", .num_inputs = 5, .type_rule = ln_backward_type, .cpu = ln_backward_cpu});
+  r.add(OpDef{.id = OpId::layer_norm_backward, .num_inputs = 5, .type_rule = ln_backward_type, .cpu = ln_backward_cpu});
 }
 
 }  // namespace nn::backend

@@ -294,7 +294,7 @@ Attrs pool_attrs(const Attrs& a) {
 }
 
 std::vector<Tensor> max_pool_backward(const BackwardArgs& a) {
-  static const OpDef& d = op("max_pool2d_backward");
+  static const OpDef& d = op(OpId::max_pool2d_backward);
   Attrs attrs = pool_attrs(a.attrs);
   attrs.set("input_shape", a.inputs[0].shape());
   return {call(d, {a.grads[0], a.outputs[1]}, attrs)};  // the indices get no gradient
@@ -313,7 +313,7 @@ std::vector<Tensor> max_pool_backward_backward(const BackwardArgs& a) {
 }
 
 std::vector<Tensor> avg_pool_backward(const BackwardArgs& a) {
-  static const OpDef& d = op("avg_pool2d_backward");
+  static const OpDef& d = op(OpId::avg_pool2d_backward);
   Attrs attrs = pool_attrs(a.attrs);
   attrs.set("input_shape", a.inputs[0].shape());
   return {call(d, {a.grads[0]}, attrs)};
@@ -321,7 +321,7 @@ std::vector<Tensor> avg_pool_backward(const BackwardArgs& a) {
 
 // avg_pool2d_backward is the adjoint of avg_pool2d, whose adjoint is avg_pool2d again.
 std::vector<Tensor> avg_pool_backward_backward(const BackwardArgs& a) {
-  static const OpDef& d = op("avg_pool2d");
+  static const OpDef& d = op(OpId::avg_pool2d);
   return {call(d, {a.grads[0]}, pool_attrs(a.attrs))};
 }
 
@@ -338,23 +338,23 @@ Tensor pool_call(const OpDef& d, const Tensor& x, Pair k, std::optional<Pair> st
 
 // ---- nn_ops.h ------------------------------------------------------------------
 Tensor max_pool2d(const Tensor& x, Pair k, std::optional<Pair> stride, Pair padding) {
-  static const OpDef& d = op("max_pool2d");
+  static const OpDef& d = op(OpId::max_pool2d);
   return pool_call(d, as_float(x), k, stride, padding);
 }
 
 Tensor avg_pool2d(const Tensor& x, Pair k, std::optional<Pair> stride, Pair padding) {
-  static const OpDef& d = op("avg_pool2d");
+  static const OpDef& d = op(OpId::avg_pool2d);
   return pool_call(d, as_float(x), k, stride, padding);
 }
 
 void register_nn_pool_ops(Registry& r) {
-  r.add(OpDef{.name = "max_pool2d", .num_inputs = 1, .type_rule = max_pool_type, .cpu = max_pool_cpu,
+  r.add(OpDef{.id = OpId::max_pool2d, .num_inputs = 1, .type_rule = max_pool_type, .cpu = max_pool_cpu,
               .backward = max_pool_backward});
-  r.add(OpDef{.name = "max_pool2d_backward", .num_inputs = 2, .type_rule = max_pool_backward_type,
+  r.add(OpDef{.id = OpId::max_pool2d_backward, .num_inputs = 2, .type_rule = max_pool_backward_type,
               .cpu = max_pool_backward_cpu, .backward = max_pool_backward_backward});
-  r.add(OpDef{.name = "avg_pool2d", .num_inputs = 1, .type_rule = avg_pool_type, .cpu = avg_pool_cpu,
+  r.add(OpDef{.id = OpId::avg_pool2d, .num_inputs = 1, .type_rule = avg_pool_type, .cpu = avg_pool_cpu,
               .backward = avg_pool_backward});
-  r.add(OpDef{.name = "avg_pool2d_backward", .num_inputs = 1, .type_rule = avg_pool_backward_type,
+  r.add(OpDef{.id = OpId::avg_pool2d_backward, .num_inputs = 1, .type_rule = avg_pool_backward_type,
               .cpu = avg_pool_backward_cpu, .backward = avg_pool_backward_backward});
 }
 

@@ -150,7 +150,7 @@ void softmax_backward_cpu(std::span<const Tensor> in, std::span<Tensor> out, con
 
 template <bool Log>
 std::vector<Tensor> softmax_backward_rule(const BackwardArgs& a) {
-  static const OpDef& d = op(Log ? kLogSoftmaxBackward : kSoftmaxBackward);
+  static const OpDef& d = op(Log ? OpId::log_softmax_backward : OpId::softmax_backward);
   return {call(d, {a.grads[0], a.outputs[0]}, a.attrs)};
 }
 
@@ -282,7 +282,7 @@ void ce_backward_cpu(std::span<const Tensor> in, std::span<Tensor> out, const At
 }
 
 std::vector<Tensor> ce_backward_rule(const BackwardArgs& a) {
-  static const OpDef& d = op("softmax_cross_entropy_backward");
+  static const OpDef& d = op(OpId::softmax_cross_entropy_backward);
   const Tensor &g = a.grads[0], &logits = a.inputs[0], &labels = a.inputs[1];
   Tensor dlogits = a.needs_grad(0) ? call(d, {g, logits, labels}) : Tensor();
   if (labels_are_ids(labels.type()) || !a.needs_grad(1)) return {dlogits, Tensor()};
@@ -315,17 +315,17 @@ Tensor softmax_call(const OpDef& d, const Tensor& x, int64_t axis) { return call
 
 // ---- nn_ops.h ------------------------------------------------------------------
 Tensor softmax(const Tensor& x, int64_t axis) {
-  static const OpDef& d = op(kSoftmax);
+  static const OpDef& d = op(OpId::softmax);
   return softmax_call(d, x, axis);
 }
 
 Tensor log_softmax(const Tensor& x, int64_t axis) {
-  static const OpDef& d = op(kLogSoftmax);
+  static const OpDef& d = op(OpId::log_softmax);
   return softmax_call(d, x, axis);
 }
 
 Tensor softmax_cross_entropy(const Tensor& logits_in, const Tensor& labels_in) {
-  static const OpDef& d = op("softmax_cross_entropy");
+  static const OpDef& d = op(OpId::softmax_cross_entropy);
   Tensor logits = as_float(logits_in), labels = labels_in;
   // Probabilities compute in the logits' dtype (a cast the trace shows).
   if (!is_integral(labels.dtype()) && labels.dtype() != DType::boolean) labels = astype(labels, logits.dtype());
@@ -336,7 +336,7 @@ Tensor softmax_cross_entropy(const Tensor& logits_in, const Tensor& labels_in) {
 }
 
 Tensor one_hot(const Tensor& ids, int64_t n) {
-  static const OpDef& d = op("one_hot");
+  static const OpDef& d = op(OpId::one_hot);
   return call(d, {ids}, Attrs{{"n", n}});
 }
 
@@ -367,19 +367,19 @@ Tensor accuracy(const Tensor& logits, const Tensor& labels) {
 }
 
 void register_nn_softmax_ops(Registry& r) {
-  r.add(OpDef{.name = kSoftmax, .num_inputs = 1, .type_rule = softmax_type<kSoftmax>, .cpu = softmax_cpu<false>,
+  r.add(OpDef{.id = OpId::softmax, .num_inputs = 1, .type_rule = softmax_type<kSoftmax>, .cpu = softmax_cpu<false>,
               .backward = softmax_backward_rule<false>});
-  r.add(OpDef{.name = kLogSoftmax, .num_inputs = 1, .type_rule = softmax_type<kLogSoftmax>,
+  r.add(OpDef{.id = OpId::log_softmax, .num_inputs = 1, .type_rule = softmax_type<kLogSoftmax>,
               .cpu = softmax_cpu<true>, .backward = softmax_backward_rule<true>});
-  r.add(OpDef{.name = kSoftmaxBackward, .num_inputs = 2, .type_rule = softmax_backward_type<kSoftmaxBackward>,
+  r.add(OpDef{.id = OpId::softmax_backward, .num_inputs = 2, .type_rule = softmax_backward_type<kSoftmaxBackward>,
               .cpu = softmax_backward_cpu<false>});
-  r.add(OpDef{.name = kLogSoftmaxBackward, .num_inputs = 2, .type_rule = softmax_backward_type<kLogSoftmaxBackward>,
+  r.add(OpDef{.id = OpId::log_softmax_backward, .num_inputs = 2, .type_rule = softmax_backward_type<kLogSoftmaxBackward>,
               .cpu = softmax_backward_cpu<true>});
-  r.add(OpDef{.name = "softmax_cross_entropy", .num_inputs = 2, .type_rule = ce_type, .cpu = ce_cpu,
+  r.add(OpDef{.id = OpId::softmax_cross_entropy, .num_inputs = 2, .type_rule = ce_type, .cpu = ce_cpu,
               .backward = ce_backward_rule});
-  r.add(OpDef{.name = "softmax_cross_entropy_backward", .num_inputs = 3, .type_rule = ce_backward_type,
+  r.add(OpDef{.id = OpId::softmax_cross_entropy_backward, .num_inputs = 3, .type_rule = ce_backward_type,
               .cpu = ce_backward_cpu});
-  r.add(OpDef{.name = "one_hot", .num_inputs = 1, .type_rule = one_hot_type, .cpu = one_hot_cpu});
+  r.add(OpDef{.id = OpId::one_hot, .num_inputs = 1, .type_rule = one_hot_type, .cpu = one_hot_cpu});
 }
 
 }  // namespace nn::backend

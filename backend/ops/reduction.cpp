@@ -314,18 +314,18 @@ int64_t reduced_count(const Tensor& x, const std::vector<int64_t>& axes) {
   return c;
 }
 
-Tensor reduce_call(const char* op_name, const Tensor& x, const Axes& axes, bool keepdims) {
-  Attrs attrs{{"axes", normalize_axes(op_name, x, axes)}, {"keepdims", keepdims}};
-  return call(op(op_name), {x}, attrs);
+Tensor reduce_call(OpId id, const Tensor& x, const Axes& axes, bool keepdims) {
+  Attrs attrs{{"axes", normalize_axes(op_name(id), x, axes)}, {"keepdims", keepdims}};
+  return call(op(id), {x}, attrs);
 }
 
-Tensor arg_call(const char* op_name, const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
-  if (!axis) return call(op(op_name), {x}, Attrs{{"keepdims", keepdims}});
+Tensor arg_call(OpId id, const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
+  if (!axis) return call(op(id), {x}, Attrs{{"keepdims", keepdims}});
   int norm;
   if (!normalize_axis(*axis, x.ndim(), norm))
-    throw Error(std::string(op_name) + ": axis " + std::to_string(*axis) + " is out of range for " +
+    throw Error(std::string(op_name(id)) + ": axis " + std::to_string(*axis) + " is out of range for " +
                 x.type().str() + axis_range(x.ndim()));
-  return call(op(op_name), {x}, Attrs{{"axis", int64_t(norm)}, {"keepdims", keepdims}});
+  return call(op(id), {x}, Attrs{{"axis", int64_t(norm)}, {"keepdims", keepdims}});
 }
 
 // Composites that divide or take roots work on floats: integers and bools
@@ -338,16 +338,16 @@ Tensor host_number(double v) { return scalar(v, DType::f64, /*weak=*/true); }
 }  // namespace
 
 // ---- ops.h ---------------------------------------------------------------------
-Tensor sum(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call("sum", x, axes, keepdims); }
-Tensor prod(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call("prod", x, axes, keepdims); }
-Tensor max(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call("max", x, axes, keepdims); }
-Tensor min(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call("min", x, axes, keepdims); }
+Tensor sum(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call(OpId::sum, x, axes, keepdims); }
+Tensor prod(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call(OpId::prod, x, axes, keepdims); }
+Tensor max(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call(OpId::max, x, axes, keepdims); }
+Tensor min(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call(OpId::min, x, axes, keepdims); }
 
 Tensor argmax(const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
-  return arg_call("argmax", x, axis, keepdims);
+  return arg_call(OpId::argmax, x, axis, keepdims);
 }
 Tensor argmin(const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
-  return arg_call("argmin", x, axis, keepdims);
+  return arg_call(OpId::argmin, x, axis, keepdims);
 }
 
 Tensor mean(const Tensor& x, const Axes& axes, bool keepdims) {
@@ -389,16 +389,16 @@ Tensor norm(const Tensor& x, const Axes& axes, bool keepdims) {
 }
 
 void register_reduction_ops(Registry& r) {
-  r.add(OpDef{.name = "sum", .num_inputs = 1, .type_rule = sum_type, .cpu = reduce_kernel<SumRule>,
+  r.add(OpDef{.id = OpId::sum, .num_inputs = 1, .type_rule = sum_type, .cpu = reduce_kernel<SumRule>,
               .backward = detail::sum_backward});
-  r.add(OpDef{.name = "prod", .num_inputs = 1, .type_rule = prod_type, .cpu = reduce_kernel<ProdRule>,
+  r.add(OpDef{.id = OpId::prod, .num_inputs = 1, .type_rule = prod_type, .cpu = reduce_kernel<ProdRule>,
               .backward = detail::prod_backward});
-  r.add(OpDef{.name = "max", .num_inputs = 1, .type_rule = max_type, .cpu = reduce_kernel<MaxRule>,
+  r.add(OpDef{.id = OpId::max, .num_inputs = 1, .type_rule = max_type, .cpu = reduce_kernel<MaxRule>,
               .backward = detail::max_backward});
-  r.add(OpDef{.name = "min", .num_inputs = 1, .type_rule = min_type, .cpu = reduce_kernel<MinRule>,
+  r.add(OpDef{.id = OpId::min, .num_inputs = 1, .type_rule = min_type, .cpu = reduce_kernel<MinRule>,
               .backward = detail::min_backward});
-  r.add(OpDef{.name = "argmax", .num_inputs = 1, .type_rule = arg_type<true>, .cpu = arg_kernel<true>});
-  r.add(OpDef{.name = "argmin", .num_inputs = 1, .type_rule = arg_type<false>, .cpu = arg_kernel<false>});
+  r.add(OpDef{.id = OpId::argmax, .num_inputs = 1, .type_rule = arg_type<true>, .cpu = arg_kernel<true>});
+  r.add(OpDef{.id = OpId::argmin, .num_inputs = 1, .type_rule = arg_type<false>, .cpu = arg_kernel<false>});
 }
 
 }  // namespace nn::backend

@@ -214,7 +214,7 @@ Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
       throw Error(head + " (" + std::to_string(n) + " is not a multiple of " + std::to_string(known) + ")");
     resolved[size_t(free_dim)] = n / known;
   }
-  return call(op("reshape"), {x}, Attrs{{"shape", Shape::of(resolved)}});
+  return call(op(OpId::reshape), {x}, Attrs{{"shape", Shape::of(resolved)}});
 }
 
 Tensor flatten(const Tensor& x, int64_t start) {
@@ -254,7 +254,7 @@ Tensor unsqueeze(const Tensor& x, int64_t axis) {
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
   std::vector<int64_t> norm;
   for (int64_t d : dims) norm.push_back(normalized_axis("permute", d, x.ndim(), x));
-  return call(op("permute"), {x}, Attrs{{"dims", norm}});
+  return call(op(OpId::permute), {x}, Attrs{{"dims", norm}});
 }
 
 Tensor transpose(const Tensor& x, int64_t a, int64_t b) {
@@ -262,18 +262,18 @@ Tensor transpose(const Tensor& x, int64_t a, int64_t b) {
   std::vector<int64_t> dims;
   for (int d = 0; d < x.ndim(); ++d) dims.push_back(d);
   std::swap(dims[size_t(na)], dims[size_t(nb)]);
-  return call(op("permute"), {x}, Attrs{{"dims", dims}});
+  return call(op(OpId::permute), {x}, Attrs{{"dims", dims}});
 }
 
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
-  return call(op("broadcast_to"), {x}, Attrs{{"shape", shape}});
+  return call(op(OpId::broadcast_to), {x}, Attrs{{"shape", shape}});
 }
 
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
   if (xs.empty()) throw Error("concat: needs at least one tensor");
   if (xs[0].ndim() == 0) throw Error("concat: cannot concatenate 0-d tensors (operand 0 is " + xs[0].type().str() + ")");
   int a = normalized_axis("concat", axis, xs[0].ndim(), xs[0]);
-  return call(op("concat"), std::span<const Tensor>(xs), Attrs{{"axis", int64_t(a)}});
+  return call(op(OpId::concat), std::span<const Tensor>(xs), Attrs{{"axis", int64_t(a)}});
 }
 
 Tensor stack(const std::vector<Tensor>& xs, int64_t axis) {
@@ -290,13 +290,13 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t axis) {
 }
 
 void register_shape_ops(Registry& r) {
-  r.add(OpDef{.name = "reshape", .num_inputs = 1, .type_rule = reshape_type, .cpu = reshape_kernel,
+  r.add(OpDef{.id = OpId::reshape, .num_inputs = 1, .type_rule = reshape_type, .cpu = reshape_kernel,
               .backward = reshape_backward, .view = true});
-  r.add(OpDef{.name = "permute", .num_inputs = 1, .type_rule = permute_type, .cpu = permute_kernel,
+  r.add(OpDef{.id = OpId::permute, .num_inputs = 1, .type_rule = permute_type, .cpu = permute_kernel,
               .backward = permute_backward});
-  r.add(OpDef{.name = "broadcast_to", .num_inputs = 1, .type_rule = broadcast_to_type, .cpu = broadcast_to_kernel,
+  r.add(OpDef{.id = OpId::broadcast_to, .num_inputs = 1, .type_rule = broadcast_to_type, .cpu = broadcast_to_kernel,
               .backward = broadcast_to_backward});
-  r.add(OpDef{.name = "concat", .num_inputs = -1, .type_rule = concat_type, .cpu = concat_kernel,
+  r.add(OpDef{.id = OpId::concat, .num_inputs = -1, .type_rule = concat_type, .cpu = concat_kernel,
               .backward = concat_backward});
 }
 

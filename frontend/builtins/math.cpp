@@ -1,11 +1,38 @@
 // Built-ins for elementwise math, reductions and linear algebra.
+#include <fmt/format.h>
+
 #include "backend/ops.h"
+#include "backend/ops/elementwise_params.h"
 #include "frontend/builtins/builtins.h"
 #include "frontend/interpreter.h"
 
 namespace nn::frontend::builtins {
 namespace {
 using backend::Tensor;
+
+// The built-in of an elementwise op: its operands (x, or a and b), then its
+// attribute with the table's default.
+void def_elementwise(Interpreter& vm, backend::OpId id) {
+  const backend::OpDef& d = backend::op(id);
+  const size_t n = size_t(d.num_inputs);
+  std::string params = n == 1 ? "x" : "a, b";
+  for (const backend::AttrSpec& s : d.attrs) {
+    const bool* b = std::get_if<bool>(&s.fallback);
+    params += fmt::format(", {}={}", s.name, b ? (*b ? "true" : "false") : fmt::format("{}", std::get<double>(s.fallback)));
+  }
+  def(vm, d.name, params, [&d, n](Args& a) {
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < n; ++i) in.push_back(a.tensor(i));
+    backend::Attrs attrs;
+    if (!d.attrs.empty()) {
+      const backend::AttrSpec& s = d.attrs[0];
+      backend::AttrValue v = std::holds_alternative<bool>(s.fallback) ? backend::AttrValue(a.boolean(n))
+                                                                       : backend::AttrValue(a.number(n));
+      attrs = backend::call_attrs(d, std::move(v));
+    }
+    return Value(backend::call(d, in, attrs));
+  });
+}
 
 std::optional<int64_t> one_axis(Args& a, size_t i) {
   if (a[i].is_none()) return std::nullopt;
@@ -14,27 +41,19 @@ std::optional<int64_t> one_axis(Args& a, size_t i) {
 }  // namespace
 
 void install_math(Interpreter& vm) {
-  using Unary = Tensor (*)(const Tensor&);
-  const std::pair<const char*, Unary> unary[] = {
-      {"neg", backend::neg},     {"abs", backend::abs},       {"exp", backend::exp},
-      {"log", backend::log},     {"sqrt", backend::sqrt},     {"rsqrt", backend::rsqrt},
-      {"sin", backend::sin},     {"cos", backend::cos},       {"tanh", backend::tanh},
-      {"sigmoid", backend::sigmoid}, {"relu", backend::relu}, {"softplus", backend::softplus},
-      {"sign", backend::sign},   {"floor", backend::floor},   {"ceil", backend::ceil},
-      {"round", backend::round}, {"logical_not", backend::logical_not}, {"isnan", backend::isnan},
-  };
-  for (auto [name, fn] : unary) def(vm, name, "x", [fn](Args& a) { return Value(fn(a.tensor(0))); });
-  def(vm, "leaky_relu", "x, slope=0.01", [](Args& a) {
-    return Value(backend::leaky_relu(a.tensor(0), a.number(1)));
-  });
-  def(vm, "gelu", "x, approximate=false", [](Args& a) {
-    return Value(backend::gelu(a.tensor(0), a.boolean(1)));
-  });
+  // Every line of the elementwise tables (backend/ops/elementwise_ops.h)
+  // marked a built-in: unary ops all, binary ops where the table says so.
+  // An attribute is a parameter with the table's default.
+#define NN_UNARY_BUILTIN(id, ...) def_elementwise(vm, backend::OpId::id);
+  NN_UNARY_OPS(NN_UNARY_BUILTIN)
+#undef NN_UNARY_BUILTIN
+#define NN_BINARY_BUILTIN(id, F, kind, commutative, builtin, ...) \
+  if (builtin) def_elementwise(vm, backend::OpId::id);
+  NN_BINARY_OPS(NN_BINARY_BUILTIN)
+#undef NN_BINARY_BUILTIN
 
   using Binary = Tensor (*)(const Tensor&, const Tensor&);
   const std::pair<const char*, Binary> binary[] = {
-      {"maximum", backend::maximum}, {"minimum", backend::minimum},
-      {"logical_and", backend::logical_and}, {"logical_or", backend::logical_or},
       {"matmul", backend::matmul}, {"dot", backend::dot}, {"outer", backend::outer},
   };
   for (auto [name, fn] : binary)

@@ -32,7 +32,7 @@ class Algebraic : public Pass {
     for (NodeId i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
       if (!n.op || n.outputs.size() != 1) continue;
-      const std::string& op = n.op->name;
+      const OpId op = n.op->id;
       const backend::TensorType& out = g.values[n.outputs[0]].type;
       auto keeps_type = [&](ValueId x) {
         const backend::TensorType& t = g.values[x].type;
@@ -40,13 +40,14 @@ class Algebraic : public Pass {
       };
       double c;
       ValueId same = kNone;
-      if (op == "where" && n.inputs.size() == 3) {
+      if (op == OpId::where && n.inputs.size() == 3) {
         if (constant_number(g, rw.resolve(n.inputs[0]), c)) {
           const ValueId pick = rw.resolve(n.inputs[c != 0 || c != c ? 1 : 2]);  // NaN counts as true
           if (keeps_type(pick)) same = pick;
         }
       } else if (n.inputs.size() == 2) {
-        const bool add = op == "add", sub = op == "sub", mul = op == "mul", div = op == "div", pow = op == "pow";
+        const bool add = op == OpId::add, sub = op == OpId::sub, mul = op == OpId::mul, div = op == OpId::div,
+                   pow = op == OpId::pow;
         if (!add && !sub && !mul && !div && !pow) continue;
         const double unit = add || sub ? 0.0 : 1.0;
         const ValueId a = rw.resolve(n.inputs[0]), b = rw.resolve(n.inputs[1]);

@@ -33,7 +33,7 @@ class BatchNormApplyIntoElementwise : public Pass {
 
   size_t run(Graph& g) override {
     g_ = &g;
-    auto is_apply = [](const Node& n) { return n.op && n.op->name == "batch_norm_apply"; };
+    auto is_apply = [](const Node& n) { return n.op && n.op->id == OpId::batch_norm_apply; };
     if (std::none_of(g.nodes.begin(), g.nodes.end(), is_apply)) return 0;
     const Uses uses = count_uses(g);
     std::vector<std::vector<NodeId>> readers(g.values.size());
@@ -78,7 +78,7 @@ class BatchNormApplyIntoElementwise : public Pass {
   void split(Node n, std::vector<Node>& nodes) {
     const ValueId x = n.inputs[0], gamma = n.inputs[1], beta = n.inputs[2], mean = n.inputs[3], var = n.inputs[4];
     const double eps = n.attrs.get<double>("eps");
-    auto emit = [&](const char* op, std::vector<ValueId> in, backend::Attrs attrs, ValueId out = kNone) {
+    auto emit = [&](OpId op, std::vector<ValueId> in, backend::Attrs attrs, ValueId out = kNone) {
       const backend::OpDef& d = backend::op(op);
       std::vector<backend::TensorType> types;
       for (ValueId v : in) types.push_back(g_->values[v].type);
@@ -104,16 +104,16 @@ class BatchNormApplyIntoElementwise : public Pass {
       if (fresh) {
         std::vector<int64_t> shape(size_t(ndim - 1), 1);
         shape[0] = g_->values[v].type.shape[0];
-        it->second = emit("reshape", {v}, {{"shape", backend::Shape::of(shape)}});
+        it->second = emit(OpId::reshape, {v}, {{"shape", backend::Shape::of(shape)}});
       }
       return it->second;
     };
     auto [it, fresh] = scales_.try_emplace(std::tuple{gamma, var, eps}, kNone);
-    if (fresh) it->second = emit("batch_norm_scale", {gamma, var}, {{"eps", eps}});
+    if (fresh) it->second = emit(OpId::batch_norm_scale, {gamma, var}, {{"eps", eps}});
     const ValueId scale = it->second;
-    const ValueId centred = emit("sub", {x, per_channel(mean)}, {});
-    const ValueId scaled = emit("mul", {centred, per_channel(scale)}, {});
-    emit("add", {scaled, per_channel(beta)}, {}, n.outputs[0]);
+    const ValueId centred = emit(OpId::sub, {x, per_channel(mean)}, {});
+    const ValueId scaled = emit(OpId::mul, {centred, per_channel(scale)}, {});
+    emit(OpId::add, {scaled, per_channel(beta)}, {}, n.outputs[0]);
   }
 
   Graph* g_ = nullptr;

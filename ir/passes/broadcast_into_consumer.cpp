@@ -17,7 +17,7 @@ class BroadcastIntoConsumer : public Pass {
       if (!n.op || !n.op->elementwise || n.op->effect != backend::Effect::pure) continue;
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         const NodeId p = g.values[n.inputs[k]].producer;
-        if (p == kNone || !g.nodes[p].op || g.nodes[p].op->name != "broadcast_to") continue;
+        if (p == kNone || !g.nodes[p].op || g.nodes[p].op->id != OpId::broadcast_to) continue;
         std::vector<backend::TensorType> types;
         for (size_t j = 0; j < n.inputs.size(); ++j)
           types.push_back(g.values[j == k ? g.nodes[p].inputs[0] : n.inputs[j]].type);

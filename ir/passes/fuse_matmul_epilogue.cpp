@@ -17,11 +17,12 @@ using backend::DType;
 // The transpose flags of a GEMM node, or false when the node is none.
 bool gemm_flags(const Graph& g, const Node& n, bool& ta, bool& tb) {
   if (!n.op || n.outputs.size() != 1) return false;
-  const std::string& op = n.op->name;
-  if (op == "matmul") ta = tb = false;
-  else if (op == "matmul_tn") ta = true, tb = false;
-  else if (op == "matmul_nt") ta = false, tb = true;
-  else return false;
+  switch (n.op->id) {
+    case OpId::matmul: ta = tb = false; break;
+    case OpId::matmul_tn: ta = true, tb = false; break;
+    case OpId::matmul_nt: ta = false, tb = true; break;
+    default: return false;
+  }
   const backend::TensorType &a = g.values[n.inputs[0]].type, &b = g.values[n.inputs[1]].type;
   return a.shape.ndim() == 2 && b.shape.ndim() == 2 && a.dtype == b.dtype &&
          (a.dtype == DType::f32 || a.dtype == DType::f64) && on_cpu(g.values[n.outputs[0]].type.device);
@@ -51,7 +52,7 @@ class FuseMatmulEpilogue : public Pass {
       if (f == kNone || shared[c] || uses.kept[c] || rw.dropped(f)) continue;
       const backend::TensorType& ct = g.values[c].type;
       Node epilogue;
-      if (g.nodes[f].attrs.has("program") && g.nodes[f].op && g.nodes[f].op->name == "fused") {
+      if (g.nodes[f].attrs.has("program") && g.nodes[f].op && g.nodes[f].op->id == OpId::fused) {
         epilogue = g.nodes[f];
       } else if (fusible_dtypes(g, g.nodes[f]) & (ct.dtype == DType::f32 ? kFuseF32 : kFuseF64)) {
         epilogue = make_fused_node(g, {f}, ct.dtype, uses);
@@ -77,7 +78,7 @@ class FuseMatmulEpilogue : public Pass {
           if (a.kind == backend::FusedProgram::Arg::Kind::input) a.index = moved[a.index];
       prog->num_inputs = uint32_t(inputs.size() - 1);
       Node& e = g.nodes[f];
-      e.op = &backend::op("matmul_epilogue");
+      e.op = &backend::op(OpId::matmul_epilogue);
       e.inputs = std::move(inputs);
       e.outputs = epilogue.outputs;
       e.attrs = backend::Attrs{{"ta", ta}, {"tb", tb}, {"program", backend::ProgramPtr(std::move(prog))}};

@@ -77,7 +77,7 @@ class Recompute : public Pass {
     const Node& n = g_->nodes[val.producer];
     if (!n.op || n.op->effect != backend::Effect::pure) return false;
     if (n.op->elementwise) return n.outputs.size() == 1;
-    return n.op->name == "batch_norm_train" && val.index == 0;
+    return n.op->id == OpId::batch_norm_train && val.index == 0;
   }
 
   // Whether operand u is read as it is by a recipe node making `result`.
@@ -128,7 +128,7 @@ class Recompute : public Pass {
       if (!kept_anyway(u, type)) u = make_again(u, phase, fresh);
     const Node& from = g_->nodes[producer];
     Node n;
-    n.op = from.op->elementwise ? from.op : &backend::op("batch_norm_apply");
+    n.op = from.op->elementwise ? from.op : &backend::op(OpId::batch_norm_apply);
     n.attrs = from.attrs;
     n.inputs = std::move(in);
     n.loc = from.loc;

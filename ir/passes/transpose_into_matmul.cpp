@@ -12,7 +12,7 @@ namespace {
 // The matrix a 2-d transpose reads, or kNone.
 ValueId transposed(const Graph& g, ValueId v) {
   const NodeId p = g.values[v].producer;
-  if (p == kNone || !g.nodes[p].op || g.nodes[p].op->name != "permute") return kNone;
+  if (p == kNone || !g.nodes[p].op || g.nodes[p].op->id != OpId::permute) return kNone;
   const auto& dims = g.nodes[p].attrs.get<std::vector<int64_t>>("dims");
   return dims == std::vector<int64_t>{1, 0} ? g.nodes[p].inputs[0] : kNone;
 }
@@ -21,10 +21,10 @@ class TransposeIntoMatmul : public Pass {
  public:
   const char* name() const override { return "transpose-into-matmul"; }
   size_t run(Graph& g) override {
-    static const backend::OpDef &tn = backend::op("matmul_tn"), &nt = backend::op("matmul_nt");
+    static const backend::OpDef &tn = backend::op(OpId::matmul_tn), &nt = backend::op(OpId::matmul_nt);
     size_t changed = 0;
     for (Node& n : g.nodes) {
-      if (!n.op || n.op->name != "matmul") continue;
+      if (!n.op || n.op->id != OpId::matmul) continue;
       const backend::TensorType &a = g.values[n.inputs[0]].type, &b = g.values[n.inputs[1]].type;
       if (a.shape.ndim() != 2 || b.shape.ndim() != 2 || a.dtype != b.dtype || !backend::is_floating(a.dtype)) continue;
       if (ValueId x = transposed(g, n.inputs[0]); x != kNone) {

@@ -15,10 +15,10 @@ class TransposeTranspose : public Pass {
     size_t changed = 0;
     for (NodeId i = 0; i < g.nodes.size(); ++i) {
       Node& n = g.nodes[i];
-      if (!n.op || n.op->name != "permute") continue;
+      if (!n.op || n.op->id != OpId::permute) continue;
       const ValueId in = rw.resolve(n.inputs[0]);
       const NodeId p = g.values[in].producer;
-      if (p == kNone || !g.nodes[p].op || g.nodes[p].op->name != "permute") continue;
+      if (p == kNone || !g.nodes[p].op || g.nodes[p].op->id != OpId::permute) continue;
       const auto& inner = g.nodes[p].attrs.get<std::vector<int64_t>>("dims");
       const auto& outer = n.attrs.get<std::vector<int64_t>>("dims");
       std::vector<int64_t> dims(outer.size());
