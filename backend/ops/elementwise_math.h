@@ -245,6 +245,7 @@ struct GeluGrad {
     return g * (cdf + x * pdf);
   }
 };
+struct Erf { template <class T> NN_HD T operator()(T x) const { return erf(x); } };
 // log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, and keeps
 // precision where e^x is tiny.
 struct Softplus {

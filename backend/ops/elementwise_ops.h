@@ -57,7 +57,9 @@
   X(ceil, Ceil, keeping, zeros_like(x))                                                     \
   X(round, Round, keeping, zeros_like(x))                                                   \
   X(logical_not, LogicalNot, predicate, none)                                               \
-  X(isnan, IsNan, predicate, none)
+  X(isnan, IsNan, predicate, none)                                                          \
+  /* d/dx erf(x) = 2/sqrt(pi) e^(-x^2) */                                                   \
+  X(erf, Erf, floating, mul(g, mul(exp(neg(mul(x, x))), num(1.1283791670955126))))
 
 // Binary: X(id, Functor, kind, commutative, builtin, backward[, type, attribute, default])
 //   kind:     arith          computes in the promoted dtype (SPEC §3)

@@ -84,6 +84,14 @@ TEST_CASE("unary float functions on f32") {
   CHECK(sp[0] < 1e-40);
 }
 
+TEST_CASE("erf") {
+  // Values from Python's math.erf.
+  check_values(erf(t32({0, 1, -0.5, 4})), {0, 0.8427007929497149, -0.5204998778130465, 0.9999999845827421});
+  check_values(erf(from_doubles({1, -0.5}, {2}, DType::f64)), {0.8427007929497149, -0.5204998778130465}, 1e-15);
+  check_values(erf(t32({kInf, -kInf, kNaN})), {1, -1, kNaN});
+  CHECK(erf(tint({1})).dtype() == DType::f32);
+}
+
 TEST_CASE("unary float functions: dtypes") {
   Tensor e = exp(tint({0, 1}));
   CHECK(e.dtype() == DType::f32);
