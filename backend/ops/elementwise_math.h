@@ -40,7 +40,7 @@ template <class T> using make_unsigned_t = typename make_unsigned<T>::type;
 namespace nn::backend::math {
 
 #if !defined(__CUDACC_RTC__)
-using std::abs, std::ceil, std::copysign, std::cos, std::erf, std::exp, std::floor, std::fmod, std::log,
+using std::abs, std::ceil, std::copysign, std::cos, std::erf, std::erfc, std::exp, std::floor, std::fmod, std::log,
     std::log1p, std::nearbyint, std::pow, std::sin, std::sqrt, std::tanh;
 #endif
 
@@ -246,6 +246,8 @@ struct GeluGrad {
   }
 };
 struct Erf { template <class T> NN_HD T operator()(T x) const { return erf(x); } };
+// 1 - erf(x), without losing the small tail to 1 - 1.
+struct Erfc { template <class T> NN_HD T operator()(T x) const { return erfc(x); } };
 // log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, and keeps
 // precision where e^x is tiny.
 struct Softplus {

@@ -59,7 +59,8 @@
   X(logical_not, LogicalNot, predicate, none)                                               \
   X(isnan, IsNan, predicate, none)                                                          \
   /* d/dx erf(x) = 2/sqrt(pi) e^(-x^2) */                                                   \
-  X(erf, Erf, floating, mul(g, mul(exp(neg(mul(x, x))), num(1.1283791670955126))))
+  X(erf, Erf, floating, mul(g, mul(exp(neg(mul(x, x))), num(1.1283791670955126))))         \
+  X(erfc, Erfc, floating, mul(g, mul(exp(neg(mul(x, x))), num(-1.1283791670955126))))
 
 // Binary: X(id, Functor, kind, commutative, builtin, backward[, type, attribute, default])
 //   kind:     arith          computes in the promoted dtype (SPEC §3)

@@ -92,6 +92,14 @@ TEST_CASE("erf") {
   CHECK(erf(tint({1})).dtype() == DType::f32);
 }
 
+TEST_CASE("erfc") {
+  // Values from Python's math.erfc; erfc(10) is far below 1 - erf(10)'s f32 resolution.
+  check_values(erfc(t32({0, 1, -1, 3})), {1, 0.15729920705028513, 1.842700792949715, 2.2090496998585438e-05});
+  std::vector<double> tail = vals(erfc(from_doubles({10}, {1}, DType::f64)));
+  CHECK(tail[0] == doctest::Approx(2.088487583762545e-45).epsilon(1e-12));
+  CHECK(erfc(tint({1})).dtype() == DType::f32);
+}
+
 TEST_CASE("unary float functions: dtypes") {
   Tensor e = exp(tint({0, 1}));
   CHECK(e.dtype() == DType::f32);
