@@ -212,6 +212,8 @@ struct Sigmoid {
     return e / (T(1) + e);
   }
 };
+// x sigmoid(x), with sigmoid's care at the extremes.
+struct Silu { template <class T> NN_HD T operator()(T x) const { return x * Sigmoid{}(x); } };
 struct LeakyRelu {
   double slope;
   NN_HD static LeakyRelu from(const EwParams& p) { return {p[0]}; }

@@ -100,6 +100,13 @@ TEST_CASE("erfc") {
   CHECK(erfc(tint({1})).dtype() == DType::f32);
 }
 
+TEST_CASE("silu") {
+  // x / (1 + e^-x), worked out in Python; large |x| neither overflows nor gives NaN.
+  check_values(silu(t32({0, 1, -2, 3})), {0, 0.7310585786300049, -0.2384058440442351, 2.8577223804673});
+  check_values(silu(t32({100, -100})), {100, 0}, 1e-30);
+  CHECK(silu(tint({1})).dtype() == DType::f32);
+}
+
 TEST_CASE("unary float functions: dtypes") {
   Tensor e = exp(tint({0, 1}));
   CHECK(e.dtype() == DType::f32);
