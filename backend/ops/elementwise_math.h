@@ -198,6 +198,8 @@ struct Or { template <class T> NN_HD bool operator()(T a, T b) const { return a 
 // ---- float functions: T is float or double ----
 struct Exp { template <class T> NN_HD T operator()(T x) const { return exp(x); } };
 struct Log { template <class T> NN_HD T operator()(T x) const { return log(x); } };
+// log(1 + x), exact where x is too small for 1 + x to hold it.
+struct Log1p { template <class T> NN_HD T operator()(T x) const { return log1p(x); } };
 struct Sqrt { template <class T> NN_HD T operator()(T x) const { return sqrt(x); } };
 struct Rsqrt { template <class T> NN_HD T operator()(T x) const { return T(1) / sqrt(x); } };
 struct Sin { template <class T> NN_HD T operator()(T x) const { return sin(x); } };

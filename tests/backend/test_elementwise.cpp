@@ -107,6 +107,15 @@ TEST_CASE("silu") {
   CHECK(silu(tint({1})).dtype() == DType::f32);
 }
 
+TEST_CASE("log1p") {
+  // Values from Python's math.log1p; log(1 + 1e-10) in f32 would give 0.
+  check_values(log1p(t32({0, 1, -0.5, -1})), {0, 0.6931471805599453, -0.6931471805599453, -kInf});
+  std::vector<double> tiny = vals(log1p(t32({1e-10})));
+  CHECK(tiny[0] == doctest::Approx(9.999999999500001e-11).epsilon(1e-6));
+  check_values(log1p(t32({-2})), {kNaN});
+  CHECK(log1p(tint({1})).dtype() == DType::f32);
+}
+
 TEST_CASE("unary float functions: dtypes") {
   Tensor e = exp(tint({0, 1}));
   CHECK(e.dtype() == DType::f32);
