@@ -40,7 +40,7 @@ template <class T> using make_unsigned_t = typename make_unsigned<T>::type;
 namespace nn::backend::math {
 
 #if !defined(__CUDACC_RTC__)
-using std::abs, std::ceil, std::copysign, std::cos, std::erf, std::erfc, std::exp, std::floor, std::fmod, std::log,
+using std::abs, std::ceil, std::copysign, std::cos, std::erf, std::erfc, std::exp, std::expm1, std::floor, std::fmod, std::log,
     std::log1p, std::nearbyint, std::pow, std::sin, std::sqrt, std::tanh;
 #endif
 
@@ -197,6 +197,8 @@ struct Or { template <class T> NN_HD bool operator()(T a, T b) const { return a 
 
 // ---- float functions: T is float or double ----
 struct Exp { template <class T> NN_HD T operator()(T x) const { return exp(x); } };
+// e^x - 1, exact where e^x is too close to 1 to hold the difference.
+struct Expm1 { template <class T> NN_HD T operator()(T x) const { return expm1(x); } };
 struct Log { template <class T> NN_HD T operator()(T x) const { return log(x); } };
 // log(1 + x), exact where x is too small for 1 + x to hold it.
 struct Log1p { template <class T> NN_HD T operator()(T x) const { return log1p(x); } };

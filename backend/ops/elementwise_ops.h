@@ -63,7 +63,8 @@
   X(erfc, Erfc, floating, mul(g, mul(exp(neg(mul(x, x))), num(-1.1283791670955126))))      \
   /* y = x s(x), s = sigmoid: dy/dx = s + x s (1 - s) = s + y (1 - s) */                    \
   X(silu, Silu, floating, mul(g, add(sigmoid(x), mul(y, sub(num(1), sigmoid(x))))))         \
-  X(log1p, Log1p, floating, div(g, add(x, num(1))))
+  X(log1p, Log1p, floating, div(g, add(x, num(1))))                                         \
+  X(expm1, Expm1, floating, mul(g, add(y, num(1))))
 
 // Binary: X(id, Functor, kind, commutative, builtin, backward[, type, attribute, default])
 //   kind:     arith          computes in the promoted dtype (SPEC §3)

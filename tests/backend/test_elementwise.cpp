@@ -116,6 +116,15 @@ TEST_CASE("log1p") {
   CHECK(log1p(tint({1})).dtype() == DType::f32);
 }
 
+TEST_CASE("expm1") {
+  // Values from Python's math.expm1; exp(1e-10) - 1 in f32 would give 0.
+  check_values(expm1(t32({0, 1, -2})), {0, 1.718281828459045, -0.8646647167633873});
+  std::vector<double> tiny = vals(expm1(t32({1e-10})));
+  CHECK(tiny[0] == doctest::Approx(1.00000000005e-10).epsilon(1e-6));
+  check_values(expm1(t32({-kInf, kInf})), {-1, kInf});
+  CHECK(expm1(tint({1})).dtype() == DType::f32);
+}
+
 TEST_CASE("unary float functions: dtypes") {
   Tensor e = exp(tint({0, 1}));
   CHECK(e.dtype() == DType::f32);

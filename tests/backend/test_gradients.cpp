@@ -44,7 +44,7 @@ TEST_CASE("gradients of the unary float functions") {
       {"sin", sin, -3, 3},         {"cos", cos, -3, 3},   {"tanh", tanh, -2, 2},
       {"sigmoid", sigmoid, -4, 4}, {"relu", relu, -2, 2}, {"softplus", softplus, -4, 4},
       {"erf", erf, -2, 2},         {"erfc", erfc, -2, 2}, {"silu", silu, -4, 4},
-      {"log1p", log1p, -0.5, 3},
+      {"log1p", log1p, -0.5, 3},   {"expm1", expm1, -2, 2},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
