@@ -1,8 +1,8 @@
 // backend/cuda_backend.h in a build with the CUDA backend: the backend is a
 // plugin (libnn_cuda.so, backend/cuda_plugin_api.h) loaded with dlopen the
 // first time a GPU is asked for, so that a CPU run maps none of the CUDA
-// libraries (cudart, cuBLAS, cuDNN, NVRTC: some 230 MB of resident memory
-// and 80 ms at startup). Until then the switches live here.
+// libraries (cudart, cuBLAS, cuDNN, NVRTC: some 250 MB of resident memory
+// and 90 ms at startup). Until then the switches live here.
 #include <dlfcn.h>
 
 #include <atomic>
