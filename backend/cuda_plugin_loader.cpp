@@ -104,10 +104,10 @@ std::string open_plugin(const CudaPluginApi*& api) {
   using Entry = const CudaPluginApi* (*)();
   auto entry = reinterpret_cast<Entry>(dlsym(handle, kCudaPluginEntry));
   const CudaPluginApi* a = entry ? entry() : nullptr;
-  if (!a || a->abi != kCudaPluginAbi || std::string(a->version) != NN_VERSION ||
-      a->layout != cuda_plugin_layout())
-    return "its plugin " + found->string() + " comes from another build of nn (version " +
-           (a ? a->version : "unknown") + "; this is " NN_VERSION ")";
+  if (a && a->abi == kCudaPluginAbi && std::string(a->version) != NN_VERSION)
+    return "its plugin " + found->string() + " is from nn " + a->version + ", this is nn " NN_VERSION;
+  if (!a || a->abi != kCudaPluginAbi || a->layout != cuda_plugin_layout())
+    return "its plugin " + found->string() + " comes from another build of nn (rebuild or reinstall it)";
   api = a;
   return "";
 }

@@ -1,7 +1,8 @@
 # The nn program maps no CUDA library on a CPU run, and loads the CUDA
 # plugin (with the CUDA runtime) when a GPU is asked for, where the build
-# has the backend. The dynamic loader reports each library it maps
-# (LD_DEBUG=files), dlopen'ed ones included.
+# has the backend (and says so plainly when the plugin is missing). The
+# dynamic loader reports each library it maps (LD_DEBUG=files), dlopen'ed
+# ones included.
 #   NN=path to nn, CUDA=ON when the build has the CUDA backend
 function(mapped_by out_var)
   execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_DEBUG=files ${NN} ${ARGN}
@@ -28,5 +29,13 @@ if(CUDA)
   mapped_by(files --device cuda -e "print(1)")
   if(NOT files MATCHES "libnn_cuda\\.so" OR NOT files MATCHES "libcudart")
     message(FATAL_ERROR "--device cuda did not load the CUDA plugin and runtime; it mapped: ${files}")
+  endif()
+  # Without its plugin, a CUDA build says so.
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env NN_CUDA_PLUGIN=/nonexistent/libnn_cuda.so
+                          ${NN} --device cuda -e "print(1)"
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  set(expected "error: device `cuda` is not available: the CUDA backend could not be loaded: its plugin libnn_cuda.so is missing (looked for /nonexistent/libnn_cuda.so)\n")
+  if(NOT rc EQUAL 1 OR NOT err STREQUAL expected)
+    message(FATAL_ERROR "without its plugin, --device cuda exited ${rc} saying:\n${err}\nexpected:\n${expected}")
   endif()
 endif()
