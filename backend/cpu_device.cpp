@@ -64,6 +64,7 @@ std::string device_unavailable_reason(const std::string& name) {
   if (name == "cpu") return "";
   if (cuda_index(name) < 0) return "a device is cpu, cuda or cuda:N";
   if (!cuda_built()) return "this build of nn has no CUDA backend (configure it with -DNN_CUDA=ON)";
+  if (std::string why = cuda_load_error(); !why.empty()) return "the CUDA backend could not be loaded: " + why;
   const int count = cuda_device_count();
   if (count == 0) return "no CUDA GPU was found (" + cuda_unavailable_reason() + ")";
   return "this machine has " + std::to_string(count) + " CUDA GPU" + (count == 1 ? "" : "s") + " (cuda:0" +

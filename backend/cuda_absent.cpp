@@ -7,6 +7,7 @@ bool cuda_built() { return false; }
 int cuda_device_count() { return 0; }
 Device* cuda_device(int) { return nullptr; }
 std::string cuda_unavailable_reason() { return "this build of nn has no CUDA backend"; }
+std::string cuda_load_error() { return ""; }
 void register_cuda_kernels(Registry&) {}
 bool gpu_fusion() { return false; }
 void set_gpu_fusion(bool) {}

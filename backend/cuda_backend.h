@@ -1,7 +1,10 @@
 // The CUDA backend as the rest of the backend sees it. backend/cuda/ holds
-// it when nn is built with CUDA (CMake option NN_CUDA); otherwise
+// it when nn is built with CUDA (CMake option NN_CUDA), as a plugin
+// (libnn_cuda.so) that backend/cuda_plugin_loader.cpp loads the first time
+// a GPU is asked for, so that a CPU run maps no CUDA library; otherwise
 // backend/cuda_absent.cpp answers that there is no GPU. Nothing here needs
-// the CUDA headers.
+// the CUDA headers. The switches below keep their values whether or not the
+// plugin is loaded yet.
 #pragma once
 #include <string>
 
@@ -18,8 +21,13 @@ int cuda_device_count();
 Device* cuda_device(int index);
 // Why there is no GPU, as the CUDA runtime words it.
 std::string cuda_unavailable_reason();
-// Fills the `cuda` kernel of each op the backend has one for; called once
-// when the registry is built (no GPU is touched).
+// Why the CUDA backend of this build could not be loaded (its plugin
+// missing, not loadable, or from another build); empty once it is loaded,
+// and in a build without it. Loads it when that was not tried yet.
+std::string cuda_load_error();
+// Fills the `cuda` kernel of each op the backend has one for, once the
+// backend is loaded (no GPU is touched). The registry calls it when it is
+// built; loading the plugin later calls it then.
 void register_cuda_kernels(Registry& r);
 // Whether graph fusion makes fused kernels for GPU graphs (compiled with
 // NVRTC, backend/cuda/fused.cpp). On unless NN_CUDA_FUSION=0 (or a host

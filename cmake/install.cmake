@@ -1,6 +1,7 @@
 # Installing nn: the `nn` program, the embedding library (one shared library,
 # nn_embed, exported as nn::nn, carrying the frontend, ir, backend and the
-# ANTLR runtime inside, linked against OpenBLAS, OpenMP and fmt), the public
+# ANTLR runtime inside, linked against OpenBLAS, OpenMP and fmt), the CUDA
+# plugin libnn_cuda.so where the build has the backend, the public
 # header include/nn/nn.h, the stdlib (with its data/) in share/nn/stdlib,
 # and a CMake package so that hosts write find_package(nn) and link nn::nn.
 include(GNUInstallDirs)
@@ -39,6 +40,12 @@ install(TARGETS nn_embed EXPORT nnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The CUDA plugin goes beside libnn_embed.so, in <prefix>/<libdir>, where the
+# loader looks for it from lib/libnn_embed.so and from bin/nn
+# (backend/cuda_plugin_loader.cpp). Not part of nn::nn: it is loaded, not linked.
+if(TARGET nn_cuda)
+  install(TARGETS nn_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(FILES ${PROJECT_SOURCE_DIR}/include/nn/nn.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nn)
 # stdlib_path.cpp looks for <prefix>/share/nn/stdlib beside <prefix>/lib and <prefix>/bin.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/stdlib/ DESTINATION share/nn/stdlib)

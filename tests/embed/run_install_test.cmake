@@ -1,7 +1,8 @@
 # Installs the build into a fresh prefix, builds examples/embed against it
 # with find_package(nn), runs the host and checks its output; then checks
-# that the installed program and library use the installed stdlib.
-# -DBUILD=<build dir> -DSOURCE=<source dir> -DWORK=<scratch dir>
+# that the installed program and library use the installed stdlib and, with
+# the CUDA backend (-DCUDA=ON), the installed CUDA plugin.
+# -DBUILD=<build dir> -DSOURCE=<source dir> -DWORK=<scratch dir> -DCUDA=ON|OFF
 file(REMOVE_RECURSE ${WORK})
 set(prefix ${WORK}/prefix)
 
@@ -51,4 +52,23 @@ expect("${out}" "42")
 expect("${err}" "error: matmul")
 run(${prefix}/bin/nn -e "import \"embed_probe\" as p\nprint(p.probe)")
 expect("${out}" "42")
+
+# Asked for a GPU, the installed program and the installed library (through
+# the host) load the installed plugin, not the build tree's; the dynamic
+# loader names each file it maps (LD_DEBUG=files).
+if(CUDA)
+  file(GLOB plugin ${prefix}/lib*/libnn_cuda.so)
+  if(NOT plugin)
+    message(FATAL_ERROR "not installed: lib/libnn_cuda.so")
+  endif()
+  foreach(cmd "${prefix}/bin/nn;--device;cuda;-e;print(1)"
+              "${WORK}/build/host;${SOURCE}/examples/embed/model.nn;to(ones([1]), \"cuda\")")
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_DEBUG=files ${cmd}
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+    string(REGEX MATCH "file=[^ \t\n]*libnn_cuda\\.so" loaded "${err}")
+    if(NOT loaded STREQUAL "file=${plugin}")
+      message(FATAL_ERROR "${cmd} loaded `${loaded}`, not file=${plugin}")
+    endif()
+  endforeach()
+endif()
 message(STATUS "installed nn works")

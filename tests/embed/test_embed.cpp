@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "mapped_libraries.h"
+
 namespace {
 
 // The nn::Error f throws (failing the test when it throws none).
@@ -300,4 +302,30 @@ TEST_CASE("a host function may call back into its interpreter") {
   CHECK(vm.eval("sq(3)").as_int() == 9);
   nn::Interpreter moved = std::move(vm);
   CHECK(moved.eval("sq(4)").as_int() == 16);
+}
+
+TEST_CASE("a CPU run maps no CUDA library; asking for a GPU loads the CUDA plugin") {
+  std::ostringstream out;
+  {
+    nn::Interpreter vm(quiet(out));
+    vm.eval("print(sum(ones([64, 64]) @ ones([64, 64])))");
+  }
+  CHECK(out.str() == "262144.0\n");
+  CHECK(nntest::mapped_cuda_libraries().empty());
+  nn::Options gpu = quiet(out);
+  gpu.device = "cuda";
+  std::string why;
+  try {
+    nn::Interpreter vm(gpu);
+  } catch (const nn::Error& e) {
+    why = e.message();
+  }
+  if (contains(why, "no CUDA backend") || contains(why, "could not be loaded")) {
+    MESSAGE("CUDA plugin not loaded: " << why);
+    return;
+  }
+  // Loaded: found beside libnn_embed.so (or in the build tree), with the
+  // CUDA runtime it needs.
+  CHECK(nntest::mapped_libraries({"libnn_cuda.so"}).size() == 1);
+  CHECK(nntest::mapped_libraries({"libcudart"}).size() == 1);
 }
