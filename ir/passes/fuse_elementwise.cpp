@@ -56,6 +56,9 @@ struct Group {
   uint32_t epoch = 0;  // ordered effects (random ops, host calls) before it
   bool forward = false;  // of forward nodes (or else backward and optimizer ones)
   bool alive = true;
+  // Readers of members that were outside the group when recorded (some
+  // have joined since: acyclic() drops those as it meets them).
+  std::vector<NodeId> exits;
 };
 
 class FuseElementwise : public Pass {
@@ -123,7 +126,7 @@ class FuseElementwise : public Pass {
       uint32_t gid;
       if (chosen.empty()) {
         gid = uint32_t(groups_.size());
-        groups_.push_back(Group{{}, m, i, i, epoch[i], forward, true});
+        groups_.push_back(Group{{}, m, i, i, epoch[i], forward, true, {}});
       } else {
         // The others join the largest: each member moves O(log n) times.
         std::swap(chosen[0], *std::max_element(chosen.begin(), chosen.end(), [&](uint32_t a, uint32_t b) {
@@ -136,6 +139,7 @@ class FuseElementwise : public Pass {
           groups_[gid].members.insert(groups_[gid].members.end(), other.members.begin(), other.members.end());
           groups_[gid].first = std::min(groups_[gid].first, other.first);
           groups_[gid].last = std::max(groups_[gid].last, other.last);
+          groups_[gid].exits.insert(groups_[gid].exits.end(), other.exits.begin(), other.exits.end());
           other = Group{};
           other.alive = false;
         }
@@ -145,6 +149,7 @@ class FuseElementwise : public Pass {
       grp.members.push_back(i);
       grp.last = i;
       group_[i] = gid;
+      grp.exits.insert(grp.exits.end(), readers_.begin() + reader_from_[i], readers_.begin() + reader_from_[i + 1]);
     }
     // Each group's node; on a GPU, a group whose kernel would take too many
     // inputs or outputs stays as its ops.
@@ -219,10 +224,11 @@ class FuseElementwise : public Pass {
       return true;
     };
     for (uint32_t c : chosen) {
-      if ((seen += groups_[c].members.size()) > kMaxSearch) return false;
-      for (NodeId m : groups_[c].members)
-        for (uint32_t k = reader_from_[m]; k < reader_from_[m + 1]; ++k)
-          if (const NodeId r = readers_[k]; r < i && !inside(r) && stamp_[r] != cur_) stack.push_back(r);
+      std::vector<NodeId>& exits = groups_[c].exits;
+      std::erase_if(exits, [&](NodeId r) { return group_[r] == c; });
+      if ((seen += exits.size()) > kMaxSearch) return false;
+      for (NodeId r : exits)
+        if (r < i && !inside(r) && stamp_[r] != cur_) stack.push_back(r);
     }
     while (!stack.empty()) {
       const NodeId x = stack.back();
