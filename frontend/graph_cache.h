@@ -7,9 +7,7 @@
 
 #include "frontend/source.h"
 #include "frontend/value.h"
-#include "ir/graph.h"
-#include "ir/pass.h"
-#include "ir/plan.h"
+#include "ir/compile.h"
 
 namespace nn::frontend {
 
@@ -27,15 +25,13 @@ struct SignatureItem {
 };
 using Signature = std::vector<SignatureItem>;
 
-struct CompiledGraph {
+// The graph as ir::compile made it (raw, graph, passes, plan, times), and
+// what the interpreter adds.
+struct CompiledGraph : ir::CompiledGraph {
   Signature signature;
-  ir::Graph raw;    // as traced, with its backward and optimizer parts
-  ir::Graph graph;  // after the passes: what runs
-  std::vector<ir::PassResult> passes;
-  ir::Plan plan;
   Value result;                     // graph functions: the traced return value
   std::vector<Symbol> assigns;      // graph blocks: the variable of each output
-  double trace_ms = 0, compile_ms = 0, plan_ms = 0;  // compile_ms: passes and plan
+  double trace_ms = 0;
   uint64_t runs = 0;
   size_t peak_bytes = 0;  // memory the last run took at its peak
 };

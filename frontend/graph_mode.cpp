@@ -8,16 +8,19 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "backend/error.h"
 #include "frontend/graph_cache.h"
 #include "frontend/interpreter.h"
+#include "frontend/tensor_walk.h"
+#include "ir/compile.h"
 #include "ir/executor.h"
 #include "ir/printer.h"
-#include "ir/verifier.h"
 
 namespace nn::frontend {
 namespace {
@@ -54,65 +57,43 @@ std::string host_key(const Value& v) {
   }
 }
 
-// The signature of the arguments, and their tensors in order (lists and
-// tuples are looked into).
+// The signature of an argument, and its tensors in order (lists and tuples
+// are looked into).
 void flatten(const Value& v, const std::string& name, Signature& sig, std::vector<backend::Tensor>& tensors) {
-  if (v.is_tensor()) {
-    sig.push_back({name, true, v.as_tensor().type(), {}});
-    tensors.push_back(v.as_tensor());
-  } else if (v.is_list() || v.is_tuple()) {
-    const auto& items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;
-    sig.push_back({name, false, {}, (v.is_list() ? "list " : "tuple ") + std::to_string(items.size())});
-    for (size_t i = 0; i < items.size(); ++i) flatten(items[i], name + "[" + std::to_string(i) + "]", sig, tensors);
-  } else {
-    sig.push_back({name, false, {}, host_key(v)});
-  }
-}
-
-// The arguments with each tensor replaced by a new graph input.
-Value traced_args(const Value& v, const std::string& name, ir::Tracer& tr) {
-  if (v.is_tensor()) return Value(tr.add_input(v.as_tensor().type(), name));
-  if (v.is_list() || v.is_tuple()) {
-    const auto& items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;
-    std::vector<Value> out;
-    for (size_t i = 0; i < items.size(); ++i) out.push_back(traced_args(items[i], name + "[" + std::to_string(i) + "]", tr));
-    return v.is_list() ? Value(make_list(std::move(out))) : Value(make_tuple(std::move(out)));
-  }
-  return v;
+  TensorVisitor visit;
+  visit.tensor = [&](const backend::Tensor& t, const ValuePath& path) {
+    sig.push_back({path.str(), true, t.type(), {}});
+    tensors.push_back(t);
+    return Walk::go_on;
+  };
+  visit.other = [&](const Value& x, const ValuePath& path) {
+    if (x.is_list() || x.is_tuple()) {
+      const size_t n = x.is_list() ? x.as_list()->items.size() : x.as_tuple()->items.size();
+      sig.push_back({path.str(), false, {}, (x.is_list() ? "list " : "tuple ") + std::to_string(n)});
+    } else {
+      sig.push_back({path.str(), false, {}, host_key(x)});
+    }
+  };
+  for_each_tensor(v, name, Reach::sequences, visit);
 }
 
 // The tensors of a traced result, each once, in order of appearance.
-void collect_tensors(const Value& v, std::vector<backend::Tensor>& out,
-                     std::unordered_map<const backend::TensorImpl*, size_t>& index) {
-  if (v.is_tensor()) {
-    if (index.emplace(v.as_tensor().impl(), out.size()).second) out.push_back(v.as_tensor());
-  } else if (v.is_list() || v.is_tuple()) {
-    for (const Value& x : v.is_list() ? v.as_list()->items : v.as_tuple()->items) collect_tensors(x, out, index);
-  } else if (v.is_record()) {
-    for (const auto& [k, x] : v.as_record()->fields) collect_tensors(x, out, index);
-  }
+std::vector<backend::Tensor> result_tensors(const Value& result) {
+  std::vector<backend::Tensor> out;
+  std::unordered_set<const backend::TensorImpl*> seen;
+  for_each_tensor(result, Reach::sequences_and_records, [&](const backend::Tensor& t) {
+    if (seen.insert(t.impl()).second) out.push_back(t);
+  });
+  return out;
 }
 
 // The traced result with its tensors replaced by this run's outputs, in the
-// order collect_tensors found them.
-Value rebuild(const Value& v, std::span<const backend::Tensor> outs, size_t& next,
-              std::unordered_map<const backend::TensorImpl*, size_t>& seen) {
-  if (v.is_tensor()) {
-    auto [it, fresh] = seen.emplace(v.as_tensor().impl(), next);
-    if (fresh) ++next;
-    return Value(outs[it->second]);
-  }
-  if (v.is_list() || v.is_tuple()) {
-    std::vector<Value> items;
-    for (const Value& x : v.is_list() ? v.as_list()->items : v.as_tuple()->items) items.push_back(rebuild(x, outs, next, seen));
-    return v.is_list() ? Value(make_list(std::move(items))) : Value(make_tuple(std::move(items)));
-  }
-  if (v.is_record()) {
-    RecordPtr r = make_record();
-    for (const auto& [k, x] : v.as_record()->fields) r->fields.emplace_back(k, rebuild(x, outs, next, seen));
-    return Value(r);
-  }
-  return v;
+// order result_tensors found them.
+Value with_outputs(const Value& result, std::span<const backend::Tensor> outs) {
+  std::unordered_map<const backend::TensorImpl*, size_t> index;
+  return map_tensors(result, {}, Reach::sequences_and_records, [&](const backend::Tensor& t, const ValuePath&) {
+    return outs[index.emplace(t.impl(), index.size()).first->second];
+  });
 }
 
 // "argument `xb` dimension 0 changed from 64 to 37"
@@ -139,28 +120,20 @@ std::string what_changed(const Signature& old, const Signature& now) {
 }
 
 // A traced tensor reachable from `v` (looking into lists, tuples and
-// records): where it is, as a path from `name`; empty when none.
-std::string find_traced(const Value& v, const std::string& name, std::unordered_map<const void*, bool>& seen,
+// records): where it is, as a path from `name`; empty when none. `opened`:
+// the containers looked into already.
+std::string find_traced(const Value& v, const std::string& name, std::unordered_set<const void*>& opened,
                         backend::Tensor& found) {
-  if (v.is_tensor()) {
-    if (!v.as_tensor().is_traced()) return {};
-    found = v.as_tensor();
-    return name;
-  }
-  const void* id = v.is_list() ? static_cast<const void*>(v.as_list().get())
-                   : v.is_tuple() ? static_cast<const void*>(v.as_tuple().get())
-                   : v.is_record() ? static_cast<const void*>(v.as_record().get())
-                                   : nullptr;
-  if (!id || !seen.emplace(id, true).second) return {};
-  if (v.is_record()) {
-    for (const auto& [k, x] : v.as_record()->fields)
-      if (std::string p = find_traced(x, name + "." + symbol_name(k), seen, found); !p.empty()) return p;
-    return {};
-  }
-  const auto& items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;
-  for (size_t i = 0; i < items.size(); ++i)
-    if (std::string p = find_traced(items[i], name + "[" + std::to_string(i) + "]", seen, found); !p.empty()) return p;
-  return {};
+  std::string where;
+  TensorVisitor visit;
+  visit.tensor = [&](const backend::Tensor& t, const ValuePath& path) {
+    if (!t.is_traced()) return Walk::go_on;
+    found = t;
+    where = path.str();
+    return Walk::stop;
+  };
+  for_each_tensor(v, name, Reach::sequences_and_records, visit, &opened);
+  return where;
 }
 
 // The device a graph computes on (whose pool its peak is read from): that
@@ -177,14 +150,14 @@ backend::Device* graph_device(const ir::Graph& g) {
 // or record one holds) that is not an output: an error naming where it was
 // made. `skip` are the variables a graph block assigns as outputs.
 void Interpreter::check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symbol>& skip, Span span) {
-  std::unordered_map<const void*, bool> seen;
+  std::unordered_set<const void*> opened;
   std::unordered_map<Symbol, bool> shadowed;
   for (Symbol s : skip) shadowed.emplace(s, true);
   for (Env* e = env; e && e != prelude_.get(); e = e->parent.get())
     for (size_t i = 0; i < e->names.size(); ++i) {
       if (!shadowed.emplace(e->names[i], true).second) continue;
       backend::Tensor t;
-      std::string where = find_traced(e->values[i], symbol_name(e->names[i]), seen, t);
+      std::string where = find_traced(e->values[i], symbol_name(e->names[i]), opened, t);
       if (where.empty()) continue;
       std::string made = tr.origin(t);
       fail(span, "a tensor made inside graph `" + tr.name() + "`" + (made.empty() ? "" : " at " + made) +
@@ -228,18 +201,14 @@ std::shared_ptr<GraphCache> Interpreter::new_graph_cache(std::string name) {
   return c;
 }
 
-void Interpreter::compile(CompiledGraph& cg) {
-  auto t0 = std::chrono::steady_clock::now();
-  if (verify_graphs_) ir::check(cg.graph);
-  cg.raw = cg.graph;
-  std::function<void(const std::string&, const ir::Graph&)> dump;
-  if (!opts_.dump_passes_dir.empty()) dump = dump_passes(cg.graph.name, cg.raw);
-  cg.passes = ir::optimize(cg.graph, opts_.disabled_passes, dump);
-  if (verify_graphs_) ir::check(cg.graph);
-  auto t1 = std::chrono::steady_clock::now();
-  cg.plan = ir::make_plan(cg.graph, opts_.schedule, opts_.memory);
-  cg.plan_ms = ms_since(t1);
-  cg.compile_ms = ms_since(t0);
+void Interpreter::compile(CompiledGraph& cg, ir::Graph traced) {
+  ir::CompileOptions o;
+  o.verify = verify_graphs_;
+  o.disabled_passes = opts_.disabled_passes;
+  o.schedule = opts_.schedule;
+  o.memory = opts_.memory;
+  if (!opts_.dump_passes_dir.empty()) o.dump = dump_passes(traced.name);
+  static_cast<ir::CompiledGraph&>(cg) = ir::compile(std::move(traced), o);
   if (opts_.on_compiled) opts_.on_compiled(cg.graph);
 }
 
@@ -263,25 +232,54 @@ std::vector<backend::Tensor> Interpreter::run_compiled(CompiledGraph& cg, std::s
 
 // nn ir --dump-passes DIR: the IR before the passes and after each, in
 // numbered files (00-traced.ir, 01-constant-fold.ir, ...).
-std::function<void(const std::string&, const ir::Graph&)> Interpreter::dump_passes(const std::string& graph,
-                                                                                    const ir::Graph& raw) {
+std::function<void(const std::string&, const ir::Graph&)> Interpreter::dump_passes(const std::string& graph) {
   std::filesystem::path dir = opts_.dump_passes_dir;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  auto write = [dir, graph](int k, const std::string& what, const ir::Graph& g) {
-    std::filesystem::path file = dir / fmt::format("{}.{:02d}-{}.ir", graph, k, what);
+  auto k = std::make_shared<int>(0);
+  return [dir, graph, k](const std::string& what, const ir::Graph& g) {
+    std::filesystem::path file = dir / fmt::format("{}.{:02d}-{}.ir", graph, (*k)++, what);
     std::ofstream out(file);
     out << ir::print_ir(g);
     if (!out) throw backend::Error("cannot write `" + file.string() + "`");
   };
-  write(0, "traced", raw);
-  auto k = std::make_shared<int>(0);
-  return [write, k](const std::string& pass, const ir::Graph& g) { write(++*k, pass, g); };
 }
 
 void Interpreter::start_trace(ir::Tracer& tr) {
   tr.graph().locate = [this](const ir::Loc& l) { return sources_.location(Span{l.file, l.begin, l.end}); };
   tr.start();
+}
+
+// Traces `body` into a new entry of `cache` and compiles it. An entry whose
+// signature is known before the trace (a call's arguments) is added first,
+// so that a retrace note comes before anything the trace prints, and taken
+// out again when the trace fails; else the signature is the graph's inputs
+// and the entry is added after the trace.
+CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span, Env* scope,
+                                              const std::function<TracedBody(ir::Tracer&)>& body) {
+  CompiledGraph* cg = sig ? &add_entry(cache, std::move(*sig), span) : nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  ir::Tracer tr(cache.name);
+  start_trace(tr);
+  TracedBody traced;
+  try {
+    traced = body(tr);
+    check_escapes(tr, scope, traced.assigns, span);
+  } catch (...) {
+    if (cg) cache.entries.pop_back();  // no half-made graph in the cache
+    throw;
+  }
+  ir::Graph g = tr.finish(traced.outputs);
+  if (!cg) {
+    Signature made;
+    for (ir::ValueId v : g.inputs) made.push_back({g.values[v].name, true, g.values[v].type, {}});
+    cg = &add_entry(cache, std::move(made), span);
+  }
+  cg->result = std::move(traced.result);
+  cg->assigns = std::move(traced.assigns);
+  cg->trace_ms = ms_since(t0);
+  compile(*cg, std::move(g));
+  return *cg;
 }
 
 Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span call_span) {
@@ -293,33 +291,21 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
   for (size_t i = 0; i < args.size(); ++i) flatten(args[i], def.params[i].name, sig, inputs);
 
   CompiledGraph* cg = find_entry(cache, sig);
-  if (!cg) {
-    cg = &add_entry(cache, std::move(sig), call_span);
-    auto t0 = std::chrono::steady_clock::now();
-    ir::Tracer tr(cache.name);
-    auto env = std::make_shared<Env>(f.env);
-    start_trace(tr);
-    try {
-      for (size_t i = 0; i < args.size(); ++i)
-        env->define(intern(def.params[i].name), traced_args(args[i], def.params[i].name, tr));
-      exec_stmts(def.body->stmts, env, &cg->result);
-    } catch (...) {
-      cache.entries.pop_back();  // no half-made graph in the cache
-      throw;
-    }
-    std::vector<backend::Tensor> outs;
-    std::unordered_map<const backend::TensorImpl*, size_t> index;
-    collect_tensors(cg->result, outs, index);
-    try {
-      check_escapes(tr, f.env.get(), {}, call_span);
-    } catch (...) {
-      cache.entries.pop_back();
-      throw;
-    }
-    cg->graph = tr.finish(outs);
-    cg->trace_ms = ms_since(t0);
-    compile(*cg);
-  }
+  if (!cg)
+    cg = &trace_and_compile(cache, std::move(sig), call_span, f.env.get(), [&](ir::Tracer& tr) {
+      TracedBody traced;
+      auto env = std::make_shared<Env>(f.env);
+      for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& name = def.params[i].name;
+        env->define(intern(name), map_tensors(args[i], name, Reach::sequences,
+                                              [&](const backend::Tensor& t, const ValuePath& path) {
+                                                return tr.add_input(t.type(), path.str());
+                                              }));
+      }
+      exec_stmts(def.body->stmts, env, &traced.result);
+      traced.outputs = result_tensors(traced.result);
+      return traced;
+    });
   std::vector<backend::Tensor> outs;
   if (opts_.check_graphs) {
     outs = check_against_eager(*cg, inputs, [&] {
@@ -327,17 +313,12 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
       for (size_t i = 0; i < args.size(); ++i) env->define(intern(def.params[i].name), args[i]);
       Value r;
       exec_stmts(def.body->stmts, env, &r);
-      std::vector<backend::Tensor> ts;
-      std::unordered_map<const backend::TensorImpl*, size_t> index;
-      collect_tensors(r, ts, index);
-      return ts;
+      return result_tensors(r);
     }, call_span);
   } else {
     outs = run_compiled(*cg, inputs);
   }
-  size_t next = 0;
-  std::unordered_map<const backend::TensorImpl*, size_t> seen;
-  return rebuild(cg->result, outs, next, seen);
+  return with_outputs(cg->result, outs);
 }
 
 // The tensor variables a block sees, innermost first, each name once.
@@ -349,6 +330,17 @@ static std::vector<std::pair<Symbol, Value*>> visible_tensors(Env* env, const En
       if (seen.emplace(e->names[i], true).second && e->values[i].is_tensor()) out.emplace_back(e->names[i], &e->values[i]);
   return out;
 }
+
+namespace {
+// Puts back what variables held when it goes: a graph block's variables
+// after its trace, failed or not (they get the run's outputs after).
+struct RestoreVariables {
+  std::vector<std::pair<Value*, Value>> saved;
+  ~RestoreVariables() {
+    for (auto& [v, old] : saved) *v = std::move(old);
+  }
+};
+}  // namespace
 
 // A graph block: its inputs are the tensor variables it reads from the
 // scopes around it, its outputs the variables it assigns there.
@@ -378,51 +370,30 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
       break;
     }
   if (!cg) {
-    auto t0 = std::chrono::steady_clock::now();
     std::unordered_map<const backend::TensorImpl*, std::string> names;
     std::unordered_map<std::string, backend::Tensor> before;
+    RestoreVariables restore;
     for (auto& [sym, v] : visible_tensors(env.get(), prelude_.get())) {
       names.emplace(v->as_tensor().impl(), symbol_name(sym));
       before.emplace(symbol_name(sym), v->as_tensor());
+      restore.saved.emplace_back(v, *v);
     }
-    ir::Tracer tr(cache.name);
-    tr.input_name = [&](const backend::Tensor& t) {
-      auto it = names.find(t.impl());
-      return it == names.end() ? std::string() : it->second;
-    };
-    // What the variables held before: a failed trace puts them back.
-    std::vector<std::pair<Value*, Value>> saved;
-    for (auto& [sym, v] : visible_tensors(env.get(), prelude_.get())) saved.emplace_back(v, *v);
-    start_trace(tr);
-    std::vector<backend::Tensor> outs;
-    std::vector<Symbol> assigns;
-    try {
+    cg = &trace_and_compile(cache, std::nullopt, s.span, env.get(), [&](ir::Tracer& tr) {
+      tr.input_name = [&](const backend::Tensor& t) {
+        auto it = names.find(t.impl());
+        return it == names.end() ? std::string() : it->second;
+      };
+      TracedBody traced;
       exec_block(*s.body, env, nullptr);
       for (auto& [sym, v] : visible_tensors(env.get(), prelude_.get()))
         if (tr.is_traced(v->as_tensor())) {
-          outs.push_back(v->as_tensor());
-          assigns.push_back(sym);
+          traced.outputs.push_back(v->as_tensor());
+          traced.assigns.push_back(sym);
         }
-      check_escapes(tr, env.get(), assigns, s.span);
-    } catch (...) {
-      for (auto& [v, old] : saved) *v = std::move(old);
-      throw;
-    }
-    // The variables get this run's outputs below; until then they hold what
-    // they held before (--check-graph runs the block eagerly from there).
-    for (auto& [v, old] : saved) *v = std::move(old);
-    ir::Graph g = tr.finish(outs);
-    Signature sig;
+      return traced;
+    });
     inputs.clear();
-    for (ir::ValueId v : g.inputs) {
-      sig.push_back({g.values[v].name, true, g.values[v].type, {}});
-      inputs.push_back(before.at(g.values[v].name));
-    }
-    cg = &add_entry(cache, std::move(sig), s.span);
-    cg->graph = std::move(g);
-    cg->assigns = std::move(assigns);
-    cg->trace_ms = ms_since(t0);
-    compile(*cg);
+    for (const SignatureItem& item : cg->signature) inputs.push_back(before.at(item.name));
   }
   std::vector<backend::Tensor> outs;
   if (opts_.check_graphs) {

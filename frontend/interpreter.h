@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -177,9 +178,20 @@ class Interpreter {
   std::shared_ptr<GraphCache> new_graph_cache(std::string name);
   CompiledGraph& add_entry(GraphCache& cache, Signature sig, Span span);
   void start_trace(ir::Tracer& tr);
-  std::function<void(const std::string&, const ir::Graph&)> dump_passes(const std::string& graph, const ir::Graph& raw);
+  std::function<void(const std::string&, const ir::Graph&)> dump_passes(const std::string& graph);
   void check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symbol>& skip, Span span);
-  void compile(CompiledGraph& cg);
+  // What the body of one trace gives: its outputs, the variables that hold
+  // them (graph blocks; not escapes) and its return value (graph functions).
+  struct TracedBody {
+    std::vector<backend::Tensor> outputs;
+    std::vector<Symbol> assigns;
+    Value result;
+  };
+  // Trace, rollback on error, escape check, compile: the one path of graph
+  // functions and graph blocks from a new signature to a compiled entry.
+  CompiledGraph& trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span, Env* scope,
+                                   const std::function<TracedBody(ir::Tracer&)>& body);
+  void compile(CompiledGraph& cg, ir::Graph traced);
   std::vector<backend::Tensor> run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs);
   // --check-graph: runs the graph, then `eager` on the same state and draws,
   // and fails at `span` when their results differ; returns the graph's.

@@ -2,7 +2,8 @@
 // op on the same values with the same attributes compute the same thing;
 // the later one's outputs become the earlier one's. Random ops (each draws
 // anew), stateful ops and host calls are never merged.
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "ir/pass.h"
 
@@ -16,8 +17,11 @@ class CommonSubexpr : public Pass {
     Rewriter rw(g);
     // Calls by a hash of (op, inputs); equal hashes are compared in full,
     // attributes by their text, and only when the rest agrees.
-    std::unordered_multimap<size_t, NodeId> seen;
-    seen.reserve(g.nodes.size());
+    // Open addressing, linear probing: no allocation per node.
+    size_t cap = 16;
+    while (cap < 2 * g.nodes.size()) cap *= 2;
+    const size_t mask = cap - 1;
+    std::vector<std::pair<size_t, NodeId>> seen(cap, {0, kNone});  // (hash, node)
     size_t merged = 0;
     std::vector<ValueId> in;
     for (NodeId i = 0; i < g.nodes.size(); ++i) {
@@ -30,16 +34,17 @@ class CommonSubexpr : public Pass {
         h = h * 0x100000001b3ull ^ in.back();
       }
       NodeId same = kNone;
-      auto [lo, hi] = seen.equal_range(h);
-      for (auto it = lo; it != hi && same == kNone; ++it) {
-        const Node& m = g.nodes[it->second];
+      size_t slot = h & mask;
+      for (; seen[slot].second != kNone && same == kNone; slot = (slot + 1) & mask) {
+        if (seen[slot].first != h) continue;
+        const Node& m = g.nodes[seen[slot].second];
         if (m.op != n.op || m.inputs.size() != in.size() || m.outputs.size() != n.outputs.size()) continue;
         bool equal = true;
         for (size_t k = 0; k < in.size() && equal; ++k) equal = rw.resolve(m.inputs[k]) == in[k];
-        if (equal && (n.attrs.empty() ? m.attrs.empty() : m.attrs.str() == n.attrs.str())) same = it->second;
+        if (equal && (n.attrs.empty() ? m.attrs.empty() : m.attrs.str() == n.attrs.str())) same = seen[slot].second;
       }
       if (same == kNone) {
-        seen.emplace(h, i);
+        seen[slot] = {h, i};
         continue;
       }
       for (size_t k = 0; k < n.outputs.size(); ++k) rw.replace(n.outputs[k], g.nodes[same].outputs[k]);

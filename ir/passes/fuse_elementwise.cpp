@@ -56,7 +56,9 @@ struct Group {
   uint32_t epoch = 0;  // ordered effects (random ops, host calls) before it
   bool forward = false;  // of forward nodes (or else backward and optimizer ones)
   bool alive = true;
-  std::vector<NodeId> reads_from;  // producers of the members' operands
+  // Readers of members that were outside the group when recorded (some
+  // have joined since: acyclic() drops those as it meets them).
+  std::vector<NodeId> exits;
 };
 
 class FuseElementwise : public Pass {
@@ -77,6 +79,19 @@ class FuseElementwise : public Pass {
         for (ValueId v : node.inputs) ++late_readers_[v];
     for (ValueId v : g.outputs) late_readers_[v] = kNone;  // kept: never dies
     for (const StateUpdate& u : g.updates) late_readers_[u.value] = kNone;
+    // Each node's readers, flat: readers_[reader_from_[x] .. reader_from_[x + 1]).
+    reader_from_.assign(n + 1, 0);
+    for (const Node& node : g.nodes)
+      for (ValueId v : node.inputs)
+        if (NodeId p = g.values[v].producer; p != kNone) ++reader_from_[p + 1];
+    for (size_t x = 0; x < n; ++x) reader_from_[x + 1] += reader_from_[x];
+    readers_.resize(reader_from_[n]);
+    {
+      std::vector<uint32_t> at(reader_from_.begin(), reader_from_.end() - 1);
+      for (NodeId j = 0; j < n; ++j)
+        for (ValueId v : g.nodes[j].inputs)
+          if (NodeId p = g.values[v].producer; p != kNone) readers_[at[p]++] = j;
+    }
     uint32_t effects = 0;
     for (NodeId i = 0; i < n; ++i) {
       if (g.nodes[i].ordered_effect()) ++effects;
@@ -122,9 +137,9 @@ class FuseElementwise : public Pass {
           Group& other = groups_[chosen[k]];
           for (NodeId x : other.members) group_[x] = gid;
           groups_[gid].members.insert(groups_[gid].members.end(), other.members.begin(), other.members.end());
-          groups_[gid].reads_from.insert(groups_[gid].reads_from.end(), other.reads_from.begin(), other.reads_from.end());
           groups_[gid].first = std::min(groups_[gid].first, other.first);
           groups_[gid].last = std::max(groups_[gid].last, other.last);
+          groups_[gid].exits.insert(groups_[gid].exits.end(), other.exits.begin(), other.exits.end());
           other = Group{};
           other.alive = false;
         }
@@ -134,8 +149,7 @@ class FuseElementwise : public Pass {
       grp.members.push_back(i);
       grp.last = i;
       group_[i] = gid;
-      for (ValueId v : g.nodes[i].inputs)
-        if (NodeId p = g.values[v].producer; p != kNone) grp.reads_from.push_back(p);
+      grp.exits.insert(grp.exits.end(), readers_.begin() + reader_from_[i], readers_.begin() + reader_from_[i + 1]);
     }
     // Each group's node; on a GPU, a group whose kernel would take too many
     // inputs or outputs stays as its ops.
@@ -187,50 +201,49 @@ class FuseElementwise : public Pass {
   // Whether the groups `chosen` and node i can be one node: no path leaves
   // them through nodes outside and comes back, where every other group
   // counts as the one node it will be (a path may enter it at one member and
-  // leave from another). Paths run forward in node order, so only nodes
-  // after the earliest member need looking at, and groups with a member
-  // there; i, the newest node, has no readers yet.
+  // leave from another). The search runs forward from the members' readers:
+  // elementwise results are read close by, while a search backward from i
+  // would walk through GEMMs into the whole history of an unrolled loop.
+  // Paths run forward in node order and i, the newest node, has no readers
+  // yet, so only nodes before i need looking at.
   bool acyclic(const std::vector<uint32_t>& chosen, NodeId i) {
     auto inside = [&](NodeId x) {
       return x == i || (group_[x] != kNone && std::find(chosen.begin(), chosen.end(), group_[x]) != chosen.end());
     };
-    NodeId lo = i;
-    for (uint32_t c : chosen) lo = std::min(lo, groups_[c].first);
     ++cur_;
     std::vector<NodeId>& stack = stack_;
     stack.clear();
-    auto may_lead_back = [&](NodeId p) {
-      return p > lo || (group_[p] != kNone && groups_[group_[p]].last > lo);
-    };
-    auto push_outside = [&](NodeId p) {
-      if (!inside(p) && may_lead_back(p) && stamp_[p] != cur_) stack.push_back(p);
-    };
-    for (ValueId v : g_->nodes[i].inputs)
-      if (NodeId p = g_->values[v].producer; p != kNone) push_outside(p);
-    // Two or more groups: a path may also run from one into another.
-    if (chosen.size() > 1) {
-      size_t look = 0;
-      for (uint32_t c : chosen) look += groups_[c].reads_from.size();
-      if (look > kMaxSearch) return false;
-      for (uint32_t c : chosen)
-        for (NodeId p : groups_[c].reads_from) push_outside(p);
-    }
     size_t seen = 0;
+    // Pushes the readers of x; false when one is inside (a path came back).
+    auto push_readers = [&](NodeId x) {
+      for (uint32_t k = reader_from_[x]; k < reader_from_[x + 1]; ++k) {
+        const NodeId r = readers_[k];
+        if (inside(r)) return false;
+        if (r < i && stamp_[r] != cur_) stack.push_back(r);
+      }
+      return true;
+    };
+    for (uint32_t c : chosen) {
+      std::vector<NodeId>& exits = groups_[c].exits;
+      std::erase_if(exits, [&](NodeId r) { return group_[r] == c; });
+      if ((seen += exits.size()) > kMaxSearch) return false;
+      for (NodeId r : exits)
+        if (r < i && !inside(r) && stamp_[r] != cur_) stack.push_back(r);
+    }
     while (!stack.empty()) {
       const NodeId x = stack.back();
       stack.pop_back();
       if (stamp_[x] == cur_) continue;
       stamp_[x] = cur_;
       if (++seen > kMaxSearch) return false;
+      if (!push_readers(x)) return false;
       if (const uint32_t k = group_[x]; k != kNone && groups_[k].members.size() > 1) {
-        if (groups_[k].members.size() > kMaxSearch) return false;
-        for (NodeId m : groups_[k].members) push_outside(m);
-      }
-      for (ValueId v : g_->nodes[x].inputs) {
-        const NodeId p = g_->values[v].producer;
-        if (p == kNone) continue;
-        if (inside(p)) return false;
-        push_outside(p);
+        if ((seen += groups_[k].members.size()) > kMaxSearch) return false;
+        for (NodeId m : groups_[k].members)
+          if (stamp_[m] != cur_) {
+            stamp_[m] = cur_;
+            if (!push_readers(m)) return false;
+          }
       }
     }
     return true;
@@ -307,6 +320,8 @@ class FuseElementwise : public Pass {
   uint32_t cur_ = 0;
   std::vector<uint32_t> chosen_;  // scratch of run() and acyclic(), kept to save allocations
   std::vector<NodeId> stack_;
+  std::vector<uint32_t> reader_from_;  // per node: where its readers start in readers_
+  std::vector<NodeId> readers_;
 };
 
 }  // namespace
