@@ -33,6 +33,14 @@ void add_frame_note(ScriptError& e, const std::string& what, const std::string& 
     d.notes.push_back(note);
   }
 }
+
+// `self` (a bound method's receiver, a callable record) goes first, written
+// where the call is.
+void prepend_self(CallArgs& call, Value self) {
+  call.positional.insert(call.positional.begin(), std::move(self));
+  if (!call.positional_spans.empty()) call.positional_spans.insert(call.positional_spans.begin(), call.call_span);
+}
+
 }  // namespace
 
 std::string Function::name() const {
@@ -90,13 +98,6 @@ Value Interpreter::call(const Value& callee, std::vector<Value> positional,
   for (auto& [name, value] : keywords) call.keywords.push_back(KeywordArg{name, std::move(value), {}, {}});
   call.call_span = call_span;
   return call_value(callee, call);
-}
-
-// `self` (a bound method's receiver, a callable record) goes first, written
-// where the call is.
-static void prepend_self(CallArgs& call, Value self) {
-  call.positional.insert(call.positional.begin(), std::move(self));
-  if (!call.positional_spans.empty()) call.positional_spans.insert(call.positional_spans.begin(), call.call_span);
 }
 
 Value Interpreter::call_value(const Value& callee, CallArgs& call) {
