@@ -152,9 +152,12 @@ struct Param {
   ExprPtr default_value;  // null when required
   bool is_rest = false;   // `*name`: the extra positional arguments, as a list
 };
+struct FunctionParameters;  // frontend/bind_args.h
 struct FunctionDef {
   std::string name;  // empty for a lambda
   std::vector<Param> params;
+  // The parameters as argument binding sees them, made on the first call.
+  mutable std::shared_ptr<const FunctionParameters> parameters;
   std::unique_ptr<Block> body;
   bool is_graph = false;
   Span span;       // the whole definition

@@ -1,6 +1,6 @@
-// Calls: binding arguments to parameters (positional, keyword, defaults),
-// closures, built-ins and bound methods, the call stack in diagnostics, and
-// the guards against runaway recursion.
+// Calls: closures, built-ins and bound methods (their arguments bound by
+// frontend/bind_args), the call stack in diagnostics, the guards against
+// runaway recursion, and the conversions of built-ins' arguments.
 #include <cstdlib>
 
 #include "backend/error.h"
@@ -13,10 +13,6 @@ namespace {
 // Python allows 1000; nn code recursing deeper than this is almost surely runaway.
 constexpr int kMaxCallDepth = 4000;
 constexpr size_t kMaxTraceNotes = 8;
-
-std::string plural(size_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
 
 // Adds "in fn f, called at a.nn:3:5" to an error passing through a call;
 // the same frame repeated (recursion) becomes one note with a count.
@@ -37,6 +33,14 @@ void add_frame_note(ScriptError& e, const std::string& what, const std::string& 
     d.notes.push_back(note);
   }
 }
+
+// `self` (a bound method's receiver, a callable record) goes first, written
+// where the call is.
+void prepend_self(CallArgs& call, Value self) {
+  call.positional.insert(call.positional.begin(), std::move(self));
+  if (!call.positional_spans.empty()) call.positional_spans.insert(call.positional_spans.begin(), call.call_span);
+}
+
 }  // namespace
 
 std::string Function::name() const {
@@ -70,113 +74,68 @@ Value Interpreter::eval_call(const CallExpr& e, const EnvPtr& env) {
   } else {
     callee = eval(*e.callee, env);
   }
-  std::vector<Value> positional;
-  std::vector<std::pair<Symbol, Value>> keywords;
-  std::vector<Span> spans;
-  positional.reserve(e.args.size());
-  spans.reserve(e.args.size());
+  CallArgs call;
+  call.call_span = e.span;
+  call.positional.reserve(e.args.size());
+  call.positional_spans.reserve(e.args.size());
+  // Positional arguments come first (the AST builder checks the order).
   for (auto& a : e.args) {
     if (a.keyword.empty()) {
-      positional.push_back(eval(*a.value, env));
-      spans.push_back(a.value->span);
+      call.positional.push_back(eval(*a.value, env));
+      call.positional_spans.push_back(a.value->span);
+    } else {
+      call.keywords.push_back(KeywordArg{intern(a.keyword), eval(*a.value, env), a.keyword_span, a.value->span});
     }
   }
-  for (auto& a : e.args) {
-    if (!a.keyword.empty()) {
-      keywords.emplace_back(intern(a.keyword), eval(*a.value, env));
-      spans.push_back(a.value->span);
-    }
-  }
-  return call_value(callee, positional, keywords, e.span, &spans);
+  return call_value(callee, call);
 }
 
 Value Interpreter::call(const Value& callee, std::vector<Value> positional,
                         std::vector<std::pair<Symbol, Value>> keywords, Span call_span) {
-  return call_value(callee, positional, keywords, call_span, nullptr);
+  CallArgs call;
+  call.positional = std::move(positional);
+  call.keywords.reserve(keywords.size());
+  for (auto& [name, value] : keywords) call.keywords.push_back(KeywordArg{name, std::move(value), {}, {}});
+  call.call_span = call_span;
+  return call_value(callee, call);
 }
 
-Value Interpreter::call_value(const Value& callee, std::vector<Value>& positional,
-                              std::vector<std::pair<Symbol, Value>>& keywords, Span call_span,
-                              const std::vector<Span>* arg_spans) {
+Value Interpreter::call_value(const Value& callee, CallArgs& call) {
   if (callee.is_record()) {
     // A record with a `call` field is callable (layers, SPEC §8).
     static const Symbol call_sym = intern("call");
     if (const Value* f = callee.as_record()->find(call_sym); f && f->is_function()) {
-      positional.insert(positional.begin(), callee);
-      return call_value(*f, positional, keywords, call_span, nullptr);
+      prepend_self(call, callee);
+      return call_value(*f, call);
     }
   }
-  if (!callee.is_function()) fail(call_span, a_type_name(callee) + " is not a function and cannot be called");
+  if (!callee.is_function()) fail(call.call_span, a_type_name(callee) + " is not a function and cannot be called");
   const Function& f = *callee.as_function();
   switch (f.kind) {
-    case Function::Kind::Closure: return call_closure(f, positional, keywords, call_span);
-    case Function::Kind::Builtin: return call_builtin(*f.builtin, positional, keywords, call_span, arg_spans);
+    case Function::Kind::Closure: return call_closure(f, call);
+    case Function::Kind::Builtin: return call_builtin(*f.builtin, call);
     case Function::Kind::Bound: {
-      positional.insert(positional.begin(), f.self);
-      std::vector<Span> spans;
-      if (arg_spans) {
-        spans.push_back(call_span);
-        spans.insert(spans.end(), arg_spans->begin(), arg_spans->end());
-      }
-      return call_value(Value(f.target), positional, keywords, call_span, arg_spans ? &spans : nullptr);
+      prepend_self(call, f.self);
+      return call_value(Value(f.target), call);
     }
   }
-  fail(call_span, "internal: unknown function kind");
+  fail(call.call_span, "internal: unknown function kind");
 }
 
-Value Interpreter::call_closure(const Function& f, std::vector<Value>& positional,
-                                std::vector<std::pair<Symbol, Value>>& keywords, Span call_span) {
+Value Interpreter::call_closure(const Function& f, CallArgs& call) {
   const FunctionDef& def = *f.def;
-  std::string fname = def.name.empty() ? "function" : "`" + def.name + "`";
+  const Span call_span = call.call_span;
   CallGuard guard(*this, call_span);
-  auto env = std::make_shared<Env>(f.env);
-  const auto& params = def.params;
-  bool has_rest = !params.empty() && params.back().is_rest;
-  size_t fixed = params.size() - (has_rest ? 1 : 0);
-  if (positional.size() > fixed && !has_rest)
-    fail(call_span, fname + " takes " + plural(params.size(), "argument") + " but " +
-                        std::to_string(positional.size()) + " were given");
-  std::vector<bool> given(params.size(), false);
-  std::vector<Value> values(params.size());
-  for (size_t i = 0; i < positional.size() && i < fixed; ++i) {
-    values[i] = std::move(positional[i]);
-    given[i] = true;
-  }
-  if (has_rest) {
-    std::vector<Value> rest;
-    for (size_t i = fixed; i < positional.size(); ++i) rest.push_back(std::move(positional[i]));
-    values[fixed] = Value(make_list(std::move(rest)));
-    given[fixed] = true;
-  }
-  for (auto& [k, v] : keywords) {
-    size_t i = 0;
-    while (i < params.size() && intern(params[i].name) != k) ++i;
-    if (i == params.size()) {
-      std::vector<std::string> names;
-      for (auto& p : params) names.push_back(p.name);
-      Diagnostic d{"unknown keyword argument `" + symbol_name(k) + "` for " + fname, call_span, {}};
-      std::string hint = closest_name(symbol_name(k), names);
-      if (!hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
-      throw ScriptError(std::move(d));
-    }
-    if (params[i].is_rest) fail(call_span, "the rest parameter `*" + params[i].name + "` of " + fname + " cannot be given by keyword");
-    if (given[i]) fail(call_span, "argument `" + params[i].name + "` of " + fname + " is given twice");
-    values[i] = std::move(v);
-    given[i] = true;
-  }
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (!given[i]) {
-      if (!params[i].default_value)
-        fail(call_span, fname + " is missing its argument `" + params[i].name + "`");
-      values[i] = eval(*params[i].default_value, f.env);
-    }
-  }
+  const FunctionParameters& params = parameters_of(def);
+  std::vector<Value> values = bind_args(params.view(), call, *this, f.env).values;
   Value result;
   try {
     if (def.is_graph && graph_mode_on()) {
       result = call_graph(f, values, call_span);
     } else {
-      for (size_t i = 0; i < params.size(); ++i) env->define(intern(params[i].name), std::move(values[i]));
+      auto env = std::make_shared<Env>(f.env);
+      for (size_t i = 0; i < params.fixed.size(); ++i) env->define(params.fixed[i].sym, std::move(values[i]));
+      if (params.rest_sym) env->define(params.rest_sym, std::move(values.back()));
       TraceScope scope(def.name.empty() ? "<lambda>" : def.name, call_span);
       exec_stmts(def.body->stmts, env, &result);
     }
@@ -188,49 +147,9 @@ Value Interpreter::call_closure(const Function& f, std::vector<Value>& positiona
   return result;
 }
 
-Value Interpreter::call_builtin(const Builtin& b, std::vector<Value>& positional,
-                                std::vector<std::pair<Symbol, Value>>& keywords, Span call_span,
-                                const std::vector<Span>* arg_spans) {
-  Args args(*this, call_span);
-  size_t n = b.params.size();
-  args.values_.resize(n);
-  args.given_.assign(n, false);
-  args.spans_.assign(n, Span{});
-  if (positional.size() > n && !b.variadic)
-    fail(call_span, b.name + " takes at most " + plural(n, "argument") + " but " +
-                        std::to_string(positional.size()) + " were given");
-  for (size_t i = 0; i < positional.size(); ++i) {
-    if (i < n) {
-      args.values_[i] = std::move(positional[i]);
-      args.given_[i] = true;
-      if (arg_spans && i < arg_spans->size()) args.spans_[i] = (*arg_spans)[i];
-    } else {
-      args.rest_.push_back(std::move(positional[i]));
-    }
-  }
-  for (size_t j = 0; j < keywords.size(); ++j) {
-    auto& [k, v] = keywords[j];
-    size_t i = 0;
-    while (i < n && b.params[i].sym != k) ++i;
-    if (i == n) {
-      std::vector<std::string> names;
-      for (auto& p : b.params) names.push_back(p.name);
-      Diagnostic d{"unknown keyword argument `" + symbol_name(k) + "` for " + b.name, call_span, {}};
-      std::string hint = closest_name(symbol_name(k), names);
-      if (!hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
-      throw ScriptError(std::move(d));
-    }
-    if (args.given_[i]) fail(call_span, "argument `" + b.params[i].name + "` of " + b.name + " is given twice");
-    args.values_[i] = std::move(v);
-    args.given_[i] = true;
-    size_t span_index = positional.size() + j;
-    if (arg_spans && span_index < arg_spans->size()) args.spans_[i] = (*arg_spans)[span_index];
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (args.given_[i]) continue;
-    if (!b.params[i].default_value) fail(call_span, b.name + " is missing its argument `" + b.params[i].name + "`");
-    args.values_[i] = *b.params[i].default_value;
-  }
+Value Interpreter::call_builtin(const Builtin& b, CallArgs& call) {
+  const Span call_span = call.call_span;
+  Args args(*this, call_span, bind_args(b.parameters(), call, *this, nullptr));
   trace_loc(call_span);
   try {
     return b.fn(args);
@@ -247,10 +166,10 @@ Value Interpreter::call_builtin(const Builtin& b, std::vector<Value>& positional
 
 void Args::fail(size_t i, const std::string& message) const { frontend::fail(span(i), message); }
 
-backend::Tensor Args::tensor(size_t i) const { return vm_.to_tensor(values_[i], span(i)); }
+backend::Tensor Args::tensor(size_t i) const { return vm_.to_tensor(bound_.values[i], span(i)); }
 
 int64_t Args::integer(size_t i) const {
-  const Value& v = values_[i];
+  const Value& v = bound_.values[i];
   if (v.is_int()) return v.as_int();
   if (v.is_bool()) return v.as_bool();
   if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().numel() == 1) return v.as_tensor().item_int();
@@ -258,14 +177,14 @@ int64_t Args::integer(size_t i) const {
 }
 
 double Args::number(size_t i) const {
-  const Value& v = values_[i];
+  const Value& v = bound_.values[i];
   if (v.is_number()) return v.as_number();
   if (v.is_tensor() && v.as_tensor().numel() == 1) return v.as_tensor().item_double();
   fail(i, "expected a number, got " + a_type_name(v));
 }
 
 bool Args::boolean(size_t i) const {
-  const Value& v = values_[i];
+  const Value& v = bound_.values[i];
   if (v.is_bool()) return v.as_bool();
   if (v.is_tensor() && v.as_tensor().numel() == 1 && v.as_tensor().dtype() == backend::DType::boolean)
     return v.as_tensor().item_bool();
@@ -273,12 +192,12 @@ bool Args::boolean(size_t i) const {
 }
 
 const std::string& Args::str(size_t i) const {
-  if (!values_[i].is_str()) fail(i, "expected a string, got " + a_type_name(values_[i]));
-  return values_[i].as_str();
+  if (!bound_.values[i].is_str()) fail(i, "expected a string, got " + a_type_name(bound_.values[i]));
+  return bound_.values[i].as_str();
 }
 
 backend::DType Args::dtype(size_t i) const {
-  const Value& v = values_[i];
+  const Value& v = bound_.values[i];
   if (v.is_dtype()) return v.as_dtype();
   if (v.is_str()) {
     backend::DType d;
@@ -288,7 +207,7 @@ backend::DType Args::dtype(size_t i) const {
 }
 
 std::vector<int64_t> Args::int_list(size_t i) const {
-  const Value& v = values_[i];
+  const Value& v = bound_.values[i];
   std::vector<int64_t> out;
   auto from_items = [&](const std::vector<Value>& items) {
     for (auto& it : items) {
@@ -323,7 +242,7 @@ backend::Shape Args::shape(size_t i) const {
 }
 
 std::optional<std::vector<int64_t>> Args::axes(size_t i) const {
-  if (values_[i].is_none()) return std::nullopt;
+  if (bound_.values[i].is_none()) return std::nullopt;
   return int_list(i);
 }
 

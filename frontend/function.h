@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "frontend/ast.h"
+#include "frontend/bind_args.h"
 #include "frontend/value.h"
 
 namespace nn::frontend {
@@ -17,17 +18,17 @@ struct Env;
 struct GraphCache;
 using EnvPtr = std::shared_ptr<Env>;
 
-// Arguments of a built-in, bound to its parameters by position or keyword.
+// Arguments of a built-in, bound to its parameters by bind_args.
 class Args {
  public:
-  Args(Interpreter& vm, Span call_span) : vm_(vm), call_span_(call_span) {}
-  size_t size() const { return values_.size(); }
-  Value& operator[](size_t i) { return values_[i]; }
-  const Value& operator[](size_t i) const { return values_[i]; }
-  bool given(size_t i) const { return given_[i]; }
+  Args(Interpreter& vm, Span call_span, BoundArgs bound) : vm_(vm), call_span_(call_span), bound_(std::move(bound)) {}
+  size_t size() const { return bound_.values.size(); }
+  Value& operator[](size_t i) { return bound_.values[i]; }
+  const Value& operator[](size_t i) const { return bound_.values[i]; }
+  bool given(size_t i) const { return bound_.given[i]; }
   // Positional arguments past the last parameter (variadic built-ins).
-  std::vector<Value>& rest() { return rest_; }
-  Span span(size_t i) const { return spans_[i].valid() ? spans_[i] : call_span_; }
+  std::vector<Value>& rest() { return bound_.rest; }
+  Span span(size_t i) const { return bound_.spans[i].valid() ? bound_.spans[i] : call_span_; }
   Span call_span() const { return call_span_; }
   Interpreter& vm() { return vm_; }
 
@@ -44,26 +45,19 @@ class Args {
   [[noreturn]] void fail(size_t i, const std::string& message) const;
 
  private:
-  friend class Interpreter;
   Interpreter& vm_;
   Span call_span_;
-  std::vector<Value> values_;
-  std::vector<bool> given_;
-  std::vector<Span> spans_;
-  std::vector<Value> rest_;
-};
-
-struct BuiltinParam {
-  std::string name;
-  Symbol sym = 0;
-  std::optional<Value> default_value;  // empty: required
+  BoundArgs bound_;
 };
 
 struct Builtin {
   std::string name;
-  std::vector<BuiltinParam> params;
+  std::vector<Parameter> params;
   bool variadic = false;  // extra positional arguments go to Args::rest()
   std::function<Value(Args&)> fn;
+  Parameters parameters() const {
+    return {name, params, variadic ? Parameters::Rest::apart : Parameters::Rest::none, 0};
+  }
 };
 
 struct Function {

@@ -154,14 +154,9 @@ class Interpreter {
   Value literal_tensor(const Expr& e);
 
   // calls
-  Value call_closure(const Function& f, std::vector<Value>& positional,
-                     std::vector<std::pair<Symbol, Value>>& keywords, Span call_span);
-  Value call_builtin(const Builtin& b, std::vector<Value>& positional,
-                     std::vector<std::pair<Symbol, Value>>& keywords, Span call_span,
-                     const std::vector<Span>* arg_spans);
-  Value call_value(const Value& callee, std::vector<Value>& positional,
-                   std::vector<std::pair<Symbol, Value>>& keywords, Span call_span,
-                   const std::vector<Span>* arg_spans);
+  Value call_closure(const Function& f, CallArgs& call);
+  Value call_builtin(const Builtin& b, CallArgs& call);
+  Value call_value(const Value& callee, CallArgs& call);
 
   // modules
   Value run_program(std::unique_ptr<Program> prog, const EnvPtr& globals);

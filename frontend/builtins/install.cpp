@@ -40,7 +40,7 @@ void def(Interpreter& vm, const std::string& name, const std::string& params, st
       b->variadic = true;
       continue;
     }
-    BuiltinParam p;
+    Parameter p;
     size_t eq = part.find('=');
     p.name = trim(part.substr(0, eq));
     if (eq != std::string::npos) p.default_value = parse_default(trim(part.substr(eq + 1)));
