@@ -73,7 +73,7 @@ struct OpDef {
   // The op's id; `unlisted` for an op registered outside the families (a
   // test's, a host's), found by its name alone.
   OpId id = OpId::unlisted;
-  std::string name;  // nn's name: op_name(id) for the listed ops
+  std::string name = {};  // nn's name: op_name(id) for the listed ops
   int num_inputs = 1;  // -1: any number (concat)
   TypeRule type_rule = nullptr;
   Kernel cpu = nullptr;

@@ -59,7 +59,8 @@ std::string literal(double v) { return fmt::format("{:a}", v); }
 std::string functor_call(const StepForm& form, const OpDef& op, const Attrs& attrs) {
   if (!form.reads_attrs) return std::string(form.functor) + "{}";
   const math::EwParams p = params_of(op, attrs);
-  return fmt::format("make_functor<{}>(EwParams{{{{{}, {}}}, nullptr}})", form.functor, literal(p.v[0]), literal(p.v[1]));
+  return fmt::format("make_functor<{}>(EwParams{{{{{}, {}}}, nullptr}})", form.functor, literal(p.v[0]),
+                     literal(p.v[1]));
 }
 
 }  // namespace

@@ -40,8 +40,8 @@ template <class T> using make_unsigned_t = typename make_unsigned<T>::type;
 namespace nn::backend::math {
 
 #if !defined(__CUDACC_RTC__)
-using std::abs, std::ceil, std::copysign, std::cos, std::erf, std::erfc, std::exp, std::expm1, std::floor, std::fmod, std::log,
-    std::log1p, std::nearbyint, std::pow, std::sin, std::sqrt, std::tanh;
+using std::abs, std::ceil, std::copysign, std::cos, std::erf, std::erfc, std::exp, std::expm1, std::floor,
+    std::fmod, std::log, std::log1p, std::nearbyint, std::pow, std::sin, std::sqrt, std::tanh;
 #endif
 
 template <class T>

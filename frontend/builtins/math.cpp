@@ -18,7 +18,8 @@ void def_elementwise(Interpreter& vm, backend::OpId id) {
   std::string params = n == 1 ? "x" : "a, b";
   for (const backend::AttrSpec& s : d.attrs) {
     const bool* b = std::get_if<bool>(&s.fallback);
-    params += fmt::format(", {}={}", s.name, b ? (*b ? "true" : "false") : fmt::format("{}", std::get<double>(s.fallback)));
+    const std::string fallback = b ? (*b ? "true" : "false") : fmt::format("{}", std::get<double>(s.fallback));
+    params += fmt::format(", {}={}", s.name, fallback);
   }
   def(vm, d.name, params, [&d, n](Args& a) {
     std::vector<Tensor> in;
