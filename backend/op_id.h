@@ -1,13 +1,15 @@
 // OpId: every op of the registry as a typed id. Passes, printers, the
 // profiler and the CUDA backend name ops by OpId; a string is looked up only
-// where a user's name is parsed (Registry::find). The elementwise ops come
-// from their tables (ops/elementwise_ops.h); each other family lists its ids
-// here, beside the file that registers their entries. The nn name of an op
+// where a user's name is parsed (Registry::find). The elementwise ops and
+// the reductions come from their tables (ops/elementwise_ops.h,
+// ops/reduction_ops.h); each other family lists its ids here, beside the
+// file that registers their entries. The nn name of an op
 // is its id's spelling. Plain macros and an enum, so that nvcc reads it too.
 #pragma once
 #include <cstdint>
 
 #include "backend/ops/elementwise_ops.h"
+#include "backend/ops/reduction_ops.h"
 
 // X(id) for each op of the families without a table of their own.
 #define NN_OTHER_OPS(X)                                                                 \
@@ -15,7 +17,7 @@
   X(cast) X(to_device)                             /* ops/cast.cpp */                    \
   X(full) X(arange) X(linspace) X(eye)             /* ops/creation.cpp */                \
   X(rand) X(randn) X(randint)                      /* ops/creation.cpp: random */        \
-  X(sum) X(prod) X(max) X(min) X(argmax) X(argmin) /* ops/reduction.cpp */               \
+  X(argmax) X(argmin)                              /* ops/reduction.cpp */               \
   X(matmul)                                        /* ops/matmul.cpp */                  \
   X(matmul_tn) X(matmul_nt)                        /* ops/matmul_transposed.cpp */       \
   X(matmul_epilogue)                               /* ops/matmul_epilogue.cpp */         \
@@ -38,21 +40,22 @@ namespace nn::backend {
 
 #define NN_OP_ID_FIRST(id, ...) id,
 enum class OpId : uint16_t {
-  NN_UNARY_OPS(NN_OP_ID_FIRST) NN_BINARY_OPS(NN_OP_ID_FIRST) NN_OTHER_OPS(NN_OP_ID_FIRST)
+  NN_UNARY_OPS(NN_OP_ID_FIRST) NN_BINARY_OPS(NN_OP_ID_FIRST) NN_REDUCTION_OPS(NN_OP_ID_FIRST)
+  NN_OTHER_OPS(NN_OP_ID_FIRST)
   unlisted,  // an op registered by its name alone (a test's, a host's)
 };
 #undef NN_OP_ID_FIRST
 
 #define NN_OP_ID_COUNT(...) +1
 inline constexpr int kOpCount = 0 NN_UNARY_OPS(NN_OP_ID_COUNT) NN_BINARY_OPS(NN_OP_ID_COUNT)
-    NN_OTHER_OPS(NN_OP_ID_COUNT);
+    NN_REDUCTION_OPS(NN_OP_ID_COUNT) NN_OTHER_OPS(NN_OP_ID_COUNT);
 #undef NN_OP_ID_COUNT
 
 // The op's nn name: its id's spelling.
 inline const char* op_name(OpId id) {
 #define NN_OP_ID_NAME(id, ...) #id,
   static constexpr const char* names[] = {NN_UNARY_OPS(NN_OP_ID_NAME) NN_BINARY_OPS(NN_OP_ID_NAME)
-                                              NN_OTHER_OPS(NN_OP_ID_NAME)};
+                                              NN_REDUCTION_OPS(NN_OP_ID_NAME) NN_OTHER_OPS(NN_OP_ID_NAME)};
 #undef NN_OP_ID_NAME
   static_assert(sizeof(names) / sizeof(names[0]) == kOpCount, "one name per OpId");
   const int i = static_cast<int>(id);

@@ -10,6 +10,7 @@
 
 #include "backend/dispatch.h"
 #include "backend/ops/elementwise_ops.h"
+#include "backend/ops/reduction_ops.h"
 
 namespace nn::backend {
 
@@ -64,10 +65,10 @@ Tensor to_device(const Tensor& x, Device* device);
 // ---- reductions (ops/reduction.cpp) ----
 // `axes` lists the axes to reduce (may be negative); std::nullopt means all.
 using Axes = std::optional<std::vector<int64_t>>;
-Tensor sum(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
-Tensor prod(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
-Tensor max(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
-Tensor min(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
+// sum, prod, max, min: one per line of the table (ops/reduction_ops.h).
+#define NN_DECLARE_REDUCTION(id, ...) Tensor id(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
+NN_REDUCTION_OPS(NN_DECLARE_REDUCTION)
+#undef NN_DECLARE_REDUCTION
 Tensor mean(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
 Tensor var(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false, int64_t correction = 0);
 Tensor std(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false, int64_t correction = 0);

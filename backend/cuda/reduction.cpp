@@ -24,7 +24,7 @@ void geometry(const Shape& shape, const std::vector<int64_t>& axes, ReduceLaunch
               make_dividers(l.red_n, l.red_size, shape.numel(), l.red_div);
 }
 
-template <ReduceOp Op>
+template <OpId Op>
 void reduce(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   CudaDevice& dev = call_device(in, out);
   const Tensor& x = in[0];
@@ -70,10 +70,9 @@ void arg(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) 
 }  // namespace
 
 void register_reduction(Registry& r) {
-  r.edit(OpId::sum).cuda = reduce<ReduceOp::sum>;
-  r.edit(OpId::prod).cuda = reduce<ReduceOp::prod>;
-  r.edit(OpId::max).cuda = reduce<ReduceOp::max>;
-  r.edit(OpId::min).cuda = reduce<ReduceOp::min>;
+#define NN_CUDA_REDUCTION(id, ...) r.edit(OpId::id).cuda = reduce<OpId::id>;
+  NN_REDUCTION_OPS(NN_CUDA_REDUCTION)
+#undef NN_CUDA_REDUCTION
   r.edit(OpId::argmax).cuda = arg<true>;
   r.edit(OpId::argmin).cuda = arg<false>;
 }

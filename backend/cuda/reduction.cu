@@ -135,15 +135,15 @@ void plan_reduce(ReduceLaunch& l) {
   l.chunks = c < 1 ? 1 : c;
 }
 
-bool reduce_launch(ReduceOp op, const ReduceLaunch& l, cudaStream_t s) {
+bool reduce_launch(OpId op, const ReduceLaunch& l, cudaStream_t s) {
   if (l.out_count == 0) return true;
   switch (op) {
-    case ReduceOp::sum: return run_typed<SumRule>(l, s);
-    case ReduceOp::prod: return run_typed<ProdRule>(l, s);
-    case ReduceOp::max: return run_typed<MaxRule>(l, s);
-    case ReduceOp::min: return run_typed<MinRule>(l, s);
+#define NN_REDUCTION_CASE(id, Rule, ...) \
+  case OpId::id: return run_typed<Rule>(l, s);
+    NN_REDUCTION_OPS(NN_REDUCTION_CASE)
+#undef NN_REDUCTION_CASE
+    default: return false;
   }
-  return false;
 }
 
 // ---- argmax / argmin ----

@@ -12,7 +12,6 @@
 
 namespace nn::backend::cuda {
 
-enum class ReduceOp : uint8_t { sum, prod, max, min };
 
 // x's dims split into the kept ones (one result each point) and the reduced
 // ones (folded into it), extent-1 dims dropped and neighbours merged, as the
@@ -38,7 +37,7 @@ struct ReduceLaunch {
 };
 
 void plan_reduce(ReduceLaunch& l);
-bool reduce_launch(ReduceOp op, const ReduceLaunch& l, cudaStream_t stream);
+bool reduce_launch(OpId op, const ReduceLaunch& l, cudaStream_t stream);
 
 // argmax/argmin of x viewed as [outer, n, inner] along n: i64 results.
 struct ArgLaunch {

@@ -1,6 +1,7 @@
-// Reductions: the registry ops sum, prod, max, min (over a set of axes) and
-// argmax, argmin (over one axis or the flattened tensor) with their CPU
-// kernels, and the composites mean, var, std, logsumexp and norm, written
+// Reductions: the registry entries, CPU kernels and C++ functions of the
+// table NN_REDUCTION_OPS (ops/reduction_ops.h: sum, prod, max, min over a
+// set of axes), the ops argmax and argmin (over one axis or the flattened
+// tensor) with their CPU kernels, and the composites mean, var, std, logsumexp and norm, written
 // with ops.h calls so that autodiff gets them from the primitives. The
 // backward rules of sum, prod, max and min are in ops/reduction_backward.cpp.
 #include <algorithm>
@@ -204,10 +205,10 @@ OutTypes reduce_type(const std::string& op, std::span<const TensorType> in, cons
   return {out};
 }
 
-OutTypes sum_type(std::span<const TensorType> in, const Attrs& a) { return reduce_type<false>("sum", in, a, true); }
-OutTypes prod_type(std::span<const TensorType> in, const Attrs& a) { return reduce_type<false>("prod", in, a, true); }
-OutTypes max_type(std::span<const TensorType> in, const Attrs& a) { return reduce_type<true>("max", in, a, false); }
-OutTypes min_type(std::span<const TensorType> in, const Attrs& a) { return reduce_type<true>("min", in, a, false); }
+template <OpId Id, bool kEmptyOk, bool kWidensInts>
+OutTypes table_type(std::span<const TensorType> in, const Attrs& a) {
+  return reduce_type<!kEmptyOk>(op_name(Id), in, a, kWidensInts);
+}
 
 // ---- argmax / argmin ------------------------------------------------------------
 // Attrs: `axis` (absent: the flattened tensor), keepdims. The result is i64.
@@ -338,10 +339,10 @@ Tensor host_number(double v) { return scalar(v, DType::f64, /*weak=*/true); }
 }  // namespace
 
 // ---- ops.h ---------------------------------------------------------------------
-Tensor sum(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call(OpId::sum, x, axes, keepdims); }
-Tensor prod(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call(OpId::prod, x, axes, keepdims); }
-Tensor max(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call(OpId::max, x, axes, keepdims); }
-Tensor min(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call(OpId::min, x, axes, keepdims); }
+#define NN_REDUCTION_FUNCTION(id, ...) \
+  Tensor id(const Tensor& x, const Axes& axes, bool keepdims) { return reduce_call(OpId::id, x, axes, keepdims); }
+NN_REDUCTION_OPS(NN_REDUCTION_FUNCTION)
+#undef NN_REDUCTION_FUNCTION
 
 Tensor argmax(const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
   return arg_call(OpId::argmax, x, axis, keepdims);
@@ -389,14 +390,11 @@ Tensor norm(const Tensor& x, const Axes& axes, bool keepdims) {
 }
 
 void register_reduction_ops(Registry& r) {
-  r.add(OpDef{.id = OpId::sum, .num_inputs = 1, .type_rule = sum_type, .cpu = reduce_kernel<SumRule>,
-              .backward = detail::sum_backward});
-  r.add(OpDef{.id = OpId::prod, .num_inputs = 1, .type_rule = prod_type, .cpu = reduce_kernel<ProdRule>,
-              .backward = detail::prod_backward});
-  r.add(OpDef{.id = OpId::max, .num_inputs = 1, .type_rule = max_type, .cpu = reduce_kernel<MaxRule>,
-              .backward = detail::max_backward});
-  r.add(OpDef{.id = OpId::min, .num_inputs = 1, .type_rule = min_type, .cpu = reduce_kernel<MinRule>,
-              .backward = detail::min_backward});
+#define NN_REDUCTION_ENTRY(op, Rule, empty_ok, widens_ints, gradient)                                    \
+  r.add(OpDef{.id = OpId::op, .num_inputs = 1, .type_rule = table_type<OpId::op, empty_ok, widens_ints>, \
+              .cpu = reduce_kernel<Rule>, .backward = gradient});
+  NN_REDUCTION_OPS(NN_REDUCTION_ENTRY)
+#undef NN_REDUCTION_ENTRY
   r.add(OpDef{.id = OpId::argmax, .num_inputs = 1, .type_rule = arg_type<true>, .cpu = arg_kernel<true>});
   r.add(OpDef{.id = OpId::argmin, .num_inputs = 1, .type_rule = arg_type<false>, .cpu = arg_kernel<false>});
 }

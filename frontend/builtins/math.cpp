@@ -67,10 +67,13 @@ void install_math(Interpreter& vm) {
   });
 
   using Reduce = Tensor (*)(const Tensor&, const backend::Axes&, bool);
+  // The reduction table's lines (backend/ops/reduction_ops.h), then the
+  // composites that take the same arguments.
   const std::pair<const char*, Reduce> reductions[] = {
-      {"sum", backend::sum},   {"mean", backend::mean}, {"max", backend::max},
-      {"min", backend::min},   {"prod", backend::prod}, {"logsumexp", backend::logsumexp},
-      {"norm", backend::norm},
+#define NN_REDUCTION_BUILTIN(id, ...) {#id, backend::id},
+      NN_REDUCTION_OPS(NN_REDUCTION_BUILTIN)
+#undef NN_REDUCTION_BUILTIN
+      {"mean", backend::mean}, {"logsumexp", backend::logsumexp}, {"norm", backend::norm},
   };
   for (auto [name, fn] : reductions)
     def(vm, name, "x, axis=none, keepdims=false",
