@@ -23,6 +23,11 @@ const char* phase_name(Phase p) {
   return "?";
 }
 
+const std::string& Node::name() const {
+  static const std::string none;
+  return op ? op->name : host ? host->name : none;
+}
+
 ValueId Graph::add_value(const backend::TensorType& type, Role role, std::string name) {
   Value v;
   v.type = type;

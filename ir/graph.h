@@ -61,11 +61,19 @@ struct Part {
 // A host call inside a graph (print): runs on every replay with the values
 // of its inputs.
 using HostFn = std::function<void(std::span<const backend::Tensor>)>;
+struct HostCall {
+  std::string name;  // "print"
+  HostFn fn;
+};
+inline std::shared_ptr<const HostCall> host_call(std::string name, HostFn fn = {}) {
+  return std::make_shared<const HostCall>(HostCall{std::move(name), std::move(fn)});
+}
 
 struct Node {
   const backend::OpDef* op = nullptr;  // null: a host call
-  std::string host_name;               // a host call's name ("print")
-  HostFn host;
+  // A host call's name and function; shared and never changed, so that the
+  // node stays small and cheap to copy and move (passes move every node).
+  std::shared_ptr<const HostCall> host;
   backend::Attrs attrs;
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
@@ -81,7 +89,7 @@ struct Node {
   // Per output: the input whose memory it overwrites (that input dies here),
   // or -1. Set by the `inplace` pass (ir/passes/inplace.cpp); empty: none.
   std::vector<int32_t> overwrites;
-  const std::string& name() const { return op ? op->name : host_name; }
+  const std::string& name() const;
   // Random ops and host calls keep their trace order in every schedule: the
   // draws and the printed lines come out as in eager mode.
   bool ordered_effect() const { return !op || op->effect == backend::Effect::random; }
