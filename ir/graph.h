@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "backend/op_registry.h"
+#include "ir/value_list.h"
 
 namespace nn::ir {
 
 using backend::OpId;
 
-using ValueId = uint32_t;
 using NodeId = uint32_t;
 inline constexpr uint32_t kNone = UINT32_MAX;
 
@@ -75,8 +75,8 @@ struct Node {
   // node stays small and cheap to copy and move (passes move every node).
   std::shared_ptr<const HostCall> host;
   backend::Attrs attrs;
-  std::vector<ValueId> inputs;
-  std::vector<ValueId> outputs;
+  ValueList inputs;
+  ValueList outputs;
   Loc loc;
   uint32_t scope = 0;  // index in Graph::scopes
   Phase phase = Phase::forward;
@@ -123,7 +123,7 @@ struct Graph {
 
   ValueId add_value(const backend::TensorType& type, Role role, std::string name = {});
   // Appends a node and one intermediate value per output type.
-  NodeId add_node(const backend::OpDef* op, std::vector<ValueId> inputs, const backend::Attrs& attrs,
+  NodeId add_node(const backend::OpDef* op, ValueList inputs, const backend::Attrs& attrs,
                   const backend::OutTypes& types);
   // Sets each intermediate's producer and index from the nodes, after a
   // pass put them in a new order.

@@ -162,7 +162,7 @@ void Tracer::pop_scope() { scope_ = graph_.scopes[scope_].parent; }
 
 NodeId Tracer::append(const backend::OpDef* op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
                       const backend::OutTypes& types) {
-  std::vector<ValueId> ids;
+  ValueList ids;
   ids.reserve(in.size());
   for (const backend::Tensor& t : in) ids.push_back(value_of(t));
   NodeId n = graph_.add_node(op, std::move(ids), attrs, types);
