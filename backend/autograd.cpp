@@ -65,6 +65,7 @@ void accumulate(Tensor& slot, const Tensor& g) { slot = slot.defined() ? add(slo
 struct WalkNode {
   GradNode* node = nullptr;
   bool needed = false;
+  size_t first_input = 0;  // its inputs' makers: BackwardWalk::makers_[first_input ..]
   std::vector<Tensor> grads;                       // one per output, filled by its consumers
   std::vector<std::pair<uint32_t, size_t>> wanted;  // (output index, wrt index)
 };
@@ -86,25 +87,33 @@ class BackwardWalk {
 
  private:
   // Every node the loss depends on, inputs before their consumers
-  // (post-order of an iterative depth-first walk).
+  // (post-order of an iterative depth-first walk), and the maker of each of
+  // their inputs.
   void collect_nodes() {
     GradNode* root = y_.impl()->grad_fn.get();
     if (!root) return;
-    std::vector<std::pair<GradNode*, size_t>> stack;  // (node, next input to look at)
+    std::vector<std::pair<size_t, size_t>> stack;  // (index into nodes_, next input to look at)
     auto visit = [&](GradNode* n) {
-      index_.emplace(n, nodes_.size());
-      nodes_.push_back({n, false, {}, {}});
-      stack.emplace_back(n, 0);
+      const size_t k = nodes_.size();
+      index_.emplace(n, k);
+      nodes_.push_back({n, false, makers_.size(), {}, {}});
+      makers_.resize(makers_.size() + n->inputs.size(), kLeaf);
+      stack.emplace_back(k, 0);
+      return k;
     };
     visit(root);
     while (!stack.empty()) {
-      GradNode* n = stack.back().first;
-      size_t& next = stack.back().second;
-      if (next < n->inputs.size()) {
-        GradNode* c = n->inputs[next++].impl()->grad_fn.get();
-        if (c && !index_.contains(c)) visit(c);  // may reallocate: `next` is not used after
+      const auto [k, at] = stack.back();
+      const WalkNode& w = nodes_[k];
+      if (at < w.node->inputs.size()) {
+        ++stack.back().second;
+        if (GradNode* c = w.node->inputs[at].impl()->grad_fn.get()) {
+          const size_t slot = w.first_input + at;
+          auto it = index_.find(c);
+          makers_[slot] = it != index_.end() ? it->second : visit(c);  // visit may move nodes_ and the stack
+        }
       } else {
-        order_.push_back(index_.at(n));
+        order_.push_back(k);
         stack.pop_back();
       }
     }
@@ -126,16 +135,10 @@ class BackwardWalk {
     }
   }
 
-  // The walk node that made t, or null for a leaf.
-  WalkNode* maker(const Tensor& t) {
-    const GradNode* fn = t.impl()->grad_fn.get();
-    return fn ? &nodes_[index_.at(fn)] : nullptr;
-  }
-
-  // Whether a wanted tensor lies behind t (t itself included).
-  bool leads_to_wanted(const Tensor& t) {
-    if (const WalkNode* w = maker(t)) return w->needed;
-    const TensorImpl* impl = t.impl();
+  // Whether a wanted tensor lies behind input i of w (the input included).
+  bool leads_to_wanted(const WalkNode& w, size_t i) const {
+    if (const size_t m = makers_[w.first_input + i]; m != kLeaf) return nodes_[m].needed;
+    const TensorImpl* impl = w.node->inputs[i].impl();
     return impl->requires_grad && wanted_leaves_.contains(impl);
   }
 
@@ -145,7 +148,7 @@ class BackwardWalk {
     for (size_t k : order_) {
       WalkNode& w = nodes_[k];
       bool needed = !w.wanted.empty();
-      for (size_t i = 0; i < w.node->inputs.size() && !needed; ++i) needed = leads_to_wanted(w.node->inputs[i]);
+      for (size_t i = 0; i < w.node->inputs.size() && !needed; ++i) needed = leads_to_wanted(w, i);
       w.needed = needed;
     }
   }
@@ -180,12 +183,12 @@ class BackwardWalk {
     BackwardArgs args{n.inputs, n.outputs, n.attrs, w.grads};
     args.needs = 0;
     for (size_t i = 0; i < n.inputs.size() && i < 64; ++i)
-      if (leads_to_wanted(n.inputs[i])) args.needs |= uint64_t(1) << i;
+      if (leads_to_wanted(w, i)) args.needs |= uint64_t(1) << i;
     std::vector<Tensor> gin = n.op->backward(args);
     w.grads = {};  // this node is done: free its output gradients now
     check_rule(n, gin);
     for (size_t i = 0; i < gin.size(); ++i)
-      if (gin[i].defined()) pass_on(n.inputs[i], gin[i]);
+      if (gin[i].defined()) pass_on(w, i, gin[i]);
   }
 
   // A rule's mistake would otherwise surface far away, as a shape error in
@@ -202,13 +205,14 @@ class BackwardWalk {
     }
   }
 
-  // Adds g to the gradient of `in`, when a wanted tensor lies behind it.
-  void pass_on(const Tensor& in, const Tensor& g) {
-    const TensorImpl* impl = in.impl();
-    if (WalkNode* c = maker(in)) {
-      if (!c->needed) return;
-      c->grads.resize(impl->grad_fn->outputs.size());
-      accumulate(c->grads[impl->output_index], g);
+  // Adds g to the gradient of input i of w, when a wanted tensor lies behind it.
+  void pass_on(const WalkNode& w, size_t i, const Tensor& g) {
+    const TensorImpl* impl = w.node->inputs[i].impl();
+    if (const size_t m = makers_[w.first_input + i]; m != kLeaf) {
+      WalkNode& c = nodes_[m];
+      if (!c.needed) return;
+      c.grads.resize(c.node->outputs.size());
+      accumulate(c.grads[impl->output_index], g);
     } else if (impl->requires_grad && wanted_leaves_.contains(impl)) {
       accumulate(leaf_grads_[impl], g);
     }
@@ -241,6 +245,8 @@ class BackwardWalk {
   const std::vector<Tensor>& wrt_;
   std::vector<WalkNode> nodes_;
   std::unordered_map<const GradNode*, size_t> index_;  // into nodes_
+  static constexpr size_t kLeaf = SIZE_MAX;
+  std::vector<size_t> makers_;  // per node input: the index of the node that made it, or kLeaf
   std::vector<size_t> order_;                          // indices into nodes_, post-order
   std::unordered_map<const TensorImpl*, std::vector<size_t>> wanted_leaves_;  // wrt indices of each leaf
   std::unordered_map<const TensorImpl*, Tensor> leaf_grads_;                 // wanted leaves only
