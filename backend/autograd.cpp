@@ -65,8 +65,192 @@ void accumulate(Tensor& slot, const Tensor& g) { slot = slot.defined() ? add(slo
 struct WalkNode {
   GradNode* node = nullptr;
   bool needed = false;
+  size_t first_input = 0;  // its inputs' makers: BackwardWalk::makers_[first_input ..]
   std::vector<Tensor> grads;                       // one per output, filled by its consumers
   std::vector<std::pair<uint32_t, size_t>> wanted;  // (output index, wrt index)
+};
+
+// One grad() call: the steps of the backward walk over the tape behind y.
+class BackwardWalk {
+ public:
+  BackwardWalk(const Tensor& y, const std::vector<Tensor>& wrt) : y_(y), wrt_(wrt), result_(wrt.size()) {}
+
+  std::vector<Tensor> run() {
+    collect_nodes();
+    find_wanted();
+    mark_needed();
+    seed();
+    // Consumers before producers: reverse post-order.
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) run_rule(nodes_[*it]);
+    return results();
+  }
+
+ private:
+  // Every node the loss depends on, inputs before their consumers
+  // (post-order of an iterative depth-first walk), and the maker of each of
+  // their inputs.
+  void collect_nodes() {
+    GradNode* root = y_.impl()->grad_fn.get();
+    if (!root) return;
+    std::vector<std::pair<size_t, size_t>> stack;  // (index into nodes_, next input to look at)
+    auto visit = [&](GradNode* n) {
+      const size_t k = nodes_.size();
+      index_.emplace(n, k);
+      nodes_.push_back({n, false, makers_.size(), {}, {}});
+      makers_.resize(makers_.size() + n->inputs.size(), kLeaf);
+      stack.emplace_back(k, 0);
+      return k;
+    };
+    visit(root);
+    while (!stack.empty()) {
+      const auto [k, at] = stack.back();
+      const WalkNode& w = nodes_[k];
+      if (at < w.node->inputs.size()) {
+        ++stack.back().second;
+        if (GradNode* c = w.node->inputs[at].impl()->grad_fn.get()) {
+          const size_t slot = w.first_input + at;
+          auto it = index_.find(c);
+          makers_[slot] = it != index_.end() ? it->second : visit(c);  // visit may move nodes_ and the stack
+        }
+      } else {
+        order_.push_back(k);
+        stack.pop_back();
+      }
+    }
+  }
+
+  // What is wanted: outputs of nodes (intermediate tensors) by (node, output
+  // index); anything else (params, and the loss itself when it has no
+  // history) by TensorImpl identity.
+  void find_wanted() {
+    for (size_t j = 0; j < wrt_.size(); ++j) {
+      const TensorImpl* impl = wrt_[j].impl();
+      if (const GradNode* fn = impl->grad_fn.get()) {
+        auto it = index_.find(fn);
+        if (it != index_.end()) nodes_[it->second].wanted.emplace_back(impl->output_index, j);
+        // else: y does not depend on it; it gets zeros in results().
+      } else {
+        wanted_leaves_[impl].push_back(j);
+      }
+    }
+  }
+
+  // Whether a wanted tensor lies behind input i of w (the input included).
+  bool leads_to_wanted(const WalkNode& w, size_t i) const {
+    if (const size_t m = makers_[w.first_input + i]; m != kLeaf) return nodes_[m].needed;
+    const TensorImpl* impl = w.node->inputs[i].impl();
+    return impl->requires_grad && wanted_leaves_.contains(impl);
+  }
+
+  // A node is worth running when a wanted tensor lies behind it: inputs come
+  // first in `order_`, so one pass settles it.
+  void mark_needed() {
+    for (size_t k : order_) {
+      WalkNode& w = nodes_[k];
+      bool needed = !w.wanted.empty();
+      for (size_t i = 0; i < w.node->inputs.size() && !needed; ++i) needed = leads_to_wanted(w, i);
+      w.needed = needed;
+    }
+  }
+
+  // d y / d y = 1.
+  void seed() {
+    Tensor one = to_device(ones(y_.shape(), y_.dtype()), y_.device());
+    if (GradNode* root = y_.impl()->grad_fn.get()) {
+      WalkNode& r = nodes_[index_.at(root)];
+      r.grads.resize(root->outputs.size());
+      r.grads[y_.impl()->output_index] = one;
+    } else if (wanted_leaves_.contains(y_.impl())) {
+      leaf_grads_[y_.impl()] = one;
+    }
+  }
+
+  // Runs one node's backward rule on its output gradients and passes the
+  // input gradients on to the nodes (or wanted leaves) that made the inputs.
+  void run_rule(WalkNode& w) {
+    if (!w.needed) return;
+    GradNode& n = *w.node;
+    w.grads.resize(n.outputs.size());
+    bool any = false;
+    for (const Tensor& g : w.grads) any = any || g.defined();
+    for (auto [out, j] : w.wanted) result_[j] = w.grads[out];
+    if (!any) {  // no gradient reached this node (its consumers gave none)
+      w.grads = {};
+      return;
+    }
+    for (size_t k = 0; k < w.grads.size(); ++k)
+      if (!w.grads[k].defined()) w.grads[k] = zeros_of(n.outputs[k]);
+    BackwardArgs args{n.inputs, n.outputs, n.attrs, w.grads};
+    args.needs = 0;
+    for (size_t i = 0; i < n.inputs.size() && i < 64; ++i)
+      if (leads_to_wanted(w, i)) args.needs |= uint64_t(1) << i;
+    std::vector<Tensor> gin = n.op->backward(args);
+    w.grads = {};  // this node is done: free its output gradients now
+    check_rule(n, gin);
+    for (size_t i = 0; i < gin.size(); ++i)
+      if (gin[i].defined()) pass_on(w, i, gin[i]);
+  }
+
+  // A rule's mistake would otherwise surface far away, as a shape error in
+  // an unrelated add or in the optimizer.
+  static void check_rule(const GradNode& n, const std::vector<Tensor>& gin) {
+    if (gin.size() != n.inputs.size())
+      throw Error("internal: the backward rule of " + n.op->name + " gave " + std::to_string(gin.size()) +
+                  " gradients for " + std::to_string(n.inputs.size()) + " inputs");
+    for (size_t i = 0; i < gin.size(); ++i) {
+      const Tensor& in = n.inputs[i];
+      if (gin[i].defined() && (gin[i].shape() != in.shape() || gin[i].dtype() != in.dtype()))
+        throw Error("internal: the backward rule of " + n.op->name + " gave a " + gin[i].type().str() +
+                    " gradient for its input " + std::to_string(i) + " of type " + in.type().str());
+    }
+  }
+
+  // Adds g to the gradient of input i of w, when a wanted tensor lies behind it.
+  void pass_on(const WalkNode& w, size_t i, const Tensor& g) {
+    const TensorImpl* impl = w.node->inputs[i].impl();
+    if (const size_t m = makers_[w.first_input + i]; m != kLeaf) {
+      WalkNode& c = nodes_[m];
+      if (!c.needed) return;
+      c.grads.resize(c.node->outputs.size());
+      accumulate(c.grads[impl->output_index], g);
+    } else if (impl->requires_grad && wanted_leaves_.contains(impl)) {
+      accumulate(leaf_grads_[impl], g);
+    }
+  }
+
+  // One gradient per wrt entry: the leaves' sums, zeros where the loss does
+  // not depend on it, and distinct memory for distinct tensors: a rule may
+  // pass one gradient on to several inputs (add), and an in-place update of
+  // one result (`g1 *= 0.5`) must not change another.
+  std::vector<Tensor> results() {
+    for (auto& [impl, js] : wanted_leaves_) {
+      auto it = leaf_grads_.find(impl);
+      if (it == leaf_grads_.end()) continue;
+      for (size_t j : js) result_[j] = it->second;
+    }
+    std::unordered_map<const Block*, const TensorImpl*> owner;
+    for (size_t j = 0; j < wrt_.size(); ++j) {
+      if (!result_[j].defined()) {
+        result_[j] = zeros_of(wrt_[j]);
+        continue;
+      }
+      auto [it, fresh] = owner.emplace(result_[j].block().get(), wrt_[j].impl());
+      if (!fresh && it->second != wrt_[j].impl())
+        result_[j] = mul(result_[j], scalar(1.0, DType::f64, /*weak=*/true));  // a copy
+    }
+    return std::move(result_);
+  }
+
+  const Tensor& y_;
+  const std::vector<Tensor>& wrt_;
+  std::vector<WalkNode> nodes_;
+  std::unordered_map<const GradNode*, size_t> index_;  // into nodes_
+  static constexpr size_t kLeaf = SIZE_MAX;
+  std::vector<size_t> makers_;  // per node input: the index of the node that made it, or kLeaf
+  std::vector<size_t> order_;                          // indices into nodes_, post-order
+  std::unordered_map<const TensorImpl*, std::vector<size_t>> wanted_leaves_;  // wrt indices of each leaf
+  std::unordered_map<const TensorImpl*, Tensor> leaf_grads_;                 // wanted leaves only
+  std::vector<Tensor> result_;
 };
 
 }  // namespace
@@ -136,142 +320,7 @@ std::vector<Tensor> grad(const Tensor& y, const std::vector<Tensor>& wrt) {
     if (!t.defined()) throw Error("grad: a tensor to differentiate with respect to is undefined");
   // Rules compute with grad mode off: no graph of the backward pass itself.
   NoGradGuard no_grad;
-
-  // Every node the loss depends on, inputs before their consumers
-  // (post-order of an iterative depth-first walk).
-  std::vector<WalkNode> nodes;
-  std::unordered_map<const GradNode*, size_t> index;
-  auto visit = [&](GradNode* n, std::vector<std::pair<GradNode*, size_t>>& stack) {
-    index.emplace(n, nodes.size());
-    nodes.push_back({n, false, {}, {}});
-    stack.emplace_back(n, 0);
-  };
-  std::vector<size_t> order;  // indices into nodes, post-order
-  if (GradNode* root = y.impl()->grad_fn.get()) {
-    std::vector<std::pair<GradNode*, size_t>> stack;
-    visit(root, stack);
-    while (!stack.empty()) {
-      GradNode* n = stack.back().first;
-      size_t& next = stack.back().second;
-      if (next < n->inputs.size()) {
-        GradNode* c = n->inputs[next++].impl()->grad_fn.get();
-        if (c && !index.contains(c)) visit(c, stack);  // may reallocate: `next` is not used after
-      } else {
-        order.push_back(index.at(n));
-        stack.pop_back();
-      }
-    }
-  }
-
-  // What is wanted: outputs of nodes (intermediate tensors) by (node, output
-  // index); anything else (params, and the loss itself when it has no
-  // history) by TensorImpl identity.
-  std::vector<Tensor> result(wrt.size());
-  std::unordered_map<const TensorImpl*, Tensor> leaf_grads;   // wanted leaves only
-  std::unordered_map<const TensorImpl*, std::vector<size_t>> wanted_leaves;
-  for (size_t j = 0; j < wrt.size(); ++j) {
-    const TensorImpl* impl = wrt[j].impl();
-    const GradNode* fn = impl->grad_fn.get();
-    if (fn) {
-      auto it = index.find(fn);
-      if (it != index.end()) nodes[it->second].wanted.emplace_back(impl->output_index, j);
-      // else: y does not depend on it; it gets zeros below.
-    } else {
-      wanted_leaves[impl].push_back(j);
-    }
-  }
-
-  // A node is worth running when a wanted tensor lies behind it: inputs come
-  // first in `order`, so one pass settles it.
-  for (size_t k : order) {
-    WalkNode& w = nodes[k];
-    bool needed = !w.wanted.empty();
-    for (const Tensor& in : w.node->inputs) {
-      if (needed) break;
-      const TensorImpl* impl = in.impl();
-      if (impl->grad_fn) needed = nodes[index.at(impl->grad_fn.get())].needed;
-      else needed = impl->requires_grad && wanted_leaves.contains(impl);
-    }
-    w.needed = needed;
-  }
-
-  // Seed: d y / d y = 1.
-  Tensor seed = to_device(ones(y.shape(), y.dtype()), y.device());
-  if (GradNode* root = y.impl()->grad_fn.get()) {
-    WalkNode& r = nodes[index.at(root)];
-    r.grads.resize(root->outputs.size());
-    r.grads[y.impl()->output_index] = seed;
-  } else if (wanted_leaves.contains(y.impl())) {
-    leaf_grads[y.impl()] = seed;
-  }
-
-  // Consumers before producers: reverse post-order.
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    WalkNode& w = nodes[*it];
-    if (!w.needed) continue;
-    GradNode& n = *w.node;
-    w.grads.resize(n.outputs.size());
-    bool any = false;
-    for (const Tensor& g : w.grads) any = any || g.defined();
-    for (auto [out, j] : w.wanted) result[j] = w.grads[out];
-    if (!any) {  // no gradient reached this node (its consumers gave none)
-      w.grads = {};
-      continue;
-    }
-    for (size_t k = 0; k < w.grads.size(); ++k)
-      if (!w.grads[k].defined()) w.grads[k] = zeros_of(n.outputs[k]);
-    uint64_t needs = 0;
-    for (size_t i = 0; i < n.inputs.size() && i < 64; ++i) {
-      const TensorImpl* impl = n.inputs[i].impl();
-      bool need = impl->grad_fn ? nodes[index.at(impl->grad_fn.get())].needed
-                                : impl->requires_grad && wanted_leaves.contains(impl);
-      if (need) needs |= uint64_t(1) << i;
-    }
-    BackwardArgs args{n.inputs, n.outputs, n.attrs, w.grads};
-    args.needs = needs;
-    std::vector<Tensor> gin = n.op->backward(args);
-    w.grads = {};  // this node is done: free its output gradients now
-    if (gin.size() != n.inputs.size())
-      throw Error("internal: the backward rule of " + n.op->name + " gave " + std::to_string(gin.size()) +
-                  " gradients for " + std::to_string(n.inputs.size()) + " inputs");
-    for (size_t i = 0; i < gin.size(); ++i) {
-      if (!gin[i].defined()) continue;
-      const Tensor& in = n.inputs[i];
-      // A rule's mistake would otherwise surface far away, as a shape error
-      // in an unrelated add or in the optimizer.
-      if (gin[i].shape() != in.shape() || gin[i].dtype() != in.dtype())
-        throw Error("internal: the backward rule of " + n.op->name + " gave a " + gin[i].type().str() +
-                    " gradient for its input " + std::to_string(i) + " of type " + in.type().str());
-      const TensorImpl* impl = in.impl();
-      if (impl->grad_fn) {
-        WalkNode& c = nodes[index.at(impl->grad_fn.get())];
-        if (!c.needed) continue;
-        c.grads.resize(impl->grad_fn->outputs.size());
-        accumulate(c.grads[impl->output_index], gin[i]);
-      } else if (impl->requires_grad && wanted_leaves.contains(impl)) {
-        accumulate(leaf_grads[impl], gin[i]);
-      }
-    }
-  }
-
-  for (auto& [impl, js] : wanted_leaves) {
-    auto it = leaf_grads.find(impl);
-    if (it == leaf_grads.end()) continue;
-    for (size_t j : js) result[j] = it->second;
-  }
-  // Distinct tensors get distinct gradient memory: a rule may pass one
-  // gradient on to several inputs (add), and an in-place update of one
-  // result (`g1 *= 0.5`) must not change another.
-  std::unordered_map<const Block*, const TensorImpl*> owner;
-  for (size_t j = 0; j < wrt.size(); ++j) {
-    if (!result[j].defined()) {
-      result[j] = zeros_of(wrt[j]);
-      continue;
-    }
-    auto [it, fresh] = owner.emplace(result[j].block().get(), wrt[j].impl());
-    if (!fresh && it->second != wrt[j].impl()) result[j] = mul(result[j], scalar(1.0, DType::f64, /*weak=*/true));  // a copy
-  }
-  return result;
+  return BackwardWalk(y, wrt).run();
 }
 
 // ---- sum_to -----------------------------------------------------------------------------

@@ -73,7 +73,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
     out.clear();
     try {
       if (!n.op) {
-        n.host(in);
+        n.host->fn(in);
       } else if (n.op->view) {
         const backend::TensorType& t = g.values[n.outputs[0]].type;
         out.push_back(in[0].view(t.shape));

@@ -23,6 +23,11 @@ const char* phase_name(Phase p) {
   return "?";
 }
 
+const std::string& Node::name() const {
+  static const std::string none;
+  return op ? op->name : host ? host->name : none;
+}
+
 ValueId Graph::add_value(const backend::TensorType& type, Role role, std::string name) {
   Value v;
   v.type = type;
@@ -32,7 +37,7 @@ ValueId Graph::add_value(const backend::TensorType& type, Role role, std::string
   return ValueId(values.size() - 1);
 }
 
-NodeId Graph::add_node(const backend::OpDef* op, std::vector<ValueId> in, const backend::Attrs& attrs,
+NodeId Graph::add_node(const backend::OpDef* op, ValueList in, const backend::Attrs& attrs,
                        const backend::OutTypes& types) {
   const NodeId id = NodeId(nodes.size());
   Node n;

@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "backend/op_registry.h"
+#include "ir/value_list.h"
 
 namespace nn::ir {
 
 using backend::OpId;
 
-using ValueId = uint32_t;
 using NodeId = uint32_t;
 inline constexpr uint32_t kNone = UINT32_MAX;
 
@@ -61,14 +61,22 @@ struct Part {
 // A host call inside a graph (print): runs on every replay with the values
 // of its inputs.
 using HostFn = std::function<void(std::span<const backend::Tensor>)>;
+struct HostCall {
+  std::string name;  // "print"
+  HostFn fn;
+};
+inline std::shared_ptr<const HostCall> host_call(std::string name, HostFn fn = {}) {
+  return std::make_shared<const HostCall>(HostCall{std::move(name), std::move(fn)});
+}
 
 struct Node {
   const backend::OpDef* op = nullptr;  // null: a host call
-  std::string host_name;               // a host call's name ("print")
-  HostFn host;
+  // A host call's name and function; shared and never changed, so that the
+  // node stays small and cheap to copy and move (passes move every node).
+  std::shared_ptr<const HostCall> host;
   backend::Attrs attrs;
-  std::vector<ValueId> inputs;
-  std::vector<ValueId> outputs;
+  ValueList inputs;
+  ValueList outputs;
   Loc loc;
   uint32_t scope = 0;  // index in Graph::scopes
   Phase phase = Phase::forward;
@@ -81,7 +89,7 @@ struct Node {
   // Per output: the input whose memory it overwrites (that input dies here),
   // or -1. Set by the `inplace` pass (ir/passes/inplace.cpp); empty: none.
   std::vector<int32_t> overwrites;
-  const std::string& name() const { return op ? op->name : host_name; }
+  const std::string& name() const;
   // Random ops and host calls keep their trace order in every schedule: the
   // draws and the printed lines come out as in eager mode.
   bool ordered_effect() const { return !op || op->effect == backend::Effect::random; }
@@ -115,7 +123,7 @@ struct Graph {
 
   ValueId add_value(const backend::TensorType& type, Role role, std::string name = {});
   // Appends a node and one intermediate value per output type.
-  NodeId add_node(const backend::OpDef* op, std::vector<ValueId> inputs, const backend::Attrs& attrs,
+  NodeId add_node(const backend::OpDef* op, ValueList inputs, const backend::Attrs& attrs,
                   const backend::OutTypes& types);
   // Sets each intermediate's producer and index from the nodes, after a
   // pass put them in a new order.

@@ -113,6 +113,12 @@ size_t liveness_lower_bound(const Graph& g, const Buffers& buffers, std::span<co
 }
 
 MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> order) {
+  MemoryPlan p = place_buffers(g, std::move(buffers), order);
+  describe_placement(g, order, p);
+  return p;
+}
+
+MemoryPlan place_buffers(const Graph& g, Buffers buffers, std::span<const NodeId> order) {
   MemoryPlan p;
   p.buffers = std::move(buffers);
   find_live_ranges(g, order, p);
@@ -131,7 +137,13 @@ MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> 
     if (p.arenas[a].bytes > p.arenas[a].lower_bound) try_largest_first(p, a);
     p.arena_bytes += p.arenas[a].bytes;
   }
+  return p;
+}
 
+void describe_placement(const Graph& g, std::span<const NodeId> order, MemoryPlan& p) {
+  const std::vector<Buffer>& list = p.buffers.list;
+  const size_t steps = order.size();
+  const PerStep starts(steps, p.begin, p.in_arena), ends(steps, p.end, p.in_arena);
   // What each step leaves free, for the kernels' temporaries.
   const size_t na = p.arenas.size();
   p.scratch.assign(steps * na, {0, 0});
@@ -161,7 +173,6 @@ MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> 
     const uint32_t b = p.buffers.of_value[v];
     if (b < nb) p.block_of_value[v] = id_of_buffer[b];
   }
-  return p;
 }
 
 }  // namespace nn::ir

@@ -1,6 +1,7 @@
 // The pass pipeline and the Rewriter every pass edits the graph through.
 #include "ir/pass.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace nn::ir {
@@ -95,25 +96,35 @@ ValueId Rewriter::add_constant(const backend::Tensor& t) {
 }
 
 void Rewriter::apply() {
-  for (Node& n : g_.nodes)
-    for (ValueId& v : n.inputs) v = resolve(v);
   for (ValueId& v : g_.outputs) v = resolve(v);
   for (StateUpdate& s : g_.updates) s.value = resolve(s.value);
   // An update to the value the state already holds does nothing.
   std::erase_if(g_.updates, [](const StateUpdate& s) { return s.state == s.value; });
 
-  // What survives: live nodes, their values, the inputs, and the captured
-  // values something still reads.
+  // What survives: live nodes (their reads resolved on the way), their
+  // values, the inputs, and the captured values something still reads.
   const size_t nv = g_.values.size();
   std::vector<bool> used(nv, false);
+  bool any_dropped = false;
   for (NodeId i = 0; i < g_.nodes.size(); ++i) {
-    if (dropped_[i]) continue;
-    for (ValueId v : g_.nodes[i].inputs) used[v] = true;
-    for (ValueId v : g_.nodes[i].outputs) used[v] = true;
+    if (dropped_[i]) {
+      any_dropped = true;
+      continue;
+    }
+    Node& n = g_.nodes[i];
+    for (ValueId& v : n.inputs) used[v = resolve(v)] = true;
+    for (ValueId v : n.outputs) used[v] = true;
   }
   for (ValueId v : g_.inputs) used[v] = true;
   for (ValueId v : g_.outputs) used[v] = true;
   for (const StateUpdate& s : g_.updates) used[s.state] = used[s.value] = true;
+  if (!any_dropped && std::find(used.begin(), used.end(), false) == used.end()) {
+    // Nothing to remove: ids stay, only the output marks may have moved.
+    for (Value& v : g_.values) v.output = false;
+    for (ValueId v : g_.outputs) g_.values[v].output = true;
+    for (ValueId v = 0; v < to_.size(); ++v) to_[v] = v;
+    return;
+  }
 
   // Compacted in place: the survivors move down over the dropped, in order.
   std::vector<ValueId> new_id(nv, kNone);

@@ -67,19 +67,21 @@ size_t simulate_pool(const MemoryPlan& m, size_t steps, std::vector<uint32_t>& b
   return peak;
 }
 
-// The order and its memory plan.
+// The order and its buffers' placement (plan_memory's first half: the rest
+// waits until the order is chosen).
 Plan plan_order(const Graph& g, const Buffers& buffers, Schedule s, std::vector<NodeId> order, MemoryMode mode) {
   Plan p;
   p.kind = s;
   p.memory = mode;
   p.order = std::move(order);
-  p.memory_plan = plan_memory(g, buffers, p.order);
+  p.memory_plan = place_buffers(g, buffers, p.order);
   p.lower_bound_bytes = p.memory_plan.lower_bound_bytes;
   return p;
 }
 
 // The rest of the plan: readers, deaths, the pool's figure, the picture.
 void finish(const Graph& g, Plan& p) {
+  describe_placement(g, p.order, p.memory_plan);
   const size_t nv = g.values.size(), steps = p.order.size();
   p.readers.assign(nv, 0);
   std::vector<uint32_t> last(nv, kNone);  // step of the last read

@@ -1,6 +1,8 @@
 // The tracer (ir/tracer.h): op calls become nodes, tensors become values.
 #include "ir/tracer.h"
 
+#include <typeinfo>
+
 #include "backend/error.h"
 
 namespace nn::ir {
@@ -69,11 +71,20 @@ backend::Tensor Tracer::make_traced(ValueId v) {
   return backend::Tensor::traced(val.type, backend::Ref<backend::TraceMark>(new ValueMark(info_, loc_, v)));
 }
 
+namespace {
+// The ValueMark of a block, or null. ValueMark is the only kind of mark, but
+// the exact type is checked (cheaper than dynamic_cast, which this runs for
+// every operand of every traced op).
+ValueMark* value_mark(backend::TraceMark* m) {
+  return m && typeid(*m) == typeid(ValueMark) ? static_cast<ValueMark*>(m) : nullptr;
+}
+}  // namespace
+
 // A tensor this trace made knows its value through its mark; the type check
 // keeps a view of it that skipped dispatch (a new shape on the same block)
 // from passing for it.
 ValueMark* Tracer::own_mark(const backend::Tensor& t) const {
-  auto* mark = dynamic_cast<ValueMark*>(t.block()->trace_mark());
+  ValueMark* mark = value_mark(t.block()->trace_mark());
   if (!mark || mark->info != info_) return nullptr;
   const backend::TensorType& vt = graph_.values[mark->value].type;
   return vt.dtype == t.dtype() && vt.shape == t.shape() && t.offset() == 0 ? mark : nullptr;
@@ -151,7 +162,7 @@ void Tracer::pop_scope() { scope_ = graph_.scopes[scope_].parent; }
 
 NodeId Tracer::append(const backend::OpDef* op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
                       const backend::OutTypes& types) {
-  std::vector<ValueId> ids;
+  ValueList ids;
   ids.reserve(in.size());
   for (const backend::Tensor& t : in) ids.push_back(value_of(t));
   NodeId n = graph_.add_node(op, std::move(ids), attrs, types);
@@ -179,12 +190,11 @@ bool Tracer::on_dispatch(const backend::OpDef& op, std::span<const backend::Tens
 
 void Tracer::add_host_call(std::string name, std::span<const backend::Tensor> in, HostFn fn) {
   NodeId n = append(nullptr, in, {}, {});
-  graph_.nodes[n].host_name = std::move(name);
-  graph_.nodes[n].host = std::move(fn);
+  graph_.nodes[n].host = host_call(std::move(name), std::move(fn));
 }
 
 std::string Tracer::origin(const backend::Tensor& t) const {
-  auto* mark = dynamic_cast<const ValueMark*>(t.block()->trace_mark());
+  const ValueMark* mark = value_mark(t.block()->trace_mark());
   return mark ? mark->where() : std::string();
 }
 

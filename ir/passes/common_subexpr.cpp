@@ -2,6 +2,7 @@
 // op on the same values with the same attributes compute the same thing;
 // the later one's outputs become the earlier one's. Random ops (each draws
 // anew), stateful ops and host calls are never merged.
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -9,6 +10,17 @@
 
 namespace nn::ir {
 namespace {
+
+// Spreads a hash's bits over its low ones, which pick the slot: without it
+// calls of one op on neighbouring ids fill runs of slots that every probe
+// walks (linear probing).
+size_t mix(size_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
 
 class CommonSubexpr : public Pass {
  public:
@@ -24,6 +36,17 @@ class CommonSubexpr : public Pass {
     std::vector<std::pair<size_t, NodeId>> seen(cap, {0, kNone});  // (hash, node)
     size_t merged = 0;
     std::vector<ValueId> in;
+    // Each node's attributes as text, made once when first compared: the
+    // slices of one input (xs[t] for every step t) are all compared.
+    std::vector<std::string> texts(g.nodes.size());
+    std::vector<bool> has_text(g.nodes.size(), false);
+    auto text = [&](NodeId x) -> const std::string& {
+      if (!has_text[x]) {
+        texts[x] = g.nodes[x].attrs.str();
+        has_text[x] = true;
+      }
+      return texts[x];
+    };
     for (NodeId i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
       if (!n.op || n.op->effect != backend::Effect::pure) continue;
@@ -33,6 +56,11 @@ class CommonSubexpr : public Pass {
         in.push_back(rw.resolve(v));
         h = h * 0x100000001b3ull ^ in.back();
       }
+      // Calls with no inputs (zeros, full: the constants of every backward
+      // step) differ only in their attributes: without them in the hash they
+      // would all probe one long run of slots.
+      if (n.inputs.empty() && !n.attrs.empty()) h ^= std::hash<std::string>()(text(i));
+      h = mix(h);
       NodeId same = kNone;
       size_t slot = h & mask;
       for (; seen[slot].second != kNone && same == kNone; slot = (slot + 1) & mask) {
@@ -41,7 +69,7 @@ class CommonSubexpr : public Pass {
         if (m.op != n.op || m.inputs.size() != in.size() || m.outputs.size() != n.outputs.size()) continue;
         bool equal = true;
         for (size_t k = 0; k < in.size() && equal; ++k) equal = rw.resolve(m.inputs[k]) == in[k];
-        if (equal && (n.attrs.empty() ? m.attrs.empty() : m.attrs.str() == n.attrs.str())) same = seen[slot].second;
+        if (equal && (n.attrs.empty() ? m.attrs.empty() : text(seen[slot].second) == text(i))) same = seen[slot].second;
       }
       if (same == kNone) {
         seen[slot] = {h, i};

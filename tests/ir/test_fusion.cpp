@@ -123,7 +123,7 @@ TEST_CASE("fuse-elementwise: random ops and host calls split groups and keep the
   ir::ValueId x = input(g, f32({4}), "x");
   ir::ValueId a = add(g, "neg", {add(g, "exp", {x})});
   ir::NodeId pr = g.add_node(nullptr, {a}, {}, {});
-  g.nodes[pr].host_name = "print";
+  g.nodes[pr].host = ir::host_call("print");
   ir::ValueId r = add(g, "rand", {}, {{"shape", backend::Shape({4})}, {"dtype", backend::DType::f32}});
   output(g, add(g, "relu", {add(g, "mul", {a, r})}));
   CHECK(run_pass(g, "fuse-elementwise") == 2);

@@ -45,8 +45,8 @@ TEST_CASE("schedule: BFS and greedy are valid orders and keep host calls and ran
   std::vector<int> printed;
   auto print_node = [&](ir::ValueId v, int tag) {
     ir::NodeId n = g.add_node(nullptr, {v}, {}, {});
-    g.nodes[n].host_name = "print";
-    g.nodes[n].host = [&printed, tag](std::span<const backend::Tensor>) { printed.push_back(tag); };
+    g.nodes[n].host = ir::host_call(
+        "print", [&printed, tag](std::span<const backend::Tensor>) { printed.push_back(tag); });
     return n;
   };
   backend::Attrs r{{"shape", backend::Shape({2})}, {"dtype", backend::DType::f32}};
