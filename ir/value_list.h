@@ -109,7 +109,7 @@ class ValueList {
       release();
       reserve(n);
     }
-    std::memmove(data(), first, n * sizeof(ValueId));
+    if (n) std::memmove(data(), first, n * sizeof(ValueId));  // an empty vector's data() may be null
     size_ = uint32_t(n);
   }
   // Takes o's ids (its heap array, or a copy of its inline ones); o is left empty.
