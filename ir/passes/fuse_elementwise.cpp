@@ -71,6 +71,7 @@ class FuseElementwise : public Pass {
     group_.assign(n, kNone);
     stamp_.assign(n, 0);
     groups_.clear();
+    group_seen_.clear();
     std::vector<uint8_t> dtypes(n);
     std::vector<uint32_t> epoch(n);
     late_readers_.assign(g.values.size(), 0);
@@ -127,6 +128,7 @@ class FuseElementwise : public Pass {
       if (chosen.empty()) {
         gid = uint32_t(groups_.size());
         groups_.push_back(Group{{}, m, i, i, epoch[i], forward, true, {}});
+        group_seen_.push_back(0);
       } else {
         // The others join the largest: each member moves O(log n) times.
         std::swap(chosen[0], *std::max_element(chosen.begin(), chosen.end(), [&](uint32_t a, uint32_t b) {
@@ -207,9 +209,71 @@ class FuseElementwise : public Pass {
   // Paths run forward in node order and i, the newest node, has no readers
   // yet, so only nodes before i need looking at.
   bool acyclic(const std::vector<uint32_t>& chosen, NodeId i) {
-    auto inside = [&](NodeId x) {
-      return x == i || (group_[x] != kNone && std::find(chosen.begin(), chosen.end(), group_[x]) != chosen.end());
-    };
+    switch (quick_search(chosen, i)) {
+      case Search::acyclic: return true;
+      case Search::cyclic: return false;
+      case Search::near_cap: break;
+    }
+    return capped_search(chosen, i);
+  }
+
+  bool inside(const std::vector<uint32_t>& chosen, NodeId i, NodeId x) const {
+    return x == i || (group_[x] != kNone && std::find(chosen.begin(), chosen.end(), group_[x]) != chosen.end());
+  }
+
+  enum class Search { acyclic, cyclic, near_cap };
+
+  // The search that decides: leaves a group by its exits, each group once,
+  // so that a long group (a gradient summed over the time steps) costs its
+  // few exits rather than all its members. Its answer is capped_search's
+  // unless that one could have reached kMaxSearch (counted as it counts:
+  // each node once and each group's members twice at most); then it says
+  // near_cap and capped_search decides, as it always has.
+  Search quick_search(const std::vector<uint32_t>& chosen, NodeId i) {
+    ++cur_;
+    std::vector<NodeId>& stack = stack_;
+    stack.clear();
+    size_t bound = 0;  // capped_search's count can be no larger
+    for (uint32_t c : chosen) {
+      std::vector<NodeId>& exits = groups_[c].exits;
+      std::erase_if(exits, [&](NodeId r) { return group_[r] == c; });
+      bound += exits.size();
+      for (NodeId r : exits)
+        if (r < i && !inside(chosen, i, r) && stamp_[r] != cur_) stack.push_back(r);
+    }
+    if (bound > kMaxSearch) return Search::near_cap;
+    while (!stack.empty()) {
+      const NodeId x = stack.back();
+      stack.pop_back();
+      if (stamp_[x] == cur_) continue;
+      stamp_[x] = cur_;
+      const uint32_t k = group_[x];
+      if (k == kNone || groups_[k].members.size() == 1) {
+        if (++bound > kMaxSearch) return Search::near_cap;
+        for (uint32_t e = reader_from_[x]; e < reader_from_[x + 1]; ++e) {
+          const NodeId r = readers_[e];
+          if (inside(chosen, i, r)) return Search::cyclic;
+          if (r < i && stamp_[r] != cur_) stack.push_back(r);
+        }
+        continue;
+      }
+      if (group_seen_[k] == cur_) continue;
+      group_seen_[k] = cur_;
+      if ((bound += 2 * groups_[k].members.size()) > kMaxSearch) return Search::near_cap;
+      std::vector<NodeId>& exits = groups_[k].exits;
+      std::erase_if(exits, [&](NodeId r) { return group_[r] == k; });
+      for (NodeId r : exits) {
+        if (inside(chosen, i, r)) return Search::cyclic;
+        if (r < i && stamp_[r] != cur_) stack.push_back(r);
+      }
+    }
+    return Search::acyclic;
+  }
+
+  // The search with the cap that keeps the pass linear: false once it has
+  // counted kMaxSearch nodes, cycle or not. It visits every member of each
+  // group it enters.
+  bool capped_search(const std::vector<uint32_t>& chosen, NodeId i) {
     ++cur_;
     std::vector<NodeId>& stack = stack_;
     stack.clear();
@@ -218,7 +282,7 @@ class FuseElementwise : public Pass {
     auto push_readers = [&](NodeId x) {
       for (uint32_t k = reader_from_[x]; k < reader_from_[x + 1]; ++k) {
         const NodeId r = readers_[k];
-        if (inside(r)) return false;
+        if (inside(chosen, i, r)) return false;
         if (r < i && stamp_[r] != cur_) stack.push_back(r);
       }
       return true;
@@ -228,7 +292,7 @@ class FuseElementwise : public Pass {
       std::erase_if(exits, [&](NodeId r) { return group_[r] == c; });
       if ((seen += exits.size()) > kMaxSearch) return false;
       for (NodeId r : exits)
-        if (r < i && !inside(r) && stamp_[r] != cur_) stack.push_back(r);
+        if (r < i && !inside(chosen, i, r) && stamp_[r] != cur_) stack.push_back(r);
     }
     while (!stack.empty()) {
       const NodeId x = stack.back();
@@ -316,6 +380,7 @@ class FuseElementwise : public Pass {
   std::vector<Group> groups_;
   std::vector<std::optional<Node>> fused_;  // per group: its fused node, if it is made
   std::vector<uint32_t> stamp_;  // per node: the search that last saw it
+  std::vector<uint32_t> group_seen_;  // per group: the search that last left it
   std::vector<uint32_t> late_readers_;  // per value: readers outside the forward (kNone: kept)
   uint32_t cur_ = 0;
   std::vector<uint32_t> chosen_;  // scratch of run() and acyclic(), kept to save allocations
