@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <optional>
 #include <queue>
+#include <span>
 
 #include "backend/ops/fused_program.h"
 #include "ir/fused_node.h"
@@ -207,82 +208,27 @@ class FuseElementwise : public Pass {
   // elementwise results are read close by, while a search backward from i
   // would walk through GEMMs into the whole history of an unrolled loop.
   // Paths run forward in node order and i, the newest node, has no readers
-  // yet, so only nodes before i need looking at.
+  // yet, so only nodes before i need looking at. A group is left by its
+  // exits, once, so that a long group (a gradient summed over the time
+  // steps) costs its few exits rather than all its members' readers.
+  //
+  // The search gives up, refusing the merge, once it has counted kMaxSearch:
+  // the chosen groups' exits, each node it reaches, and each group it
+  // reaches as one more than its members (as the search that walked every
+  // member counted; the count does not depend on the order of the walk, so
+  // the fusion is the same).
   bool acyclic(const std::vector<uint32_t>& chosen, NodeId i) {
-    switch (quick_search(chosen, i)) {
-      case Search::acyclic: return true;
-      case Search::cyclic: return false;
-      case Search::near_cap: break;
-    }
-    return capped_search(chosen, i);
-  }
-
-  bool inside(const std::vector<uint32_t>& chosen, NodeId i, NodeId x) const {
-    return x == i || (group_[x] != kNone && std::find(chosen.begin(), chosen.end(), group_[x]) != chosen.end());
-  }
-
-  enum class Search { acyclic, cyclic, near_cap };
-
-  // The search that decides: leaves a group by its exits, each group once,
-  // so that a long group (a gradient summed over the time steps) costs its
-  // few exits rather than all its members. Its answer is capped_search's
-  // unless that one could have reached kMaxSearch (counted as it counts:
-  // each node once and each group's members twice at most); then it says
-  // near_cap and capped_search decides, as it always has.
-  Search quick_search(const std::vector<uint32_t>& chosen, NodeId i) {
-    ++cur_;
-    std::vector<NodeId>& stack = stack_;
-    stack.clear();
-    size_t bound = 0;  // capped_search's count can be no larger
-    for (uint32_t c : chosen) {
-      std::vector<NodeId>& exits = groups_[c].exits;
-      std::erase_if(exits, [&](NodeId r) { return group_[r] == c; });
-      bound += exits.size();
-      for (NodeId r : exits)
-        if (r < i && !inside(chosen, i, r) && stamp_[r] != cur_) stack.push_back(r);
-    }
-    if (bound > kMaxSearch) return Search::near_cap;
-    while (!stack.empty()) {
-      const NodeId x = stack.back();
-      stack.pop_back();
-      if (stamp_[x] == cur_) continue;
-      stamp_[x] = cur_;
-      const uint32_t k = group_[x];
-      if (k == kNone || groups_[k].members.size() == 1) {
-        if (++bound > kMaxSearch) return Search::near_cap;
-        for (uint32_t e = reader_from_[x]; e < reader_from_[x + 1]; ++e) {
-          const NodeId r = readers_[e];
-          if (inside(chosen, i, r)) return Search::cyclic;
-          if (r < i && stamp_[r] != cur_) stack.push_back(r);
-        }
-        continue;
-      }
-      if (group_seen_[k] == cur_) continue;
-      group_seen_[k] = cur_;
-      if ((bound += 2 * groups_[k].members.size()) > kMaxSearch) return Search::near_cap;
-      std::vector<NodeId>& exits = groups_[k].exits;
-      std::erase_if(exits, [&](NodeId r) { return group_[r] == k; });
-      for (NodeId r : exits) {
-        if (inside(chosen, i, r)) return Search::cyclic;
-        if (r < i && stamp_[r] != cur_) stack.push_back(r);
-      }
-    }
-    return Search::acyclic;
-  }
-
-  // The search with the cap that keeps the pass linear: false once it has
-  // counted kMaxSearch nodes, cycle or not. It visits every member of each
-  // group it enters.
-  bool capped_search(const std::vector<uint32_t>& chosen, NodeId i) {
+    auto inside = [&](NodeId x) {
+      return x == i || (group_[x] != kNone && std::find(chosen.begin(), chosen.end(), group_[x]) != chosen.end());
+    };
     ++cur_;
     std::vector<NodeId>& stack = stack_;
     stack.clear();
     size_t seen = 0;
-    // Pushes the readers of x; false when one is inside (a path came back).
-    auto push_readers = [&](NodeId x) {
-      for (uint32_t k = reader_from_[x]; k < reader_from_[x + 1]; ++k) {
-        const NodeId r = readers_[k];
-        if (inside(chosen, i, r)) return false;
+    // Pushes the nodes in `next` not yet seen; false when one is inside (a path came back).
+    auto push = [&](auto next) {
+      for (NodeId r : next) {
+        if (inside(r)) return false;
         if (r < i && stamp_[r] != cur_) stack.push_back(r);
       }
       return true;
@@ -292,23 +238,26 @@ class FuseElementwise : public Pass {
       std::erase_if(exits, [&](NodeId r) { return group_[r] == c; });
       if ((seen += exits.size()) > kMaxSearch) return false;
       for (NodeId r : exits)
-        if (r < i && !inside(chosen, i, r) && stamp_[r] != cur_) stack.push_back(r);
+        if (r < i && !inside(r) && stamp_[r] != cur_) stack.push_back(r);
     }
     while (!stack.empty()) {
       const NodeId x = stack.back();
       stack.pop_back();
       if (stamp_[x] == cur_) continue;
       stamp_[x] = cur_;
-      if (++seen > kMaxSearch) return false;
-      if (!push_readers(x)) return false;
-      if (const uint32_t k = group_[x]; k != kNone && groups_[k].members.size() > 1) {
-        if ((seen += groups_[k].members.size()) > kMaxSearch) return false;
-        for (NodeId m : groups_[k].members)
-          if (stamp_[m] != cur_) {
-            stamp_[m] = cur_;
-            if (!push_readers(m)) return false;
-          }
+      const uint32_t k = group_[x];
+      if (k == kNone || groups_[k].members.size() == 1) {
+        if (++seen > kMaxSearch) return false;
+        if (!push(std::span(readers_.begin() + reader_from_[x], readers_.begin() + reader_from_[x + 1])))
+          return false;
+        continue;
       }
+      if (group_seen_[k] == cur_) continue;
+      group_seen_[k] = cur_;
+      if ((seen += 1 + groups_[k].members.size()) > kMaxSearch) return false;
+      std::vector<NodeId>& exits = groups_[k].exits;
+      std::erase_if(exits, [&](NodeId r) { return group_[r] == k; });
+      if (!push(std::span(exits))) return false;
     }
     return true;
   }
