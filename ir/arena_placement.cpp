@@ -7,13 +7,25 @@
 namespace nn::ir {
 
 void FreeRanges::add(size_t offset, size_t bytes) {
-  by_offset_.emplace(offset, bytes);
-  by_size_.emplace(bytes, offset);
+  if (spare_by_offset_.empty()) {
+    by_offset_.emplace(offset, bytes);
+    by_size_.emplace(bytes, offset);
+    return;
+  }
+  auto at = std::move(spare_by_offset_.back());
+  spare_by_offset_.pop_back();
+  at.key() = offset;
+  at.mapped() = bytes;
+  by_offset_.insert(std::move(at));
+  auto size = std::move(spare_by_size_.back());
+  spare_by_size_.pop_back();
+  size.value() = {bytes, offset};
+  by_size_.insert(std::move(size));
 }
 
 void FreeRanges::erase(std::map<size_t, size_t>::iterator it) {
-  by_size_.erase({it->second, it->first});
-  by_offset_.erase(it);
+  spare_by_size_.push_back(by_size_.extract({it->second, it->first}));
+  spare_by_offset_.push_back(by_offset_.extract(it));
 }
 
 void FreeRanges::insert(size_t offset, size_t bytes) {
