@@ -49,6 +49,8 @@ class FreeRanges {
   std::vector<std::set<std::pair<size_t, size_t>>::node_type> spare_by_size_;
   void add(size_t offset, size_t bytes);
   void erase(std::map<size_t, size_t>::iterator it);
+  // The range at `it` becomes [offset, offset + bytes), overlapping no other.
+  void reshape(std::map<size_t, size_t>::iterator it, size_t offset, size_t bytes);
 };
 
 // Best fit in the order buffers are taken: a request takes the smallest free
