@@ -268,55 +268,68 @@ class FuseElementwise : public Pass {
   void rebuild() {
     Graph& g = *g_;
     const size_t n = g.nodes.size();
-    // Units: a fused group, or a node left as it is.
+    // Units: a fused group, or a node left as it is (in place in g.nodes
+    // until the new order moves it out).
+    struct Unit {
+      NodeId node;   // the node left as it is, or kNone
+      uint32_t gid;  // else the group whose fused node it is
+      NodeId key;    // the unit's last node in trace order
+    };
     std::vector<uint32_t> unit_of(n);
-    std::vector<Node> units;
-    std::vector<NodeId> key;  // the unit's last node in trace order
+    std::vector<Unit> units;
     std::vector<uint32_t> unit_of_group(groups_.size(), kNone);
     for (NodeId i = 0; i < n; ++i) {
       const uint32_t gid = group_[i];
       if (gid != kNone && fused_[gid]) {
         if (unit_of_group[gid] == kNone) {
           unit_of_group[gid] = uint32_t(units.size());
-          units.push_back(std::move(*fused_[gid]));
-          key.push_back(groups_[gid].members.back());
+          units.push_back({kNone, gid, groups_[gid].members.back()});
         }
         unit_of[i] = unit_of_group[gid];
       } else {
         unit_of[i] = uint32_t(units.size());
-        units.push_back(std::move(g.nodes[i]));
-        key.push_back(i);
+        units.push_back({i, kNone, i});
       }
     }
-    // Edges from the producers of each unit's inputs, and along the ordered effects.
+    auto node_of = [&](const Unit& u) -> Node& { return u.node != kNone ? g.nodes[u.node] : *fused_[u.gid]; };
+    // Edges from the producers of each unit's inputs, and along the ordered
+    // effects, flat: next[next_from[u] .. next_from[u + 1]).
     const size_t nu = units.size();
-    std::vector<std::vector<uint32_t>> next(nu);
-    std::vector<uint32_t> pending(nu, 0);
-    auto edge = [&](uint32_t a, uint32_t b) {
-      next[a].push_back(b);
-      ++pending[b];
-    };
-    uint32_t last_effect = kNone;
-    for (uint32_t u = 0; u < nu; ++u) {
-      for (ValueId v : units[u].inputs)
-        if (NodeId p = g.values[v].producer; p != kNone) edge(unit_of[p], u);
-      if (units[u].ordered_effect()) {
-        if (last_effect != kNone) edge(last_effect, u);
-        last_effect = u;
+    std::vector<uint32_t> next_from(nu + 1, 0), next, pending(nu, 0);
+    auto for_each_edge = [&](auto edge) {
+      uint32_t last_effect = kNone;
+      for (uint32_t u = 0; u < nu; ++u) {
+        const Node& node = node_of(units[u]);
+        for (ValueId v : node.inputs)
+          if (NodeId p = g.values[v].producer; p != kNone) edge(unit_of[p], u);
+        if (node.ordered_effect()) {
+          if (last_effect != kNone) edge(last_effect, u);
+          last_effect = u;
+        }
       }
+    };
+    for_each_edge([&](uint32_t a, uint32_t b) {
+      ++next_from[a + 1];
+      ++pending[b];
+    });
+    for (size_t u = 0; u < nu; ++u) next_from[u + 1] += next_from[u];
+    next.resize(next_from[nu]);
+    {
+      std::vector<uint32_t> at(next_from.begin(), next_from.end() - 1);
+      for_each_edge([&](uint32_t a, uint32_t b) { next[at[a]++] = b; });
     }
     using Ready = std::pair<NodeId, uint32_t>;  // (key, unit)
     std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
     for (uint32_t u = 0; u < nu; ++u)
-      if (!pending[u]) ready.push({key[u], u});
+      if (!pending[u]) ready.push({units[u].key, u});
     std::vector<Node> nodes;
     nodes.reserve(nu);
     while (!ready.empty()) {
       const uint32_t u = ready.top().second;
       ready.pop();
-      for (uint32_t w : next[u])
-        if (--pending[w] == 0) ready.push({key[w], w});
-      nodes.push_back(std::move(units[u]));
+      for (uint32_t k = next_from[u]; k < next_from[u + 1]; ++k)
+        if (const uint32_t w = next[k]; --pending[w] == 0) ready.push({units[w].key, w});
+      nodes.push_back(std::move(node_of(units[u])));
     }
     if (nodes.size() != nu) throw backend::Error("internal: fuse-elementwise made a cycle");
     g.nodes = std::move(nodes);
