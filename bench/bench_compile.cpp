@@ -13,7 +13,7 @@
 // keeps the last column flat. Goal: at most 50 ms in total for the 45k-node
 // step.
 //
-// Usage: bench_compile [--reps N]
+// Usage: bench_compile [--reps N] [--steps T]  (--steps: that one size only, to profile)
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -138,12 +138,14 @@ Phases medians(const std::vector<Phases>& runs) {
 
 int main(int argc, char** argv) {
   int reps = 5;
-  for (int i = 1; i + 1 < argc; ++i)
+  std::vector<int> sizes = {12, 37, 50, 113};
+  for (int i = 1; i + 1 < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps")) reps = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--steps")) sizes = {std::max(1, std::atoi(argv[i + 1]))};
+  }
   std::printf("bench_compile: trace + autodiff + passes + plan of the training step (Adam) of a character\n");
   std::printf("model: a 3-layer LSTM unrolled over the time steps, a projection and a cross-entropy per step;\n");
   std::printf("median of %d compiles\n\n", reps);
-  const int sizes[] = {12, 37, 50, 113};
   std::vector<Phases> med;
   for (int steps : sizes) {
     std::vector<Phases> runs;

@@ -7,33 +7,63 @@
 namespace nn::ir {
 
 void FreeRanges::add(size_t offset, size_t bytes) {
-  by_offset_.emplace(offset, bytes);
-  by_size_.emplace(bytes, offset);
+  if (spare_by_offset_.empty()) {
+    by_offset_.emplace(offset, bytes);
+    by_size_.emplace(bytes, offset);
+    return;
+  }
+  auto at = std::move(spare_by_offset_.back());
+  spare_by_offset_.pop_back();
+  at.key() = offset;
+  at.mapped() = bytes;
+  by_offset_.insert(std::move(at));
+  auto size = std::move(spare_by_size_.back());
+  spare_by_size_.pop_back();
+  size.value() = {bytes, offset};
+  by_size_.insert(std::move(size));
 }
 
 void FreeRanges::erase(std::map<size_t, size_t>::iterator it) {
-  by_size_.erase({it->second, it->first});
-  by_offset_.erase(it);
+  spare_by_size_.push_back(by_size_.extract({it->second, it->first}));
+  spare_by_offset_.push_back(by_offset_.extract(it));
 }
 
+void FreeRanges::reshape(std::map<size_t, size_t>::iterator it, size_t offset, size_t bytes) {
+  auto size = by_size_.extract({it->second, it->first});
+  size.value() = {bytes, offset};
+  by_size_.insert(std::move(size));
+  if (it->first == offset) {
+    it->second = bytes;
+    return;
+  }
+  auto hint = std::next(it);
+  auto at = by_offset_.extract(it);
+  at.key() = offset;
+  at.mapped() = bytes;
+  by_offset_.insert(hint, std::move(at));
+}
+
+// A range that grows or shrinks keeps its tree nodes: most changes touch the
+// by-size order only.
 void FreeRanges::insert(size_t offset, size_t bytes) {
   if (bytes == 0) return;
-  size_t begin = offset, end = offset + bytes;
+  const size_t end = offset + bytes;
   auto next = by_offset_.lower_bound(offset);
-  if (next != by_offset_.end() && next->first == end) {
-    end += next->second;
-    auto after = std::next(next);
-    erase(next);
-    next = after;
-  }
+  const bool joins_next = next != by_offset_.end() && next->first == end;
   if (next != by_offset_.begin()) {
     auto prev = std::prev(next);
-    if (prev->first + prev->second == begin) {
-      begin = prev->first;
-      erase(prev);
+    if (prev->first + prev->second == offset) {
+      size_t grown = prev->second + bytes;
+      if (joins_next) {
+        grown += next->second;
+        erase(next);
+      }
+      reshape(prev, prev->first, grown);
+      return;
     }
   }
-  add(begin, end - begin);
+  if (joins_next) reshape(next, offset, bytes + next->second);
+  else add(offset, bytes);
 }
 
 void FreeRanges::remove(size_t offset, size_t bytes) {
@@ -43,9 +73,14 @@ void FreeRanges::remove(size_t offset, size_t bytes) {
   --it;
   const size_t begin = it->first, end = it->first + it->second;
   if (offset + bytes > end) return;  // not inside: nothing to take
-  erase(it);
-  if (offset > begin) add(begin, offset - begin);
-  if (offset + bytes < end) add(offset + bytes, end - offset - bytes);
+  if (offset > begin) {
+    reshape(it, begin, offset - begin);
+    if (offset + bytes < end) add(offset + bytes, end - offset - bytes);
+  } else if (offset + bytes < end) {
+    reshape(it, offset + bytes, end - offset - bytes);
+  } else {
+    erase(it);
+  }
 }
 
 size_t FreeRanges::best_fit(size_t bytes) const {

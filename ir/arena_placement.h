@@ -26,7 +26,8 @@ inline constexpr size_t kArenaAlignment = 64;
 inline size_t arena_size(size_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 
 // The free ranges of an arena, by offset and by size. Inserted ranges merge
-// with their neighbours. O(log n) an operation.
+// with their neighbours. O(log n) an operation, allocating only while the
+// number of ranges grows.
 class FreeRanges {
  public:
   void insert(size_t offset, size_t bytes);  // merged with its neighbours
@@ -42,8 +43,14 @@ class FreeRanges {
  private:
   std::map<size_t, size_t> by_offset_;           // offset -> size
   std::set<std::pair<size_t, size_t>> by_size_;  // (size, offset)
+  // Nodes of erased ranges, reused by the next ranges added: a plan takes
+  // and frees ranges on every operation, and would otherwise allocate each.
+  std::vector<std::map<size_t, size_t>::node_type> spare_by_offset_;
+  std::vector<std::set<std::pair<size_t, size_t>>::node_type> spare_by_size_;
   void add(size_t offset, size_t bytes);
   void erase(std::map<size_t, size_t>::iterator it);
+  // The range at `it` becomes [offset, offset + bytes), overlapping no other.
+  void reshape(std::map<size_t, size_t>::iterator it, size_t offset, size_t bytes);
 };
 
 // Best fit in the order buffers are taken: a request takes the smallest free

@@ -1,7 +1,7 @@
 // Fusibility of a node and the fused node of a group (ir/fused_node.h).
 #include "ir/fused_node.h"
 
-#include <unordered_map>
+#include <vector>
 
 #include "backend/cuda_backend.h"
 #include "backend/ops/fused_program.h"
@@ -60,14 +60,34 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
   node.scope = head.scope;
   node.phase = head.phase;
   // Per value the members touch: where the program finds it, and how often
-  // members read it (one map, sized for the group: linear in its size).
+  // members read it. Found through a table by value id kept between calls
+  // (and cleared of the values this call used): no allocation per value.
   struct Slot {
     Kind kind;
     uint32_t index;
     uint32_t reads = 0;
   };
-  std::unordered_map<ValueId, Slot> slots;
+  std::vector<Slot> slots;
   slots.reserve(members.size() * 3);
+  static thread_local std::vector<uint32_t> slot_of;  // per value: its slot + 1, or 0
+  if (slot_of.size() < g.values.size()) slot_of.resize(g.values.size(), 0);
+  std::vector<ValueId> touched;
+  touched.reserve(members.size() * 3);
+  struct Clear {
+    std::vector<ValueId>& touched;
+    ~Clear() {
+      for (ValueId v : touched) slot_of[v] = 0;
+    }
+  } clear{touched};
+  auto slot = [&](ValueId v, Slot fresh_slot, bool& fresh) -> Slot& {
+    fresh = slot_of[v] == 0;
+    if (fresh) {
+      slots.push_back(fresh_slot);
+      touched.push_back(v);
+      slot_of[v] = uint32_t(slots.size());
+    }
+    return slots[slot_of[v] - 1];
+  };
   prog->steps.reserve(members.size());
   node.parts.reserve(members.size());
   for (NodeId m : members) {
@@ -75,8 +95,8 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
     backend::FusedProgram::Step st{src.op, src.attrs, {}, g.values[src.outputs[0]].type.dtype};
     st.args.reserve(src.inputs.size());
     for (ValueId v : src.inputs) {
-      auto [it, fresh] = slots.try_emplace(v, Slot{Kind::input, 0});
-      Slot& sl = it->second;
+      bool fresh;
+      Slot& sl = slot(v, Slot{Kind::input, 0}, fresh);
       if (fresh) {
         if (fusion_immediate(g.values[v])) {
           sl = {Kind::immediate, uint32_t(prog->immediates.size())};
@@ -89,14 +109,16 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
       ++sl.reads;
       st.args.push_back({sl.kind, sl.index});
     }
-    slots[src.outputs[0]] = {Kind::step, uint32_t(prog->steps.size())};
+    bool fresh;
+    Slot& out = slot(src.outputs[0], Slot{Kind::step, 0}, fresh);
+    out = {Kind::step, uint32_t(prog->steps.size())};
     prog->steps.push_back(std::move(st));
     node.parts.push_back({src.loc, src.scope, src.phase});
     node.recomputed |= src.recomputed;
   }
   for (NodeId m : members) {
     const ValueId v = g.nodes[m].outputs[0];
-    const Slot& sl = slots.at(v);
+    const Slot& sl = slots[slot_of[v] - 1];
     if (uses.kept[v] || uses.readers[v] > sl.reads) {
       prog->outputs.push_back(sl.index);
       node.outputs.push_back(v);

@@ -96,6 +96,9 @@ ValueId Rewriter::add_constant(const backend::Tensor& t) {
 }
 
 void Rewriter::apply() {
+  // Only the outputs carry the output mark (the tracer sets it on them and
+  // nothing else does): moving it touches them, not every value.
+  const std::vector<ValueId> old_outputs = g_.outputs;
   for (ValueId& v : g_.outputs) v = resolve(v);
   for (StateUpdate& s : g_.updates) s.value = resolve(s.value);
   // An update to the value the state already holds does nothing.
@@ -120,7 +123,7 @@ void Rewriter::apply() {
   for (const StateUpdate& s : g_.updates) used[s.state] = used[s.value] = true;
   if (!any_dropped && std::find(used.begin(), used.end(), false) == used.end()) {
     // Nothing to remove: ids stay, only the output marks may have moved.
-    for (Value& v : g_.values) v.output = false;
+    for (ValueId v : old_outputs) g_.values[v].output = false;
     for (ValueId v : g_.outputs) g_.values[v].output = true;
     for (ValueId v = 0; v < to_.size(); ++v) to_[v] = v;
     return;
@@ -150,7 +153,8 @@ void Rewriter::apply() {
     ++live;
   }
   g_.nodes.resize(live);
-  for (Value& v : values) v.output = false;
+  for (ValueId v : old_outputs)
+    if (new_id[v] != kNone) values[new_id[v]].output = false;
   for (ValueId& v : g_.inputs) v = new_id[v];
   for (ValueId& v : g_.outputs) {
     v = new_id[v];

@@ -142,10 +142,11 @@ Plan make_plan(const Graph& g, Schedule s, MemoryMode m) {
     size_t lower_bound;
   };
   std::vector<Candidate> cands;
-  for (Schedule k : {Schedule::serial, Schedule::greedy, Schedule::frees_first}) {
-    std::vector<NodeId> order = schedule(g, k);
-    const size_t bound = liveness_lower_bound(g, buffers, order);
-    cands.push_back({k, std::move(order), bound});
+  const Schedule kinds[] = {Schedule::serial, Schedule::greedy, Schedule::frees_first};
+  std::vector<std::vector<NodeId>> orders = schedules(g, kinds);
+  for (size_t k = 0; k < std::size(kinds); ++k) {
+    const size_t bound = liveness_lower_bound(g, buffers, orders[k]);
+    cands.push_back({kinds[k], std::move(orders[k]), bound});
   }
   std::stable_sort(cands.begin(), cands.end(),
                    [](const Candidate& a, const Candidate& b) { return a.lower_bound < b.lower_bound; });

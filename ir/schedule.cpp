@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <queue>
 
 #include "ir/buffers.h"
@@ -119,34 +120,53 @@ std::vector<NodeId> bfs_order(const Graph& g) {
 // reader, so a node's score rises when the other readers of one of its
 // inputs have all run: such nodes are queued again with their new score
 // (stale entries are skipped).
-std::vector<NodeId> greedy_order(const Graph& g, bool clamp) {
+// What both greedy orders start from: the dependencies, the distinct nodes
+// reading each arena buffer and the first scores. make_plan asks for both
+// orders; it is built once for them.
+struct GreedyStart {
+  Dependencies d;
+  Buffers buf;
+  std::vector<uint32_t> rfirst, readers;
+  std::vector<uint32_t> left;  // readers not yet run
+  std::vector<int64_t> score;
+
+  explicit GreedyStart(const Graph& g) : d(g), buf(find_buffers(g)) {
+    const size_t n = g.nodes.size();
+    const size_t nb = buf.list.size();
+    auto in_arena = [&](uint32_t b) { return buf.list[b].kind == BufferKind::arena; };
+    rfirst.assign(nb + 1, 0);
+    std::vector<uint32_t> seen(nb, kNone);
+    for (NodeId i = 0; i < n; ++i)
+      for (ValueId v : g.nodes[i].inputs)
+        if (uint32_t b = buf.of_value[v]; in_arena(b) && seen[b] != i) seen[b] = i, ++rfirst[b + 1];
+    for (size_t b = 0; b < nb; ++b) rfirst[b + 1] += rfirst[b];
+    readers.resize(rfirst.back());
+    std::vector<uint32_t> at(rfirst.begin(), rfirst.end() - 1);
+    seen.assign(nb, kNone);
+    for (NodeId i = 0; i < n; ++i)
+      for (ValueId v : g.nodes[i].inputs)
+        if (uint32_t b = buf.of_value[v]; in_arena(b) && seen[b] != i) seen[b] = i, readers[at[b]++] = i;
+    left.resize(nb);
+    for (size_t b = 0; b < nb; ++b) left[b] = rfirst[b + 1] - rfirst[b];
+    score.assign(n, 0);
+    for (NodeId i = 0; i < n; ++i)
+      for (ValueId o : g.nodes[i].outputs)
+        if (uint32_t b = buf.of_value[o]; in_arena(b) && buf.list[b].root == o) score[i] -= int64_t(buf.list[b].bytes);
+    for (size_t b = 0; b < nb; ++b)
+      if (left[b] == 1) score[readers[rfirst[b]]] += int64_t(buf.list[b].bytes);
+  }
+};
+
+std::vector<NodeId> greedy_order(const Graph& g, const GreedyStart& start, bool clamp) {
   const size_t n = g.nodes.size();
-  Dependencies d(g);
-  const Buffers buf = find_buffers(g);
+  Dependencies d = start.d;
+  const Buffers& buf = start.buf;
   const size_t nb = buf.list.size();
   auto in_arena = [&](uint32_t b) { return buf.list[b].kind == BufferKind::arena; };
-
-  // The distinct nodes reading each arena buffer (any value sharing it).
-  std::vector<uint32_t> rfirst(nb + 1, 0), readers, seen(nb, kNone);
-  for (NodeId i = 0; i < n; ++i)
-    for (ValueId v : g.nodes[i].inputs)
-      if (uint32_t b = buf.of_value[v]; in_arena(b) && seen[b] != i) seen[b] = i, ++rfirst[b + 1];
-  for (size_t b = 0; b < nb; ++b) rfirst[b + 1] += rfirst[b];
-  readers.resize(rfirst.back());
-  std::vector<uint32_t> at(rfirst.begin(), rfirst.end() - 1);
-  seen.assign(nb, kNone);
-  for (NodeId i = 0; i < n; ++i)
-    for (ValueId v : g.nodes[i].inputs)
-      if (uint32_t b = buf.of_value[v]; in_arena(b) && seen[b] != i) seen[b] = i, readers[at[b]++] = i;
-  std::vector<uint32_t> left(nb);  // readers not yet run
-  for (size_t b = 0; b < nb; ++b) left[b] = rfirst[b + 1] - rfirst[b];
-
-  std::vector<int64_t> score(n, 0);
-  for (NodeId i = 0; i < n; ++i)
-    for (ValueId o : g.nodes[i].outputs)
-      if (uint32_t b = buf.of_value[o]; in_arena(b) && buf.list[b].root == o) score[i] -= int64_t(buf.list[b].bytes);
-  for (size_t b = 0; b < nb; ++b)
-    if (left[b] == 1) score[readers[rfirst[b]]] += int64_t(buf.list[b].bytes);
+  const std::vector<uint32_t>& rfirst = start.rfirst;
+  const std::vector<uint32_t>& readers = start.readers;
+  std::vector<uint32_t> left = start.left;
+  std::vector<int64_t> score = start.score;
 
   struct Entry {
     int64_t score;
@@ -192,10 +212,25 @@ std::vector<NodeId> greedy_order(const Graph& g, bool clamp) {
 
 std::vector<NodeId> schedule(const Graph& g, Schedule s) {
   if (s == Schedule::bfs) return bfs_order(g);
-  if (s == Schedule::greedy || s == Schedule::frees_first) return greedy_order(g, s == Schedule::frees_first);
+  if (s == Schedule::greedy || s == Schedule::frees_first)
+    return greedy_order(g, GreedyStart(g), s == Schedule::frees_first);
   std::vector<NodeId> order(g.nodes.size());
   for (NodeId i = 0; i < order.size(); ++i) order[i] = i;
   return order;
+}
+
+std::vector<std::vector<NodeId>> schedules(const Graph& g, std::span<const Schedule> kinds) {
+  std::optional<GreedyStart> start;
+  std::vector<std::vector<NodeId>> orders;
+  for (Schedule s : kinds) {
+    if (s == Schedule::greedy || s == Schedule::frees_first) {
+      if (!start) start.emplace(g);
+      orders.push_back(greedy_order(g, *start, s == Schedule::frees_first));
+    } else {
+      orders.push_back(schedule(g, s));
+    }
+  }
+  return orders;
 }
 
 }  // namespace nn::ir

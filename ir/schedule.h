@@ -10,6 +10,7 @@
 // an input in place after every other reader of that input and of its views.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -26,5 +27,7 @@ bool parse_schedule(std::string_view name, Schedule& out);
 // The nodes in a valid order of kind s (automatic gives serial). O((n + e)
 // log n) for the greedy ones, linear for the others.
 std::vector<NodeId> schedule(const Graph& g, Schedule s);
+// The orders of each kind in `kinds`; the greedy ones share their setup.
+std::vector<std::vector<NodeId>> schedules(const Graph& g, std::span<const Schedule> kinds);
 
 }  // namespace nn::ir

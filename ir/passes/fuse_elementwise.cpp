@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <optional>
 #include <queue>
+#include <span>
 
 #include "backend/ops/fused_program.h"
 #include "ir/fused_node.h"
@@ -71,6 +72,7 @@ class FuseElementwise : public Pass {
     group_.assign(n, kNone);
     stamp_.assign(n, 0);
     groups_.clear();
+    group_seen_.clear();
     std::vector<uint8_t> dtypes(n);
     std::vector<uint32_t> epoch(n);
     late_readers_.assign(g.values.size(), 0);
@@ -127,6 +129,7 @@ class FuseElementwise : public Pass {
       if (chosen.empty()) {
         gid = uint32_t(groups_.size());
         groups_.push_back(Group{{}, m, i, i, epoch[i], forward, true, {}});
+        group_seen_.push_back(0);
       } else {
         // The others join the largest: each member moves O(log n) times.
         std::swap(chosen[0], *std::max_element(chosen.begin(), chosen.end(), [&](uint32_t a, uint32_t b) {
@@ -205,7 +208,15 @@ class FuseElementwise : public Pass {
   // elementwise results are read close by, while a search backward from i
   // would walk through GEMMs into the whole history of an unrolled loop.
   // Paths run forward in node order and i, the newest node, has no readers
-  // yet, so only nodes before i need looking at.
+  // yet, so only nodes before i need looking at. A group is left by its
+  // exits, once, so that a long group (a gradient summed over the time
+  // steps) costs its few exits rather than all its members' readers.
+  //
+  // The search gives up, refusing the merge, once it has counted kMaxSearch:
+  // the chosen groups' exits, each node it reaches, and each group it
+  // reaches as one more than its members (as the search that walked every
+  // member counted; the count does not depend on the order of the walk, so
+  // the fusion is the same).
   bool acyclic(const std::vector<uint32_t>& chosen, NodeId i) {
     auto inside = [&](NodeId x) {
       return x == i || (group_[x] != kNone && std::find(chosen.begin(), chosen.end(), group_[x]) != chosen.end());
@@ -214,10 +225,9 @@ class FuseElementwise : public Pass {
     std::vector<NodeId>& stack = stack_;
     stack.clear();
     size_t seen = 0;
-    // Pushes the readers of x; false when one is inside (a path came back).
-    auto push_readers = [&](NodeId x) {
-      for (uint32_t k = reader_from_[x]; k < reader_from_[x + 1]; ++k) {
-        const NodeId r = readers_[k];
+    // Pushes the nodes in `next` not yet seen; false when one is inside (a path came back).
+    auto push = [&](auto next) {
+      for (NodeId r : next) {
         if (inside(r)) return false;
         if (r < i && stamp_[r] != cur_) stack.push_back(r);
       }
@@ -235,16 +245,19 @@ class FuseElementwise : public Pass {
       stack.pop_back();
       if (stamp_[x] == cur_) continue;
       stamp_[x] = cur_;
-      if (++seen > kMaxSearch) return false;
-      if (!push_readers(x)) return false;
-      if (const uint32_t k = group_[x]; k != kNone && groups_[k].members.size() > 1) {
-        if ((seen += groups_[k].members.size()) > kMaxSearch) return false;
-        for (NodeId m : groups_[k].members)
-          if (stamp_[m] != cur_) {
-            stamp_[m] = cur_;
-            if (!push_readers(m)) return false;
-          }
+      const uint32_t k = group_[x];
+      if (k == kNone || groups_[k].members.size() == 1) {
+        if (++seen > kMaxSearch) return false;
+        if (!push(std::span(readers_.begin() + reader_from_[x], readers_.begin() + reader_from_[x + 1])))
+          return false;
+        continue;
       }
+      if (group_seen_[k] == cur_) continue;
+      group_seen_[k] = cur_;
+      if ((seen += 1 + groups_[k].members.size()) > kMaxSearch) return false;
+      std::vector<NodeId>& exits = groups_[k].exits;
+      std::erase_if(exits, [&](NodeId r) { return group_[r] == k; });
+      if (!push(std::span(exits))) return false;
     }
     return true;
   }
@@ -255,55 +268,68 @@ class FuseElementwise : public Pass {
   void rebuild() {
     Graph& g = *g_;
     const size_t n = g.nodes.size();
-    // Units: a fused group, or a node left as it is.
+    // Units: a fused group, or a node left as it is (in place in g.nodes
+    // until the new order moves it out).
+    struct Unit {
+      NodeId node;   // the node left as it is, or kNone
+      uint32_t gid;  // else the group whose fused node it is
+      NodeId key;    // the unit's last node in trace order
+    };
     std::vector<uint32_t> unit_of(n);
-    std::vector<Node> units;
-    std::vector<NodeId> key;  // the unit's last node in trace order
+    std::vector<Unit> units;
     std::vector<uint32_t> unit_of_group(groups_.size(), kNone);
     for (NodeId i = 0; i < n; ++i) {
       const uint32_t gid = group_[i];
       if (gid != kNone && fused_[gid]) {
         if (unit_of_group[gid] == kNone) {
           unit_of_group[gid] = uint32_t(units.size());
-          units.push_back(std::move(*fused_[gid]));
-          key.push_back(groups_[gid].members.back());
+          units.push_back({kNone, gid, groups_[gid].members.back()});
         }
         unit_of[i] = unit_of_group[gid];
       } else {
         unit_of[i] = uint32_t(units.size());
-        units.push_back(std::move(g.nodes[i]));
-        key.push_back(i);
+        units.push_back({i, kNone, i});
       }
     }
-    // Edges from the producers of each unit's inputs, and along the ordered effects.
+    auto node_of = [&](const Unit& u) -> Node& { return u.node != kNone ? g.nodes[u.node] : *fused_[u.gid]; };
+    // Edges from the producers of each unit's inputs, and along the ordered
+    // effects, flat: next[next_from[u] .. next_from[u + 1]).
     const size_t nu = units.size();
-    std::vector<std::vector<uint32_t>> next(nu);
-    std::vector<uint32_t> pending(nu, 0);
-    auto edge = [&](uint32_t a, uint32_t b) {
-      next[a].push_back(b);
-      ++pending[b];
-    };
-    uint32_t last_effect = kNone;
-    for (uint32_t u = 0; u < nu; ++u) {
-      for (ValueId v : units[u].inputs)
-        if (NodeId p = g.values[v].producer; p != kNone) edge(unit_of[p], u);
-      if (units[u].ordered_effect()) {
-        if (last_effect != kNone) edge(last_effect, u);
-        last_effect = u;
+    std::vector<uint32_t> next_from(nu + 1, 0), next, pending(nu, 0);
+    auto for_each_edge = [&](auto edge) {
+      uint32_t last_effect = kNone;
+      for (uint32_t u = 0; u < nu; ++u) {
+        const Node& node = node_of(units[u]);
+        for (ValueId v : node.inputs)
+          if (NodeId p = g.values[v].producer; p != kNone) edge(unit_of[p], u);
+        if (node.ordered_effect()) {
+          if (last_effect != kNone) edge(last_effect, u);
+          last_effect = u;
+        }
       }
+    };
+    for_each_edge([&](uint32_t a, uint32_t b) {
+      ++next_from[a + 1];
+      ++pending[b];
+    });
+    for (size_t u = 0; u < nu; ++u) next_from[u + 1] += next_from[u];
+    next.resize(next_from[nu]);
+    {
+      std::vector<uint32_t> at(next_from.begin(), next_from.end() - 1);
+      for_each_edge([&](uint32_t a, uint32_t b) { next[at[a]++] = b; });
     }
     using Ready = std::pair<NodeId, uint32_t>;  // (key, unit)
     std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
     for (uint32_t u = 0; u < nu; ++u)
-      if (!pending[u]) ready.push({key[u], u});
+      if (!pending[u]) ready.push({units[u].key, u});
     std::vector<Node> nodes;
     nodes.reserve(nu);
     while (!ready.empty()) {
       const uint32_t u = ready.top().second;
       ready.pop();
-      for (uint32_t w : next[u])
-        if (--pending[w] == 0) ready.push({key[w], w});
-      nodes.push_back(std::move(units[u]));
+      for (uint32_t k = next_from[u]; k < next_from[u + 1]; ++k)
+        if (const uint32_t w = next[k]; --pending[w] == 0) ready.push({units[w].key, w});
+      nodes.push_back(std::move(node_of(units[u])));
     }
     if (nodes.size() != nu) throw backend::Error("internal: fuse-elementwise made a cycle");
     g.nodes = std::move(nodes);
@@ -316,6 +342,7 @@ class FuseElementwise : public Pass {
   std::vector<Group> groups_;
   std::vector<std::optional<Node>> fused_;  // per group: its fused node, if it is made
   std::vector<uint32_t> stamp_;  // per node: the search that last saw it
+  std::vector<uint32_t> group_seen_;  // per group: the search that last left it
   std::vector<uint32_t> late_readers_;  // per value: readers outside the forward (kNone: kept)
   uint32_t cur_ = 0;
   std::vector<uint32_t> chosen_;  // scratch of run() and acyclic(), kept to save allocations
