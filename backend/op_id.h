@@ -13,7 +13,7 @@
 
 // X(id) for each op of the families without a table of their own.
 #define NN_OTHER_OPS(X)                                                                 \
-  X(where)                                         /* ops/compare.cpp */                 \
+  X(where)                                         /* ops/where.cpp */                   \
   X(cast) X(to_device)                             /* ops/cast.cpp */                    \
   X(full) X(arange) X(linspace) X(eye)             /* ops/creation.cpp */                \
   X(rand) X(randn) X(randint)                      /* ops/creation.cpp: random */        \

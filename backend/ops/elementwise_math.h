@@ -1,6 +1,6 @@
 // The maths of the elementwise ops, one functor each, and the conversion of
 // one element between dtypes, written once for the CPU kernels
-// (ops/unary.cpp, binary.cpp, compare.cpp, nn_norm.cpp), their tile kernels
+// (ops/unary.cpp, binary.cpp, nn_norm.cpp), their tile kernels
 // (graph fusion) and the CUDA kernels (cuda/elementwise.cu):
 // integer wraparound, the NaN rules, Python's %, round half to even. g++
 // reads it as plain C++, nvcc as __host__ __device__ code, and NVRTC as
