@@ -9,7 +9,6 @@
 // that depth overflows the stack.
 #include "backend/autograd.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -62,52 +61,6 @@ Tensor zeros_of(const Tensor& t) { return to_device(zeros(t.shape(), t.dtype()),
 
 void accumulate(Tensor& slot, const Tensor& g) { slot = slot.defined() ? add(slot, g) : g; }
 
-// Each tape node's index in the walk: open addressing with linear probing,
-// so that looking up the maker of every input allocates nothing per node.
-class NodeIndex {
- public:
-  static constexpr size_t kMissing = SIZE_MAX;
-  size_t find(const GradNode* n) const {
-    if (slots_.empty()) return kMissing;
-    for (size_t i = hash(n) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].node == n) return slots_[i].index;
-      if (!slots_[i].node) return kMissing;
-    }
-  }
-  void insert(const GradNode* n, size_t index) {
-    if (2 * (count_ + 1) > slots_.size()) grow();
-    place(n, index);
-    ++count_;
-  }
-
- private:
-  struct Slot {
-    const GradNode* node = nullptr;
-    size_t index = 0;
-  };
-  std::vector<Slot> slots_;  // a power of two, at most half full
-  size_t count_ = 0;
-
-  // Spreads the pointer's bits over the low ones, which pick the slot.
-  static size_t hash(const GradNode* n) {
-    size_t h = reinterpret_cast<uintptr_t>(n);
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 33);
-  }
-  void place(const GradNode* n, size_t index) {
-    size_t i = hash(n) & (slots_.size() - 1);
-    while (slots_[i].node) i = (i + 1) & (slots_.size() - 1);
-    slots_[i] = {n, index};
-  }
-  void grow() {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
-    for (const Slot& sl : old)
-      if (sl.node) place(sl.node, sl.index);
-  }
-};
-
 // One node of the walk: its accumulated output gradients, whether any
 // wanted tensor lies behind it, and which wrt entries are its outputs.
 struct WalkNode {
@@ -143,7 +96,7 @@ class BackwardWalk {
     std::vector<std::pair<size_t, size_t>> stack;  // (index into nodes_, next input to look at)
     auto visit = [&](GradNode* n) {
       const size_t k = nodes_.size();
-      index_.insert(n, k);
+      index_.emplace(n, k);
       nodes_.push_back({n, false, makers_.size(), {}, {}});
       makers_.resize(makers_.size() + n->inputs.size(), kLeaf);
       stack.emplace_back(k, 0);
@@ -157,8 +110,8 @@ class BackwardWalk {
         ++stack.back().second;
         if (GradNode* c = w.node->inputs[at].impl()->grad_fn.get()) {
           const size_t slot = w.first_input + at;
-          const size_t at_c = index_.find(c);
-          makers_[slot] = at_c != NodeIndex::kMissing ? at_c : visit(c);  // visit may move nodes_ and the stack
+          auto known = index_.find(c);
+          makers_[slot] = known != index_.end() ? known->second : visit(c);  // visit may move nodes_ and the stack
         }
       } else {
         order_.push_back(k);
@@ -174,8 +127,7 @@ class BackwardWalk {
     for (size_t j = 0; j < wrt_.size(); ++j) {
       const TensorImpl* impl = wrt_[j].impl();
       if (const GradNode* fn = impl->grad_fn.get()) {
-        if (const size_t k = index_.find(fn); k != NodeIndex::kMissing)
-          nodes_[k].wanted.emplace_back(impl->output_index, j);
+        if (auto k = index_.find(fn); k != index_.end()) nodes_[k->second].wanted.emplace_back(impl->output_index, j);
         // else: y does not depend on it; it gets zeros in results().
       } else {
         wanted_leaves_[impl].push_back(j);
@@ -205,7 +157,7 @@ class BackwardWalk {
   void seed() {
     Tensor one = to_device(ones(y_.shape(), y_.dtype()), y_.device());
     if (GradNode* root = y_.impl()->grad_fn.get()) {
-      WalkNode& r = nodes_[index_.find(root)];
+      WalkNode& r = nodes_[index_.at(root)];
       r.grads.resize(root->outputs.size());
       r.grads[y_.impl()->output_index] = one;
     } else if (wanted_leaves_.contains(y_.impl())) {
@@ -292,7 +244,7 @@ class BackwardWalk {
   const Tensor& y_;
   const std::vector<Tensor>& wrt_;
   std::vector<WalkNode> nodes_;
-  NodeIndex index_;  // into nodes_
+  std::unordered_map<const GradNode*, size_t> index_;  // into nodes_
   static constexpr size_t kLeaf = SIZE_MAX;
   std::vector<size_t> makers_;  // per node input: the index of the node that made it, or kLeaf
   std::vector<size_t> order_;                          // indices into nodes_, post-order
