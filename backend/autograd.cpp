@@ -184,11 +184,26 @@ class BackwardWalk {
     args.needs = 0;
     for (size_t i = 0; i < n.inputs.size() && i < 64; ++i)
       if (leads_to_wanted(w, i)) args.needs |= uint64_t(1) << i;
+    check_unchanged(n);
     std::vector<Tensor> gin = n.op->backward(args);
     w.grads = {};  // this node is done: free its output gradients now
     check_rule(n, gin);
     for (size_t i = 0; i < gin.size(); ++i)
       if (gin[i].defined()) pass_on(w, i, gin[i]);
+  }
+
+  // The rule reads the node's inputs as they are now: one written in place
+  // since the op ran would give a wrong gradient without a word.
+  static void check_unchanged(const GradNode& n) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Tensor& t = n.inputs[i];
+      if (!t.defined() || t.block()->version() == n.versions[i]) continue;
+      throw ChangedInPlace("grad: " + t.type().str() + ", input " + std::to_string(i) + " of " + n.op->name +
+                               ", was changed in place after " + n.op->name +
+                               " used it, so its gradient would be wrong; compute the loss again after the change, "
+                               "or change a copy",
+                           t, n.op->name, n.loc, t.block()->written_at());
+    }
   }
 
   // A rule's mistake would otherwise surface far away, as a shape error in
@@ -296,6 +311,9 @@ void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, 
   std::shared_ptr<GradNode> node(new GradNode(), NodeDeleter());
   node->op = &op;
   node->inputs.assign(in.begin(), in.end());
+  node->versions.reserve(in.size());
+  for (const Tensor& t : in) node->versions.push_back(t.defined() ? t.block()->version() : 0);
+  node->loc = script_loc();
   node->attrs = attrs;
   node->outputs.reserve(out.size());
   // The node keeps views of its outputs without history: holding the

@@ -17,6 +17,22 @@ struct GradNode {
   std::vector<Tensor> inputs;   // keep their own grad_fn: the path further back
   std::vector<Tensor> outputs;  // detached views: no cycle back to this node
   Attrs attrs;
+  // Each input's block version when the op ran (Block::version), and where
+  // the op was called: grad() refuses to run the rule on inputs changed in
+  // place since, rather than give a wrong gradient (SPEC §17).
+  std::vector<uint32_t> versions;
+  SourceLoc loc;
+};
+
+// grad() met an input that was changed in place after an op saved it. The
+// frontend words it with the user's names and lines.
+struct ChangedInPlace : Error {
+  ChangedInPlace(std::string message, Tensor tensor, std::string op, SourceLoc saved_at, SourceLoc changed_at)
+      : Error(std::move(message)), tensor(std::move(tensor)), op(std::move(op)), saved_at(saved_at),
+        changed_at(changed_at) {}
+  Tensor tensor;
+  std::string op;
+  SourceLoc saved_at, changed_at;
 };
 
 // A leaf that requires grad, sharing t's memory.

@@ -7,6 +7,7 @@
 
 #include "backend/device.h"
 #include "backend/ref.h"
+#include "backend/source_loc.h"
 
 namespace nn::backend {
 
@@ -46,6 +47,17 @@ class Block : public RefCounted {
     if (!ptr_) allocate();
     return ptr_;
   }
+  // In-place writes into memory that already held a value (`x -= v`,
+  // `x[i] = v`, a graph's state update): how many, and the script location
+  // of the last. Autodiff compares the count with the one it saw when an op
+  // saved the tensor for its backward (SPEC §17). Views share the block, and
+  // so the count.
+  uint32_t version() const { return version_; }
+  const SourceLoc& written_at() const { return written_at_; }
+  void note_write() {
+    ++version_;
+    written_at_ = script_loc();
+  }
 
  private:
   Device* device_;
@@ -54,6 +66,8 @@ class Block : public RefCounted {
   bool external_ = false;
   bool scratch_ = false;
   bool exact_ = false;
+  uint32_t version_ = 0;
+  SourceLoc written_at_;
   Ref<TraceMark> mark_;
   void allocate();  // from the pool; a traced block throws its mark's error
 };

@@ -68,6 +68,7 @@ OutTypes infer_types(const OpDef& op, std::span<const Tensor> in, const Attrs& a
 
 Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs) {
   OutTypes types = infer_types(op, in, attrs);
+  if (op.effect == Effect::stateful) in[0].block()->note_write();
   Tensors out;
   if (t_hook && t_hook->on_dispatch(op, in, attrs, types, out)) {
     // A traced call is recorded on the tape too: grad() inside a graph then
@@ -120,6 +121,7 @@ bool call_into(const OpDef& op, std::span<const Tensor> in, const Tensor& out, c
       types[0].device != out.device())
     return false;
   Tensor target = out;
+  out.block()->note_write();
   kernel_for(op, in, std::span<const Tensor>(&target, 1))(in, std::span<Tensor>(&target, 1), attrs);
   return true;
 }

@@ -43,7 +43,7 @@ Value Interpreter::update_in_place(const Value& old, BinOp op, const Value& v, S
                    ", which autodiff is tracking; write `x = x " + binop_symbol(op) + " v`");
   // The update itself is never part of a gradient (an optimizer step on a param).
   backend::NoGradGuard no_grad;
-  trace_loc(span);
+  note_op_loc(span);
   // Fast path: an elementwise op whose result has x's type writes straight
   // into x, one pass over memory.
   if (const backend::OpDef* d = elementwise_op(op)) {
@@ -130,7 +130,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
       if (target.as_tensor().impl()->grad_fn && backend::grad_enabled())
         fail(ix.span, "assigning into " + target.as_tensor().type().str() +
                           ", which autodiff is tracking, would make its gradient wrong; build a new tensor with where() or concat()");
-      trace_loc(s.span);
+      note_op_loc(s.span);
       try {
         backend::Tensor t = target.as_tensor();
         if (s.op != AssignOp::Set) v = binary(compound_op(s.op), Value(backend::index(t, items)), v, s.span);

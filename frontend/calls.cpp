@@ -58,6 +58,18 @@ struct CallGuard {
   ~CallGuard() { --vm.call_depth_; }
 };
 
+// Keeps backend::library_entry() right across a call: the script's call
+// site when it calls into the stdlib, nothing while a script's function
+// runs (one the stdlib calls back, say).
+struct LibraryEntryScope {
+  backend::SourceLoc saved = backend::library_entry();
+  LibraryEntryScope(bool callee_in_library, Span call_span) {
+    if (!callee_in_library) backend::set_library_entry({});
+    else if (!saved.valid()) backend::set_library_entry({call_span.file, call_span.begin, call_span.end});
+  }
+  ~LibraryEntryScope() { backend::set_library_entry(saved); }
+};
+
 void Interpreter::enter_call(Span span) {
   if (call_depth_ >= kMaxCallDepth)
     fail(span, "recursion too deep (more than " + std::to_string(kMaxCallDepth) + " nested calls)");
@@ -126,6 +138,7 @@ Value Interpreter::call_closure(const Function& f, CallArgs& call) {
   const FunctionDef& def = *f.def;
   const Span call_span = call.call_span;
   CallGuard guard(*this, call_span);
+  LibraryEntryScope entry(def.span.file == prelude_file_, call_span);
   const FunctionParameters& params = parameters_of(def);
   std::vector<Value> values = bind_args(params.view(), call, *this, f.env).values;
   Value result;
@@ -150,7 +163,7 @@ Value Interpreter::call_closure(const Function& f, CallArgs& call) {
 Value Interpreter::call_builtin(const Builtin& b, CallArgs& call) {
   const Span call_span = call.call_span;
   Args args(*this, call_span, bind_args(b.parameters(), call, *this, nullptr));
-  trace_loc(call_span);
+  note_op_loc(call_span);
   try {
     return b.fn(args);
   } catch (const backend::OutOfMemory& e) {

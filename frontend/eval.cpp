@@ -206,7 +206,7 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
     if (e.items.size() == 1 && !e.items[0].is_slice) {
       Value iv = eval(*e.items[0].index, env);
       if (iv.is_tensor() && iv.as_tensor().ndim() > 0) {
-        trace_loc(e.span);
+        note_op_loc(e.span);
         try {
           return Value(backend::take(target.as_tensor(), iv.as_tensor()));
         } catch (const backend::Error& ex) {
@@ -215,7 +215,7 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
       }
     }
     std::vector<backend::IndexItem> items = eval_index_items(*this, e, env);
-    trace_loc(e.span);
+    note_op_loc(e.span);
     try {
       return Value(backend::index(target.as_tensor(), items));
     } catch (const backend::Error& ex) {

@@ -56,8 +56,9 @@ struct InterpreterOptions {
 void request_interrupt() noexcept;
 void clear_interrupt() noexcept;
 
-// While a graph is traced, the op calls that follow come from `s`.
-inline void trace_loc(Span s) { ir::trace_loc({s.file, s.begin, s.end}); }
+// The op calls that follow come from `s`: IR nodes and the autodiff tape
+// record it (backend/source_loc.h).
+inline void note_op_loc(Span s) { backend::set_op_loc({s.file, s.begin, s.end}); }
 
 // While a graph is traced, the nodes made inside a function call belong to
 // that call (the pictures cluster them).
@@ -99,6 +100,13 @@ class Interpreter {
   std::string render(const ScriptError& e) const;
   SourceManager& sources() { return sources_; }
   std::ostream& out();
+
+  // The path by which the main module's globals reach t's memory ("m.w",
+  // "opt.m[0]"), or "" (frontend/user_names.cpp): diagnostics name tensors
+  // as the user does.
+  std::string user_name(const backend::Tensor& t) const;
+  // "`m.w` (f32[2])" when the globals reach t, else "a f32[2] tensor".
+  std::string describe_tensor(const backend::Tensor& t) const;
 
   // Globals of the main module.
   void set_global(const std::string& name, Value v);
@@ -206,6 +214,7 @@ class Interpreter {
   InterpreterOptions opts_;
   SourceManager sources_;
   EnvPtr prelude_;  // built-ins and the stdlib
+  uint32_t prelude_file_ = 0;  // the stdlib's source (backend::library_entry)
   EnvPtr globals_;  // the main module
   std::vector<std::unique_ptr<Program>> programs_;  // kept alive for closures
   std::map<std::string, RecordPtr> modules_;        // by canonical path

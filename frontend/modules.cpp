@@ -82,6 +82,7 @@ void Interpreter::load_stdlib_prelude() {
   std::string text, why;
   if (!read_source_file(p.string(), text, why)) return;  // no stdlib installed: the built-ins alone
   uint32_t id = sources_.add(p.string(), std::move(text));
+  prelude_file_ = id;
   run_program(parse(id), prelude_);
 }
 

@@ -113,7 +113,7 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
   if ((op == BinOp::Eq || op == BinOp::Ne) && (a.is_none() || b.is_none()))
     return Value((a.is_none() && b.is_none()) == (op == BinOp::Eq));
   if (a.is_tensor() || b.is_tensor()) {
-    trace_loc(span);
+    note_op_loc(span);
     try {
       backend::Tensor x = a.is_tensor() ? a.as_tensor() : to_tensor(a, span);
       backend::Tensor y = b.is_tensor() ? b.as_tensor() : to_tensor(b, span);
@@ -203,7 +203,7 @@ Value Interpreter::negate(const Value& v, Span span) {
   if (v.is_float()) return Value(-v.as_float());
   if (v.is_bool()) return Value(-int64_t(v.as_bool()));
   if (v.is_tensor()) {
-    trace_loc(span);
+    note_op_loc(span);
     try {
       return Value(backend::neg(v.as_tensor()));
     } catch (const backend::Error& e) {

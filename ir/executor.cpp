@@ -120,6 +120,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
   for (const StateUpdate& u : g.updates) {
     backend::Tensor& dst = slots[u.state];
     const backend::Tensor& src = slots[u.value];
+    dst.block()->note_write();  // autodiff's tape may hold the old value (SPEC §17)
     // Written there in place already (an optimizer's chain in the state).
     if (dst.block() == src.block() && dst.offset() == src.offset()) continue;
     dst.device()->copy(dst.raw_data(), src.raw_data(), dst.nbytes());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/op_registry.h"
+#include "backend/source_loc.h"
 #include "ir/value_list.h"
 
 namespace nn::ir {
@@ -35,10 +36,7 @@ enum class Phase : uint8_t { forward, backward, optimizer };
 const char* phase_name(Phase p);
 
 // A source location; ir/ does not read it, the frontend renders it.
-struct Loc {
-  uint32_t file = 0, begin = 0, end = 0;
-  bool valid() const { return file != 0; }
-};
+using Loc = backend::SourceLoc;
 
 struct Value {
   backend::TensorType type;

@@ -68,7 +68,7 @@ void Tracer::stop() {
 backend::Tensor Tracer::make_traced(ValueId v) {
   const Value& val = graph_.values[v];
   if (!info_->locate) info_->locate = graph_.locate;
-  return backend::Tensor::traced(val.type, backend::Ref<backend::TraceMark>(new ValueMark(info_, loc_, v)));
+  return backend::Tensor::traced(val.type, backend::Ref<backend::TraceMark>(new ValueMark(info_, backend::op_loc(), v)));
 }
 
 namespace {
@@ -126,6 +126,9 @@ void Tracer::rebind(const backend::Tensor& host, const backend::Tensor& now) {
   ValueId v = value_of(now);
   value_of(host);  // captured first, so that finish() sees the update
   set_value(host, v);
+  // From here on the tensor stands for the new value: a backward traced
+  // later must not read it where an op saved the old one (SPEC §17).
+  host.block()->note_write();
 }
 
 ValueId Tracer::capture(const backend::Tensor& t) {
@@ -167,7 +170,7 @@ NodeId Tracer::append(const backend::OpDef* op, std::span<const backend::Tensor>
   for (const backend::Tensor& t : in) ids.push_back(value_of(t));
   NodeId n = graph_.add_node(op, std::move(ids), attrs, types);
   Node& node = graph_.nodes[n];
-  node.loc = loc_;
+  node.loc = backend::op_loc();
   node.scope = scope_;
   node.phase = phase_;
   return n;

@@ -56,7 +56,6 @@ class Tracer : public backend::DispatchHook {
   void rebind(const backend::Tensor& host, const backend::Tensor& now);
 
   // Where the next nodes come from, and which nn function call they are in.
-  void set_loc(const Loc& l) { loc_ = l; }
   void push_scope(std::string name, const Loc& call);
   void pop_scope();
   void set_phase(Phase p) { phase_ = p; }
@@ -113,18 +112,11 @@ class Tracer : public backend::DispatchHook {
     ValueId first;  // the value it was captured as
   };
   std::vector<Captured> entries_;  // arguments and captured tensors, in order
-  Loc loc_;
   uint32_t scope_ = 0;
   Phase phase_ = Phase::forward;
   backend::DispatchHook* saved_hook_ = nullptr;
   Tracer* saved_active_ = nullptr;
   bool started_ = false;
 };
-
-// Sets the tracer's location for the op calls of one expression; no-op when
-// nothing is traced.
-inline void trace_loc(const Loc& l) {
-  if (Tracer* t = Tracer::active()) t->set_loc(l);
-}
 
 }  // namespace nn::ir

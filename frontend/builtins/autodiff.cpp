@@ -55,8 +55,27 @@ Value rebuild(const Value& v, const std::vector<backend::Tensor>& grads, size_t&
   }
 }
 
+// The diagnostic of an input changed in place after an op saved it: at the
+// line that changed it, naming the tensor as the script does.
+[[noreturn]] void changed_in_place(Interpreter& vm, const backend::ChangedInPlace& e, const Span& grad_span) {
+  const Span changed{e.changed_at.file, e.changed_at.begin, e.changed_at.end};
+  const Span saved{e.saved_at.file, e.saved_at.begin, e.saved_at.end};
+  Diagnostic d;
+  d.message = "grad: " + vm.describe_tensor(e.tensor) + " was changed in place after `" + e.op +
+              "` used it, so its gradient would be wrong";
+  d.span = changed.valid() ? changed : grad_span;
+  if (saved.valid()) d.notes.push_back("`" + e.op + "` used it at " + vm.sources().location(saved));
+  // The script's line that asked (a `minimize` call rather than the stdlib's grad).
+  const backend::SourceLoc asked = backend::library_entry();
+  const Span asked_at = asked.valid() ? Span{asked.file, asked.begin, asked.end} : grad_span;
+  if (changed.valid()) d.notes.push_back("grad was asked at " + vm.sources().location(asked_at));
+  d.notes.push_back("help: take grad before changing it, or compute the loss again after the change");
+  throw ScriptError(std::move(d));
+}
+
 // grad(y, wrt) on values; y_span and wrt_span point at where they came from.
-Value grad_of(const Value& y, const Span& y_span, const Value& wrt, const Span& wrt_span) {
+Value grad_of(Interpreter& vm, const Value& y, const Span& y_span, const Value& wrt, const Span& wrt_span,
+              const Span& call_span) {
   if (!y.is_tensor())
     fail(y_span, "grad needs a scalar tensor as the loss, not " + (y.is_none() ? "none" : a_type_name(y)));
   std::vector<backend::Tensor> ts;
@@ -68,6 +87,9 @@ Value grad_of(const Value& y, const Span& y_span, const Value& wrt, const Span& 
   std::vector<backend::Tensor> grads;
   try {
     grads = backend::grad(y.as_tensor(), ts);
+  } catch (const backend::ChangedInPlace& e) {
+    if (tr) tr->set_phase(ir::Phase::optimizer);
+    changed_in_place(vm, e, call_span);
   } catch (...) {
     if (tr) tr->set_phase(ir::Phase::optimizer);
     throw;
@@ -85,7 +107,7 @@ void install_autodiff(Interpreter& vm) {
     return Value(backend::param(a.tensor(0)));
   });
 
-  def(vm, "grad", "y, wrt", [](Args& a) { return grad_of(a[0], a.span(0), a[1], a.span(1)); });
+  def(vm, "grad", "y, wrt", [](Args& a) { return grad_of(a.vm(), a[0], a.span(0), a[1], a.span(1), a.call_span()); });
 
   // A function of any positional arguments that calls f with them and
   // gives (value, grads); the wrt structure is read at each call, so a
@@ -105,7 +127,7 @@ void install_autodiff(Interpreter& vm) {
       Value value = vmp->call(f, call.rest(), {}, call.call_span());
       if (!value.is_tensor())
         fail(call.call_span(), "value_and_grad: the function must return a scalar tensor, not " + a_type_name(value));
-      Value grads = grad_of(value, call.call_span(), wrt, call.call_span());
+      Value grads = grad_of(*vmp, value, call.call_span(), wrt, call.call_span(), call.call_span());
       return Value(make_tuple({value, grads}));
     };
     auto fn = std::make_shared<Function>();
