@@ -83,6 +83,7 @@ class BackwardWalk {
     seed();
     // Consumers before producers: reverse post-order.
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) run_rule(nodes_[*it]);
+    check_reached();
     return results();
   }
 
@@ -231,6 +232,24 @@ class BackwardWalk {
     } else if (impl->requires_grad && wanted_leaves_.contains(impl)) {
       accumulate(leaf_grads_[impl], g);
     }
+  }
+
+  // A loss that depends on none of wrt would give zeros and an optimizer
+  // step that does nothing, step after step: refuse (SPEC §17). One unused
+  // entry among used ones still gets zeros.
+  void check_reached() const {
+    if (wrt_.empty()) return;
+    for (const Tensor& r : result_)
+      if (r.defined()) return;
+    for (const auto& [impl, js] : wanted_leaves_)
+      if (leaf_grads_.contains(impl)) return;
+    if (y_.impl()->graph_result && !y_.impl()->grad_fn)
+      throw Error("grad: the loss was computed by a graph, and a graph's results carry no autodiff history; "
+                  "call grad (or minimize) inside the graph");
+    throw Error(std::string("grad: the loss does not depend on ") +
+                (wrt_.size() == 1 ? "the tensor" : "any of the " + std::to_string(wrt_.size()) + " tensors") +
+                " it is differentiated with respect to; was it computed without them, under no_grad, or "
+                "from detach()ed values?");
   }
 
   // One gradient per wrt entry: the leaves' sums, zeros where the loss does

@@ -33,6 +33,9 @@ struct TensorImpl : RefCounted {
   // Autodiff (backend/autograd.h): a param is a leaf that requires grad; a
   // tensor computed from one points to the op call that made it.
   bool requires_grad = false;
+  // Computed by a compiled graph: no history, whatever it was computed from
+  // (grad() says so rather than give zeros).
+  bool graph_result = false;
   uint32_t output_index = 0;  // which output of grad_fn this tensor is
   std::shared_ptr<GradNode> grad_fn;
 };

@@ -2,11 +2,14 @@
 // frontend/bind_args), the call stack in diagnostics, the guards against
 // runaway recursion, and the conversions of built-ins' arguments.
 #include <cstdlib>
+#include <filesystem>
 
+#include "backend/autograd.h"
 #include "backend/error.h"
 #include "backend/ops.h"
 #include "frontend/host_data.h"
 #include "frontend/interpreter.h"
+#include "frontend/tensor_walk.h"
 
 namespace nn::frontend {
 namespace {
@@ -63,9 +66,10 @@ struct CallGuard {
 // runs (one the stdlib calls back, say).
 struct LibraryEntryScope {
   backend::SourceLoc saved = backend::library_entry();
+  bool entering = false;  // a script's call into the stdlib
   LibraryEntryScope(bool callee_in_library, Span call_span) {
     if (!callee_in_library) backend::set_library_entry({});
-    else if (!saved.valid()) backend::set_library_entry({call_span.file, call_span.begin, call_span.end});
+    else if ((entering = !saved.valid())) backend::set_library_entry({call_span.file, call_span.begin, call_span.end});
   }
   ~LibraryEntryScope() { backend::set_library_entry(saved); }
 };
@@ -142,6 +146,9 @@ Value Interpreter::call_closure(const Function& f, CallArgs& call) {
   const FunctionParameters& params = parameters_of(def);
   std::vector<Value> values = bind_args(params.view(), call, *this, f.env).values;
   Value result;
+  // --eager runs a graph as plain code; the outermost one hands back its
+  // results as a graph does.
+  const bool outermost_eager_graph = def.is_graph && opts_.eager_graphs && !ir::Tracer::active() && !in_eager_graph_;
   try {
     if (def.is_graph && graph_mode_on()) {
       result = call_graph(f, values, call_span);
@@ -150,14 +157,47 @@ Value Interpreter::call_closure(const Function& f, CallArgs& call) {
       for (size_t i = 0; i < params.fixed.size(); ++i) env->define(params.fixed[i].sym, std::move(values[i]));
       if (params.rest_sym) env->define(params.rest_sym, std::move(values.back()));
       TraceScope scope(def.name.empty() ? "<lambda>" : def.name, call_span);
-      exec_stmts(def.body->stmts, env, &result);
+      const bool was_in_eager_graph = in_eager_graph_;
+      in_eager_graph_ = was_in_eager_graph || outermost_eager_graph;
+      try {
+        exec_stmts(def.body->stmts, env, &result);
+      } catch (...) {
+        in_eager_graph_ = was_in_eager_graph;
+        throw;
+      }
+      in_eager_graph_ = was_in_eager_graph;
     }
   } catch (ScriptError& e) {
-    add_frame_note(e, (def.is_graph ? "graph " : "fn ") + (def.name.empty() ? std::string("<lambda>") : def.name),
-                   sources_.location(call_span));
+    if (entry.entering && e.first().span.file == prelude_file_) point_at_script(e, def, call_span);
+    else
+      add_frame_note(e, (def.is_graph ? "graph " : "fn ") + (def.name.empty() ? std::string("<lambda>") : def.name),
+                     sources_.location(call_span));
     throw;
   }
+  if (outermost_eager_graph) {
+    // A graph's results carry no autodiff history (SPEC §17); --eager
+    // gives them none either, so that it behaves as the graph does.
+    result = map_tensors(result, "", Reach::sequences_and_records, [](const backend::Tensor& t, const ValuePath&) {
+      if (t.impl()->requires_grad && !t.impl()->grad_fn) return t;  // a param handed back
+      backend::Tensor d = backend::detach(t);
+      d.impl()->graph_result = true;
+      return d;
+    });
+  }
   return result;
+}
+
+// An error inside the stdlib, reached from a script's call: reported at
+// the script's line, which the user can change, with the stdlib's line as a
+// note (its frames inside the stdlib dropped).
+void Interpreter::point_at_script(ScriptError& e, const FunctionDef& def, Span call_span) {
+  Diagnostic& d = e.first();
+  const SourceFile& lib = sources_.file(prelude_file_);
+  std::erase_if(d.notes, [&](const std::string& n) { return n.find(lib.path()) != std::string::npos; });
+  const std::string base = std::filesystem::path(lib.path()).filename().string();
+  d.notes.push_back("inside the stdlib's fn " + (def.name.empty() ? std::string("<lambda>") : def.name) + " (" + base +
+                    ":" + std::to_string(lib.line_col(d.span.begin).line) + ")");
+  d.span = call_span;
 }
 
 Value Interpreter::call_builtin(const Builtin& b, CallArgs& call) {

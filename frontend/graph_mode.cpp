@@ -224,6 +224,8 @@ std::vector<backend::Tensor> Interpreter::run_compiled(CompiledGraph& cg, std::s
     Span at{e.loc().file, e.loc().begin, e.loc().end};
     fail(at, e.what());
   }
+  for (backend::Tensor& t : outs)
+    if (!t.impl()->requires_grad) t.impl()->graph_result = true;
   cg.peak_bytes = pool.stats().window_peak - before;
   pool.end_window(enclosing);
   ++cg.runs;

@@ -165,6 +165,7 @@ class Interpreter {
   Value call_closure(const Function& f, CallArgs& call);
   Value call_builtin(const Builtin& b, CallArgs& call);
   Value call_value(const Value& callee, CallArgs& call);
+  void point_at_script(ScriptError& e, const FunctionDef& def, Span call_span);
 
   // modules
   Value run_program(std::unique_ptr<Program> prog, const EnvPtr& globals);
@@ -204,6 +205,7 @@ class Interpreter {
   std::vector<std::shared_ptr<GraphCache>> graphs_;
   std::unordered_map<const GraphBlockStmt*, std::shared_ptr<GraphCache>> block_graphs_;
   bool explain_retrace_ = false;
+  bool in_eager_graph_ = false;  // --eager: inside a graph run as plain code
   bool verify_graphs_ = false;
 
   // guards

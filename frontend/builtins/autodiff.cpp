@@ -80,6 +80,15 @@ Value grad_of(Interpreter& vm, const Value& y, const Span& y_span, const Value& 
     fail(y_span, "grad needs a scalar tensor as the loss, not " + (y.is_none() ? "none" : a_type_name(y)));
   std::vector<backend::Tensor> ts;
   collect(wrt, ts, wrt_span);
+  // A tensor that is no param (nor computed from one) is a constant to
+  // autodiff: the loss cannot depend on it (SPEC §17).
+  bool any_tracked = false;
+  for (const backend::Tensor& t : ts) any_tracked = any_tracked || backend::requires_grad(t);
+  if (!ts.empty() && !any_tracked)
+    fail(wrt_span, "grad: " + vm.describe_tensor(ts[0]) + (ts.size() > 1 ? " and the others of wrt are" : " is") +
+                       " not a param, so autodiff treats " + (ts.size() > 1 ? "them" : "it") +
+                       " as a constant and the loss cannot depend on " + (ts.size() > 1 ? "them" : "it") +
+                       "; make weights with param(...)");
   // Inside a graph the walk traces the backward part, and what follows it
   // (an optimizer's step) is the optimizer part.
   ir::Tracer* tr = ir::Tracer::active();

@@ -47,7 +47,7 @@ TEST_CASE("no_grad restores grad mode even when its function fails") {
   CHECK(script_error(vm, "no_grad(fn() { assert(false) })") == "assertion failed");
   CHECK(nn::backend::grad_enabled());
   vm.run_code("a.nn", "let x = param([1.0])\nlet y = no_grad(fn() { x * 2.0 })");
-  CHECK(to_str(vm.run_code("b.nn", "grad(sum(y), x)")) == "f32[1] [0.0]");
+  CHECK(to_str(vm.run_code("b.nn", "requires_grad(y)")) == "false");
   CHECK(to_str(vm.run_code("c.nn", "no_grad(fn() { 41 + 1 })")) == "42");
 }
 
@@ -62,4 +62,30 @@ TEST_CASE("autodiff diagnostics") {
   CHECK(script_error(vm, "param([1, 2])") ==
         "param needs a float tensor, not i64[2]; convert it first, e.g. astype(x, f32)");
   CHECK(script_error(vm, "no_grad(1)") == "no_grad needs a function to call, not an int");
+}
+
+// SPEC §17: no silent no-ops.
+TEST_CASE("grad of a loss that depends on none of wrt is a diagnostic") {
+  Interpreter vm;
+  vm.run_code("a.nn", "let w = tensor([1.0, 2.0])\nlet p = param([3.0])\nlet m = {l: {w: tensor([1.0])}}");
+  CHECK(script_error(vm, "grad(sum(w * w), w)") ==
+        "grad: `w` (f32[2]) is not a param, so autodiff treats it as a constant and the loss cannot depend on "
+        "it; make weights with param(...)");
+  CHECK(script_error(vm, "grad(sum(w), [m.l.w, w])") ==
+        "grad: `m.l.w` (f32[1]) and the others of wrt are not a param, so autodiff treats them as a constant and "
+        "the loss cannot depend on them; make weights with param(...)");
+  CHECK(script_error(vm, "grad(sum(detach(p) * 2.0), p)") ==
+        "grad: the loss does not depend on the tensor it is differentiated with respect to; was it computed "
+        "without them, under no_grad, or from detach()ed values?");
+  // One unused entry among used ones still gets zeros.
+  CHECK(to_str(vm.run_code("b.nn", "grad(sum(p * 2.0), [p, w])")) == "[f32[1] [2.0], f32[2] [0.0, 0.0]]");
+}
+
+TEST_CASE("grad of a value a graph returned is a diagnostic") {
+  Interpreter vm;
+  vm.run_code("a.nn", "let p = param([3.0])\ngraph f() { sum(p * p) }");
+  CHECK(script_error(vm, "grad(f(), p)") ==
+        "grad: the loss was computed by a graph, and a graph's results carry no autodiff history; call grad (or "
+        "minimize) inside the graph");
+  CHECK(to_str(vm.run_code("b.nn", "graph h() { grad(sum(p * p), p) }\nh()")) == "f32[1] [6.0]");
 }
