@@ -5,9 +5,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "backend/error.h"
 #include "backend/interrupt.h"
@@ -18,27 +15,7 @@
 
 namespace nn::frontend {
 
-namespace {
-
-// A trace and its compile allocate and free tens of MB of graph (nodes,
-// values, their copies); glibc hands large blocks back to the system on
-// free and the next trace faults them in again, page by page, which cost
-// as much as the passes. Freed memory stays in the heap for the next one.
-void keep_freed_memory() {
-#if defined(__GLIBC__)
-  static const bool done = [] {
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);   // larger blocks still come from mmap
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);  // the heap's free top is kept up to this
-    return true;
-  }();
-  (void)done;
-#endif
-}
-
-}  // namespace
-
 Interpreter::Interpreter(InterpreterOptions opts) : opts_(std::move(opts)) {
-  keep_freed_memory();
   if (opts_.threads > 0) backend::set_num_threads(opts_.threads);
   else backend::set_num_threads(backend::num_threads());
   backend::manual_seed(opts_.seed);

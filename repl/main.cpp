@@ -22,6 +22,7 @@
 #include "ir/pass.h"
 #include "ir/plan.h"
 #include "ir/printer.h"
+#include "frontend/heap_tuning.h"
 #include "repl/cli.h"
 #include "repl/profile_report.h"
 #include "repl/repl.h"
@@ -289,6 +290,7 @@ int check_unsupported(const CliOptions& cli) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nn::frontend::keep_freed_memory();
   CliOptions cli;
   try {
     if (auto rc = nn::repl::parse_command_line(argc, argv, cli)) return *rc;
