@@ -15,7 +15,14 @@
 
 namespace nn::frontend {
 
-Interpreter::Interpreter(InterpreterOptions opts) : opts_(std::move(opts)) {
+namespace {
+std::atomic<uint64_t> g_next_interpreter_id{1};
+}  // namespace
+
+Interpreter::Interpreter(InterpreterOptions opts)
+    : id_(g_next_interpreter_id.fetch_add(1, std::memory_order_relaxed)),
+      alive_(std::make_shared<const uint64_t>(id_)),
+      opts_(std::move(opts)) {
   if (opts_.threads > 0) backend::set_num_threads(opts_.threads);
   else backend::set_num_threads(backend::num_threads());
   backend::manual_seed(opts_.seed);
@@ -65,11 +72,14 @@ void Interpreter::track_closure_scope(const EnvPtr& env) {
   }
 }
 
-FunctionPtr Interpreter::make_closure(const FunctionDef* def, const EnvPtr& env) {
+FunctionPtr Interpreter::make_closure(const std::shared_ptr<FunctionDef>& def, const EnvPtr& env) {
+  if (!def->source) def->source = sources_.share(def->span.file);
   auto f = std::make_shared<Function>();
   f->kind = Function::Kind::Closure;
   f->def = def;
   f->env = env;
+  f->owner = id_;
+  f->owner_alive = alive_;
   track_closure_scope(env);
   return f;
 }
@@ -145,9 +155,43 @@ Value Interpreter::run_file(const std::string& path) {
   return run_program(parse(id), globals_);
 }
 
+// Code given as text (eval, -e, REPL lines) is freed once run: its syntax
+// tree at the next top-level run_code (a diagnostic of the last one may
+// still be rendered until then), its text too unless a closure made in it
+// holds it. Code with a graph stays: graph blocks are cached by statement.
 Value Interpreter::run_code(const std::string& name, const std::string& code) {
+  if (code_depth_ == 0) release_finished_code();
   uint32_t id = sources_.add(name, code);
-  return run_program(parse(id), globals_);
+  bool keep = code.find("graph") != std::string::npos;
+  ++code_depth_;
+  std::unique_ptr<Program> prog;
+  auto finish = [&] {
+    --code_depth_;
+    finished_code_.push_back(FinishedCode{std::move(prog), id, keep});
+  };
+  try {
+    prog = parse(id);
+    check_names(*prog, globals_);
+    Value last;
+    exec_stmts(prog->stmts, globals_, &last);
+    finish();
+    return last;
+  } catch (...) {
+    finish();
+    throw;
+  }
+}
+
+void Interpreter::release_finished_code() {
+  for (auto& c : finished_code_) {
+    if (!c.keep) {
+      c.program.reset();
+      sources_.release(c.file);
+    } else if (c.program) {
+      programs_.push_back(std::move(c.program));
+    }
+  }
+  finished_code_.clear();
 }
 
 void Interpreter::check_file(const std::string& path) {
@@ -191,7 +235,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, const EnvPtr& env, Value* las
       return Flow::Normal;
     case StmtKind::FnDecl: {
       auto& d = static_cast<const FnDeclStmt&>(s);
-      env->define(intern(d.def->name), Value(make_closure(d.def.get(), env)));
+      env->define(intern(d.def->name), Value(make_closure(d.def, env)));
       return Flow::Normal;
     }
     case StmtKind::GraphBlock:

@@ -119,7 +119,11 @@ class Interpreter {
   const InterpreterOptions& options() const { return opts_; }
 
   // A closure over `env`, kept track of for cycle breaking.
-  FunctionPtr make_closure(const FunctionDef* def, const EnvPtr& env);
+  FunctionPtr make_closure(const std::shared_ptr<FunctionDef>& def, const EnvPtr& env);
+
+  // A process-unique number naming this interpreter in diagnostics about
+  // values of another one ("interpreter #2").
+  uint64_t id() const { return id_; }
 
   // ---- evaluation (used by the statement and expression code) ----
   enum class Flow : uint8_t { Normal, Break, Continue, Return };
@@ -203,11 +207,25 @@ class Interpreter {
   void check_stack(Span span);
   void check_interrupt(Span span);
 
+  // A closure of another interpreter (alive or destroyed) is refused.
+  [[noreturn]] void refuse_foreign(const Function& f, Span span) const;
+  uint64_t id_;
+  std::shared_ptr<const uint64_t> alive_;  // closures hold it weakly
+
   InterpreterOptions opts_;
   SourceManager sources_;
   EnvPtr prelude_;  // built-ins and the stdlib
   EnvPtr globals_;  // the main module
-  std::vector<std::unique_ptr<Program>> programs_;  // kept alive for closures
+  std::vector<std::unique_ptr<Program>> programs_;  // files and modules: kept
+  // run_code's programs that ended, freed at the next top-level run_code.
+  struct FinishedCode {
+    std::unique_ptr<Program> program;
+    uint32_t file = 0;
+    bool keep = false;
+  };
+  std::vector<FinishedCode> finished_code_;
+  int code_depth_ = 0;  // run_code calls running (a host function may eval)
+  void release_finished_code();
   std::map<std::string, RecordPtr> modules_;        // by canonical path
   std::vector<std::string> loading_;                // import cycle detection
   // Scopes that closures captured. A closure stored in the scope it captures

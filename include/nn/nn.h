@@ -275,6 +275,7 @@ class Interpreter {
 
  private:
   struct Impl;
+  Impl& live() const;  // throws nn::Error on a moved-from interpreter
   std::unique_ptr<Impl> impl_;
 };
 
