@@ -16,9 +16,25 @@ using namespace embed;
 struct Interpreter::Impl {
   Options opts;
   std::unique_ptr<fe::Interpreter> vm;
+  int depth = 0;  // host calls running: a host function may call back in
   // The CPU pool's limit is process-wide: each call sets this interpreter's.
   void enter() const { be::cpu_device()->pool().set_limit(opts.max_memory_bytes); }
+  // One call from the host: the outermost starts the time limit and drops a
+  // stale interrupt request.
+  struct Run {
+    Impl& im;
+    explicit Run(Impl& i) : im(i) {
+      im.enter();
+      if (im.depth++ == 0) im.vm->begin_host_run(im.opts.time_limit);
+    }
+    ~Run() {
+      if (--im.depth == 0) im.vm->end_host_run();
+    }
+    Run(const Run&) = delete;
+    Run& operator=(const Run&) = delete;
+  };
 };
+
 
 // The interpreter of a live nn::Interpreter; a moved-from one is refused.
 Interpreter::Impl& Interpreter::live() const {
@@ -32,6 +48,7 @@ Interpreter::Interpreter(Options options) : impl_(std::make_unique<Impl>()) {
   if (!o.device.empty() && !be::find_device(o.device))
     throw_plain("device `" + o.device + "` is not available: " + be::device_unavailable_reason(o.device));
   if (o.threads < 0) throw_plain("Options::threads cannot be negative");
+  if (!(o.time_limit >= 0)) throw_plain("Options::time_limit cannot be negative");
   fe::InterpreterOptions fo;
   fo.threads = o.threads;
   fo.device = o.device.empty() ? "cpu" : o.device;
@@ -51,15 +68,19 @@ Interpreter& Interpreter::operator=(Interpreter&&) noexcept = default;
 
 const Options& Interpreter::options() const { return live().opts; }
 
+void Interpreter::interrupt() noexcept {
+  if (impl_ && impl_->vm) impl_->vm->interrupt();
+}
+
 Value Interpreter::run_file(const std::string& path) {
   Impl& im = live();
-  im.enter();
+  Impl::Run run(im);
   return guarded(im.vm.get(), [&] { return wrap(im.vm->run_file(path)); });
 }
 
 Value Interpreter::eval(const std::string& code) {
   Impl& im = live();
-  im.enter();
+  Impl::Run run(im);
   return guarded(im.vm.get(), [&] { return wrap(im.vm->run_code("<eval>", code)); });
 }
 
@@ -84,7 +105,7 @@ Value Interpreter::call(const std::string& name, std::vector<Value> args) {
 Value Interpreter::call(const Value& fn, std::vector<Value> args) {
   if (!fn.is_function() && !fn.is_record()) throw_plain("cannot call " + fn.kind_name() + ": it is not a function");
   Impl& im = live();
-  im.enter();
+  Impl::Run run(im);
   std::vector<fe::Value> positional;
   for (auto& a : args) positional.push_back(to_internal(a));
   return guarded(im.vm.get(), [&] { return wrap(im.vm->call(to_internal(fn), std::move(positional))); });

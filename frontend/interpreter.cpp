@@ -127,8 +127,27 @@ std::string source_text(const std::string& path) {
 void request_interrupt() noexcept { backend::request_interrupt(); }
 void clear_interrupt() noexcept { backend::clear_interrupt(); }
 
-void Interpreter::check_interrupt(Span span) {
+void Interpreter::begin_host_run(double time_limit_s) {
+  stop_.store(false, std::memory_order_relaxed);
+  time_limit_s_ = time_limit_s;
+  deadline_on_ = time_limit_s > 0;
+  deadline_tick_ = 0;
+  if (deadline_on_)
+    deadline_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(time_limit_s));
+}
+
+// Ctrl-C (process-wide), the host's interrupt() (this interpreter's), the
+// time limit (read from the clock every 64 statements: it costs ~20 ns).
+void Interpreter::check_stop(Span span) {
   if (backend::take_interrupt()) fail(span, "interrupted");
+  if (stop_.load(std::memory_order_relaxed) && stop_.exchange(false)) fail(span, "interrupted");
+  if (deadline_on_ && (deadline_tick_++ & 63) == 0 && std::chrono::steady_clock::now() >= deadline_) {
+    deadline_on_ = false;  // the host's catch may run more code
+    std::ostringstream limit;
+    limit << time_limit_s_;
+    fail(span, "time limit exceeded: the run took more than " + limit.str() + " s (Options::time_limit)");
+  }
 }
 
 void Interpreter::check_stack(Span span) {

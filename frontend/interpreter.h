@@ -2,6 +2,8 @@
 // the prelude, module globals, loaded modules and the call stack. Every tensor
 // op it evaluates goes through backend::dispatch.
 #pragma once
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/interrupt.h"
 #include "frontend/ast.h"
 #include "frontend/diagnostic.h"
 #include "frontend/environment.h"
@@ -121,6 +124,15 @@ class Interpreter {
   // A closure over `env`, kept track of for cycle breaking.
   FunctionPtr make_closure(const std::shared_ptr<FunctionDef>& def, const EnvPtr& env);
 
+  // Host control (nn::Interpreter::interrupt, Options::time_limit).
+  // interrupt() may be called from any thread: the code running in this
+  // interpreter stops at its next statement with "interrupted".
+  // begin_host_run clears a stale request and starts the time limit
+  // (seconds; 0: none) of a run the host starts; end_host_run ends it.
+  void interrupt() noexcept { stop_.store(true, std::memory_order_relaxed); }
+  void begin_host_run(double time_limit_s);
+  void end_host_run() noexcept { deadline_on_ = false; }
+
   // A process-unique number naming this interpreter in diagnostics about
   // values of another one ("interpreter #2").
   uint64_t id() const { return id_; }
@@ -205,7 +217,16 @@ class Interpreter {
   // guards
   void enter_call(Span call_span);
   void check_stack(Span span);
-  void check_interrupt(Span span);
+  void check_interrupt(Span span) {
+    if (backend::interrupt_requested() || stop_.load(std::memory_order_relaxed) || deadline_on_) [[unlikely]]
+      check_stop(span);
+  }
+  void check_stop(Span span);
+  std::atomic<bool> stop_{false};
+  bool deadline_on_ = false;
+  uint32_t deadline_tick_ = 0;
+  double time_limit_s_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
 
   // A closure of another interpreter (alive or destroyed) is refused.
   [[noreturn]] void refuse_foreign(const Function& f, Span span) const;
