@@ -92,6 +92,7 @@ Value Interpreter::eval_call(const CallExpr& e, const EnvPtr& env) {
 
 Value Interpreter::call(const Value& callee, std::vector<Value> positional,
                         std::vector<std::pair<Symbol, Value>> keywords, Span call_span) {
+  auto scope = run_scope();
   CallArgs call;
   call.positional = std::move(positional);
   call.keywords.reserve(keywords.size());

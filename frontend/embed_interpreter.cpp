@@ -58,6 +58,7 @@ Interpreter::Interpreter(Options options) : impl_(std::make_unique<Impl>()) {
   fo.max_memory_bytes = o.max_memory_bytes;
   fo.args = o.args;
   fo.out = o.out;
+  fo.log = o.out;  // notes where the host reads print()
   impl_->enter();
   impl_->vm = guarded(nullptr, [&] { return std::make_unique<fe::Interpreter>(std::move(fo)); });
 }

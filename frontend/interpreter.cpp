@@ -22,15 +22,17 @@ std::atomic<uint64_t> g_next_interpreter_id{1};
 Interpreter::Interpreter(InterpreterOptions opts)
     : id_(g_next_interpreter_id.fetch_add(1, std::memory_order_relaxed)),
       alive_(std::make_shared<const uint64_t>(id_)),
-      opts_(std::move(opts)) {
+      opts_(std::move(opts)),
+      rng_(opts_.seed) {
+  // Its generator, thread count and device are its own, installed on the
+  // calling thread while it runs (run_scope): interpreters are independent.
   if (opts_.threads > 0) backend::set_num_threads(opts_.threads);
-  else backend::set_num_threads(backend::num_threads());
-  backend::manual_seed(opts_.seed);
-  backend::Device* dev = backend::find_device(opts_.device);
-  if (!dev)
+  threads_ = opts_.threads > 0 ? opts_.threads : backend::num_threads();
+  device_ = backend::find_device(opts_.device);
+  if (!device_)
     throw backend::Error("device `" + opts_.device + "` is not available: " +
                          backend::device_unavailable_reason(opts_.device));
-  backend::set_default_device(dev);
+  auto scope = run_scope();
   if (opts_.max_memory_bytes) backend::cpu_device()->pool().set_limit(opts_.max_memory_bytes);
   if (const char* p = std::getenv("NN_PATH")) {
     std::stringstream ss(p);
@@ -85,6 +87,7 @@ FunctionPtr Interpreter::make_closure(const std::shared_ptr<FunctionDef>& def, c
 }
 
 std::ostream& Interpreter::out() { return opts_.out ? *opts_.out : std::cout; }
+std::ostream& Interpreter::log() { return opts_.log ? *opts_.log : std::cerr; }
 
 std::string Interpreter::render(const ScriptError& e) const {
   std::string s;
@@ -169,6 +172,7 @@ Value Interpreter::run_program(std::unique_ptr<Program> prog, const EnvPtr& glob
 }
 
 Value Interpreter::run_file(const std::string& path) {
+  auto scope = run_scope();
   if (!opts_.allow_files) throw ScriptError(Diagnostic{"file access is not allowed: " + path, {}, {}});
   uint32_t id = sources_.add(path, source_text(path));
   return run_program(parse(id), globals_);
@@ -179,6 +183,7 @@ Value Interpreter::run_file(const std::string& path) {
 // still be rendered until then), its text too unless a closure made in it
 // holds it. Code with a graph stays: graph blocks are cached by statement.
 Value Interpreter::run_code(const std::string& name, const std::string& code) {
+  auto scope = run_scope();
   if (code_depth_ == 0) release_finished_code();
   uint32_t id = sources_.add(name, code);
   bool keep = code.find("graph") != std::string::npos;
@@ -214,6 +219,7 @@ void Interpreter::release_finished_code() {
 }
 
 void Interpreter::check_file(const std::string& path) {
+  auto scope = run_scope();
   uint32_t id = sources_.add(path, source_text(path));
   auto prog = parse(id);
   check_names(*prog, globals_);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend/interrupt.h"
+#include "backend/run_context.h"
 #include "frontend/ast.h"
 #include "frontend/diagnostic.h"
 #include "frontend/environment.h"
@@ -49,6 +50,7 @@ struct InterpreterOptions {
   // ExitRequest to stop the script there.
   std::function<void(const ir::Graph&)> on_compiled;
   std::ostream* out = nullptr;            // print(); null: std::cout
+  std::ostream* log = nullptr;            // notes (graph retraced); null: std::cerr
 };
 
 // Ctrl-C in the REPL: a process-wide request to stop the code that runs.
@@ -102,6 +104,7 @@ class Interpreter {
   std::string render(const ScriptError& e) const;
   SourceManager& sources() { return sources_; }
   std::ostream& out();
+  std::ostream& log();
 
   // Globals of the main module.
   void set_global(const std::string& name, Value v);
@@ -120,6 +123,8 @@ class Interpreter {
   // Conversions shared by built-ins.
   backend::Tensor to_tensor(const Value& v, Span span);
   const InterpreterOptions& options() const { return opts_; }
+  // Where creation ops and host data put tensors while it runs.
+  backend::Device* device() const { return device_; }
 
   // A closure over `env`, kept track of for cycle breaking.
   FunctionPtr make_closure(const std::shared_ptr<FunctionDef>& def, const EnvPtr& env);
@@ -234,6 +239,12 @@ class Interpreter {
   std::shared_ptr<const uint64_t> alive_;  // closures hold it weakly
 
   InterpreterOptions opts_;
+  // This interpreter's backend state, installed by each public entry.
+  backend::Generator rng_;
+  int threads_ = 1;
+  backend::Device* device_ = nullptr;
+  backend::RunScope run_scope() { return backend::RunScope(&rng_, threads_, device_); }
+
   SourceManager sources_;
   EnvPtr prelude_;  // built-ins and the stdlib
   EnvPtr globals_;  // the main module
