@@ -2,10 +2,13 @@
 // code, globals, calls and host functions, every failure an nn::Error.
 #include <nn/nn.h>
 
+#include <filesystem>
+
 #include "backend/device.h"
 #include "backend/ops.h"
 #include "frontend/embed_internal.h"
 #include "frontend/function.h"
+#include "frontend/stdlib_path.h"
 
 namespace nn {
 
@@ -49,6 +52,12 @@ Interpreter::Interpreter(Options options) : impl_(std::make_unique<Impl>()) {
     throw_plain("device `" + o.device + "` is not available: " + be::device_unavailable_reason(o.device));
   if (o.threads < 0) throw_plain("Options::threads cannot be negative");
   if (!(o.time_limit >= 0)) throw_plain("Options::time_limit cannot be negative");
+  // Without the stdlib a host would meet only `unknown name Linear` later.
+  std::error_code ec;
+  const std::string stdlib = fe::stdlib_dir();
+  if (!std::filesystem::is_regular_file(std::filesystem::path(stdlib) / "prelude.nn", ec))
+    throw_plain("the nn stdlib was not found: `" + stdlib +
+                "/prelude.nn` is missing (install nn, or set NN_STDLIB to its share/nn/stdlib folder)");
   fe::InterpreterOptions fo;
   fo.threads = o.threads;
   fo.device = o.device.empty() ? "cpu" : o.device;
