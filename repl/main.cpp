@@ -132,7 +132,7 @@ std::string megabytes(size_t bytes) {
 // --stats: at the end, memory per device and what each graph became.
 void print_stats(const Interpreter& interp) {
   std::vector<nn::backend::Device*> devices{nn::backend::cpu_device()};
-  if (nn::backend::default_device() != devices[0]) devices.push_back(nn::backend::default_device());
+  if (interp.device() != devices[0]) devices.push_back(interp.device());
   for (nn::backend::Device* dev : devices) {
     nn::backend::MemoryStats m = dev->stats();
     std::cerr << "stats: " << dev->name() << " memory peak " << megabytes(m.peak) << ", in use "
