@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "backend/cuda_backend.h"
 #include "backend/device.h"
@@ -28,7 +29,8 @@ class CpuDevice final : public Device {
   void copy(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
 };
 
-int g_threads = 0;
+// The kernel thread count asked for on this thread (OpenMP's is per thread too).
+thread_local int t_threads = 0;
 
 }  // namespace
 
@@ -88,11 +90,12 @@ DeviceScope::~DeviceScope() { t_default = saved_; }
 // 19 ms with both active).
 void set_num_threads(int n) {
   if (n < 1) n = 1;
-  g_threads = n;
+  t_threads = n;
   omp_set_num_threads(n);
-  openblas_set_num_threads(1);
+  static std::once_flag blas_once;  // process-wide: set once, never changed
+  std::call_once(blas_once, [] { openblas_set_num_threads(1); });
 }
 
-int num_threads() { return g_threads ? g_threads : omp_get_max_threads(); }
+int num_threads() { return t_threads ? t_threads : omp_get_max_threads(); }
 
 }  // namespace nn::backend

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "frontend/graph_cache.h"
+#include "frontend/heap_tuning.h"
 #include "frontend/interpreter.h"
 
 namespace {
@@ -137,6 +138,7 @@ Phases medians(const std::vector<Phases>& runs) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nn::frontend::keep_freed_memory();  // as the nn command does
   int reps = 5;
   std::vector<int> sizes = {12, 37, 50, 113};
   for (int i = 1; i + 1 < argc; ++i) {

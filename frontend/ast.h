@@ -162,6 +162,9 @@ struct FunctionDef {
   bool is_graph = false;
   Span span;       // the whole definition
   Span name_span;  // the name (or the `fn` keyword of a lambda)
+  // The source text the spans point into, set when the first closure of it
+  // is made: a closure outliving the program (an eval) keeps its text.
+  mutable std::shared_ptr<const void> source;
 };
 struct LambdaExpr : Expr {
   std::shared_ptr<FunctionDef> def;

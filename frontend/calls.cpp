@@ -108,6 +108,7 @@ Value Interpreter::eval_call(const CallExpr& e, const EnvPtr& env) {
 
 Value Interpreter::call(const Value& callee, std::vector<Value> positional,
                         std::vector<std::pair<Symbol, Value>> keywords, Span call_span) {
+  auto scope = run_scope();
   CallArgs call;
   call.positional = std::move(positional);
   call.keywords.reserve(keywords.size());
@@ -138,7 +139,17 @@ Value Interpreter::call_value(const Value& callee, CallArgs& call) {
   fail(call.call_span, "internal: unknown function kind");
 }
 
+void Interpreter::refuse_foreign(const Function& f, Span span) const {
+  std::string what = f.name().empty() ? std::string("a lambda") : "fn `" + f.name() + "`";
+  std::string owner = "interpreter #" + std::to_string(f.owner);
+  if (f.owner_alive.expired())
+    fail(span, "cannot call " + what + ": it belongs to " + owner + ", which was destroyed");
+  fail(span, "cannot call " + what + " in interpreter #" + std::to_string(id_) + ": it belongs to " + owner +
+                 " (interpreters are independent: call a function through the interpreter that made it)");
+}
+
 Value Interpreter::call_closure(const Function& f, CallArgs& call) {
+  if (f.owner != id_) [[unlikely]] refuse_foreign(f, call.call_span);
   const FunctionDef& def = *f.def;
   const Span call_span = call.call_span;
   CallGuard guard(*this, call_span);

@@ -1,6 +1,6 @@
-// The public embedding API (include/nn/nn.h) over the frontend's interpreter:
-// values and tensors wrap the internal ones; every internal failure becomes
-// an nn::Error carrying the rendered diagnostic.
+// The public embedding API (include/nn/nn.h), its values: errors, tensors,
+// values and host functions' arguments, wrapping the internal ones
+// (embed_interpreter.cpp holds the interpreter).
 #include <cstring>
 #include <new>
 #include <nn/nn.h>
@@ -14,85 +14,11 @@
 #include "frontend/function.h"
 #include "frontend/interpreter.h"
 #include "frontend/value.h"
+#include "frontend/embed_internal.h"
 
 namespace nn {
 
-namespace fe = nn::frontend;
-namespace be = nn::backend;
-
-struct Tensor::Impl {
-  be::Tensor t;
-};
-struct Value::Impl {
-  fe::Value v;
-};
-
-namespace {
-
-be::DType to_backend(DType d) { return be::DType(uint8_t(d)); }
-DType from_backend(be::DType d) { return DType(uint8_t(d)); }
-
-fe::Value to_internal(const Value& v) { return v.impl() ? v.impl()->v : fe::Value(); }
-
-[[noreturn]] void throw_plain(const std::string& message) {
-  throw Error("error: " + message + "\n", message);
-}
-
-std::string plural(size_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
-be::Shape to_shape(const std::vector<int64_t>& shape) {
-  for (int64_t d : shape)
-    if (d < 0) throw_plain("a tensor's shape cannot have a negative dimension");
-  return be::Shape::of(shape);
-}
-
-Error to_error(const fe::Interpreter& vm, fe::ScriptError e) {
-  // A script function the host called was called from no source line.
-  const std::string unknown = ", called at <unknown>";
-  for (auto& d : e.diagnostics())
-    for (auto& note : d.notes)
-      if (note.size() >= unknown.size() && note.compare(note.size() - unknown.size(), unknown.size(), unknown) == 0)
-        note = note.substr(0, note.size() - unknown.size()) + ", called by the host";
-  std::string rendered = vm.render(e);
-  if (rendered.empty()) rendered = std::string("error: ") + e.what() + "\n";
-  if (e.diagnostics().empty()) return Error(rendered, e.what());
-  const fe::Diagnostic& d = e.diagnostics().front();
-  std::string file;
-  int line = 0, col = 0;
-  if (d.span.valid()) {
-    auto& sources = const_cast<fe::Interpreter&>(vm).sources();
-    const fe::SourceFile& f = sources.file(d.span.file);
-    fe::LineCol lc = f.line_col(d.span.begin);
-    file = f.path();
-    line = int(lc.line);
-    col = int(lc.col);
-  }
-  return Error(rendered, d.message, file, line, col);
-}
-
-// Runs f, turning every internal failure into an nn::Error. vm may be null
-// (while the interpreter is being built).
-template <class F> auto guarded(const fe::Interpreter* vm, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const fe::ScriptError& e) {
-    if (vm) throw to_error(*vm, e);
-    throw_plain(e.what());
-  } catch (const fe::ExitRequest& e) {
-    std::string m = "the script called exit(" + std::to_string(e.code) + ")";
-    throw Error("error: " + m + "\n", m, {}, 0, 0, e.code);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::bad_alloc&) {
-    throw_plain("out of memory");
-  } catch (const std::exception& e) {
-    throw_plain(e.what());
-  }
-}
-
-}  // namespace
+using namespace embed;
 
 // ------------------------------------------------------------------ Error
 
@@ -294,9 +220,6 @@ Value Value::field(const std::string& name) const {
 }
 std::string Value::str() const { return impl_ ? fe::to_str(impl_->v) : "none"; }
 
-namespace {
-Value wrap(fe::Value v) { return Value(std::make_shared<const Value::Impl>(Value::Impl{std::move(v)})); }
-}  // namespace
 
 // ------------------------------------------------------------------ Args
 
@@ -372,102 +295,6 @@ std::string Args::str(size_t i) const {
   const Value& v = (*this)[i];
   if (v.is_string()) return v.as_string();
   fail(i, "expected a string, got " + v.kind_name());
-}
-
-// ------------------------------------------------------------------ Interpreter
-
-struct Interpreter::Impl {
-  Options opts;
-  std::unique_ptr<fe::Interpreter> vm;
-  // The CPU pool's limit is process-wide: each call sets this interpreter's.
-  void enter() const { be::cpu_device()->pool().set_limit(opts.max_memory_bytes); }
-};
-
-Interpreter::Interpreter(Options options) : impl_(std::make_unique<Impl>()) {
-  impl_->opts = std::move(options);
-  const Options& o = impl_->opts;
-  if (!o.device.empty() && !be::find_device(o.device))
-    throw_plain("device `" + o.device + "` is not available: " + be::device_unavailable_reason(o.device));
-  if (o.threads < 0) throw_plain("Options::threads cannot be negative");
-  fe::InterpreterOptions fo;
-  fo.threads = o.threads;
-  fo.device = o.device.empty() ? "cpu" : o.device;
-  fo.seed = o.seed;
-  fo.search_paths = o.search_paths;
-  fo.allow_files = o.allow_files;
-  fo.max_memory_bytes = o.max_memory_bytes;
-  fo.args = o.args;
-  fo.out = o.out;
-  impl_->enter();
-  impl_->vm = guarded(nullptr, [&] { return std::make_unique<fe::Interpreter>(std::move(fo)); });
-}
-
-Interpreter::~Interpreter() = default;
-Interpreter::Interpreter(Interpreter&&) noexcept = default;
-Interpreter& Interpreter::operator=(Interpreter&&) noexcept = default;
-
-const Options& Interpreter::options() const { return impl_->opts; }
-
-Value Interpreter::run_file(const std::string& path) {
-  impl_->enter();
-  return guarded(impl_->vm.get(), [&] { return wrap(impl_->vm->run_file(path)); });
-}
-
-Value Interpreter::eval(const std::string& code) {
-  impl_->enter();
-  return guarded(impl_->vm.get(), [&] { return wrap(impl_->vm->run_code("<eval>", code)); });
-}
-
-void Interpreter::set(const std::string& name, Value v) {
-  impl_->vm->set_global(name, to_internal(v));
-}
-
-bool Interpreter::has(const std::string& name) const { return impl_->vm->find_global(name) != nullptr; }
-
-Value Interpreter::get(const std::string& name) const {
-  fe::Value* v = impl_->vm->find_global(name);
-  if (!v) throw_plain("no global named `" + name + "`");
-  return wrap(*v);
-}
-
-Value Interpreter::call(const std::string& name, std::vector<Value> args) {
-  Value f = get(name);
-  if (!f.is_function() && !f.is_record()) throw_plain("`" + name + "` is " + f.kind_name() + ", not a function");
-  return call(f, std::move(args));
-}
-
-Value Interpreter::call(const Value& fn, std::vector<Value> args) {
-  if (!fn.is_function() && !fn.is_record()) throw_plain("cannot call " + fn.kind_name() + ": it is not a function");
-  impl_->enter();
-  std::vector<fe::Value> positional;
-  for (auto& a : args) positional.push_back(to_internal(a));
-  return guarded(impl_->vm.get(), [&] { return wrap(impl_->vm->call(to_internal(fn), std::move(positional))); });
-}
-
-void Interpreter::define(const std::string& name, HostFunction fn) {
-  if (!fn) throw_plain("define(`" + name + "`): an empty function");
-  auto b = std::make_shared<fe::Builtin>();
-  b->name = name;
-  b->variadic = true;
-  b->fn = [name, fn = std::move(fn)](fe::Args& a) -> fe::Value {
-    std::vector<Value> values;
-    for (auto& v : a.rest()) values.push_back(wrap(v));
-    Args args(name, std::move(values), &a);
-    try {
-      return to_internal(fn(std::move(args)));
-    } catch (const fe::ScriptError&) {
-      throw;  // a diagnostic already (Args accessors, nested calls)
-    } catch (const fe::ExitRequest&) {
-      throw;
-    } catch (const Error& e) {
-      fe::fail(a.call_span(), name + ": " + e.message());
-    } catch (const std::exception& e) {
-      fe::fail(a.call_span(), "host function `" + name + "` failed: " + e.what());
-    } catch (...) {
-      fe::fail(a.call_span(), "host function `" + name + "` failed with an unknown exception");
-    }
-  };
-  impl_->vm->define_builtin(std::move(b));
 }
 
 }  // namespace nn

@@ -62,7 +62,7 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
     case ExprKind::Index: return eval_index(static_cast<const IndexExpr&>(e), env);
     case ExprKind::Field: return eval_field(static_cast<const FieldExpr&>(e), env);
     case ExprKind::Lambda: {
-      return Value(make_closure(static_cast<const LambdaExpr&>(e).def.get(), env));
+      return Value(make_closure(static_cast<const LambdaExpr&>(e).def, env));
     }
   }
   fail(e.span, "internal: unknown expression");

@@ -63,10 +63,16 @@ struct Builtin {
 struct Function {
   enum class Kind : uint8_t { Closure, Builtin, Bound };
   Kind kind = Kind::Closure;
-  // Closure: the definition (owned by the interpreter's parsed programs) and
-  // the scope it captured by reference.
-  const FunctionDef* def = nullptr;
+  // Closure: the definition (shared with the parsed program: a closure keeps
+  // its own code, and through it its source text, alive) and the scope it
+  // captured by reference.
+  std::shared_ptr<const FunctionDef> def;
   EnvPtr env;
+  // Closure: the interpreter that made it (Interpreter::id) and whether that
+  // one still lives. Another interpreter refuses to run it: its scope, spans
+  // and graphs belong to the owner.
+  uint64_t owner = 0;
+  std::weak_ptr<const void> owner_alive;
   // Builtin.
   std::shared_ptr<const Builtin> builtin;
   // Bound: `self` becomes the first positional argument of `target`.

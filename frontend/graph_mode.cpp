@@ -182,10 +182,11 @@ static CompiledGraph* find_entry(GraphCache& cache, const Signature& sig) {
 CompiledGraph& Interpreter::add_entry(GraphCache& cache, Signature sig, Span span) {
   bool full = cache.entries.size() >= GraphCache::kCapacity;
   if (!cache.entries.empty() && (full || explain_retrace_)) {
-    std::string note = "note: graph " + cache.name + " retraced at " + sources_.location(span) + ": " +
+    std::string where = span.valid() ? sources_.location(span) : "a call from the host";
+    std::string note = "note: graph " + cache.name + " retraced at " + where + ": " +
                        what_changed(cache.entries.back()->signature, sig);
     if (full) note += " (its " + std::to_string(GraphCache::kCapacity) + " cached signatures are full: the least recently used goes)";
-    std::cerr << note << "\n";
+    log() << note << "\n";
   }
   if (full) cache.entries.erase(cache.entries.begin());
   cache.entries.push_back(std::make_unique<CompiledGraph>());

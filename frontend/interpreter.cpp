@@ -15,15 +15,24 @@
 
 namespace nn::frontend {
 
-Interpreter::Interpreter(InterpreterOptions opts) : opts_(std::move(opts)) {
+namespace {
+std::atomic<uint64_t> g_next_interpreter_id{1};
+}  // namespace
+
+Interpreter::Interpreter(InterpreterOptions opts)
+    : id_(g_next_interpreter_id.fetch_add(1, std::memory_order_relaxed)),
+      alive_(std::make_shared<const uint64_t>(id_)),
+      opts_(std::move(opts)),
+      rng_(opts_.seed) {
+  // Its generator, thread count and device are its own, installed on the
+  // calling thread while it runs (run_scope): interpreters are independent.
   if (opts_.threads > 0) backend::set_num_threads(opts_.threads);
-  else backend::set_num_threads(backend::num_threads());
-  backend::manual_seed(opts_.seed);
-  backend::Device* dev = backend::find_device(opts_.device);
-  if (!dev)
+  threads_ = opts_.threads > 0 ? opts_.threads : backend::num_threads();
+  device_ = backend::find_device(opts_.device);
+  if (!device_)
     throw backend::Error("device `" + opts_.device + "` is not available: " +
                          backend::device_unavailable_reason(opts_.device));
-  backend::set_default_device(dev);
+  auto scope = run_scope();
   if (opts_.max_memory_bytes) backend::cpu_device()->pool().set_limit(opts_.max_memory_bytes);
   if (const char* p = std::getenv("NN_PATH")) {
     std::stringstream ss(p);
@@ -65,16 +74,20 @@ void Interpreter::track_closure_scope(const EnvPtr& env) {
   }
 }
 
-FunctionPtr Interpreter::make_closure(const FunctionDef* def, const EnvPtr& env) {
+FunctionPtr Interpreter::make_closure(const std::shared_ptr<FunctionDef>& def, const EnvPtr& env) {
+  if (!def->source) def->source = sources_.share(def->span.file);
   auto f = std::make_shared<Function>();
   f->kind = Function::Kind::Closure;
   f->def = def;
   f->env = env;
+  f->owner = id_;
+  f->owner_alive = alive_;
   track_closure_scope(env);
   return f;
 }
 
 std::ostream& Interpreter::out() { return opts_.out ? *opts_.out : std::cout; }
+std::ostream& Interpreter::log() { return opts_.log ? *opts_.log : std::cerr; }
 
 std::string Interpreter::render(const ScriptError& e) const {
   std::string s;
@@ -117,8 +130,27 @@ std::string source_text(const std::string& path) {
 void request_interrupt() noexcept { backend::request_interrupt(); }
 void clear_interrupt() noexcept { backend::clear_interrupt(); }
 
-void Interpreter::check_interrupt(Span span) {
+void Interpreter::begin_host_run(double time_limit_s) {
+  stop_.store(false, std::memory_order_relaxed);
+  time_limit_s_ = time_limit_s;
+  deadline_on_ = time_limit_s > 0;
+  deadline_tick_ = 0;
+  if (deadline_on_)
+    deadline_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(time_limit_s));
+}
+
+// Ctrl-C (process-wide), the host's interrupt() (this interpreter's), the
+// time limit (read from the clock every 64 statements: it costs ~20 ns).
+void Interpreter::check_stop(Span span) {
   if (backend::take_interrupt()) fail(span, "interrupted");
+  if (stop_.load(std::memory_order_relaxed) && stop_.exchange(false)) fail(span, "interrupted");
+  if (deadline_on_ && (deadline_tick_++ & 63) == 0 && std::chrono::steady_clock::now() >= deadline_) {
+    deadline_on_ = false;  // the host's catch may run more code
+    std::ostringstream limit;
+    limit << time_limit_s_;
+    fail(span, "time limit exceeded: the run took more than " + limit.str() + " s (Options::time_limit)");
+  }
 }
 
 void Interpreter::check_stack(Span span) {
@@ -140,17 +172,54 @@ Value Interpreter::run_program(std::unique_ptr<Program> prog, const EnvPtr& glob
 }
 
 Value Interpreter::run_file(const std::string& path) {
+  auto scope = run_scope();
   if (!opts_.allow_files) throw ScriptError(Diagnostic{"file access is not allowed: " + path, {}, {}});
   uint32_t id = sources_.add(path, source_text(path));
   return run_program(parse(id), globals_);
 }
 
+// Code given as text (eval, -e, REPL lines) is freed once run: its syntax
+// tree at the next top-level run_code (a diagnostic of the last one may
+// still be rendered until then), its text too unless a closure made in it
+// holds it. Code with a graph stays: graph blocks are cached by statement.
 Value Interpreter::run_code(const std::string& name, const std::string& code) {
+  auto scope = run_scope();
+  if (code_depth_ == 0) release_finished_code();
   uint32_t id = sources_.add(name, code);
-  return run_program(parse(id), globals_);
+  bool keep = code.find("graph") != std::string::npos;
+  ++code_depth_;
+  std::unique_ptr<Program> prog;
+  auto finish = [&] {
+    --code_depth_;
+    finished_code_.push_back(FinishedCode{std::move(prog), id, keep});
+  };
+  try {
+    prog = parse(id);
+    check_names(*prog, globals_);
+    Value last;
+    exec_stmts(prog->stmts, globals_, &last);
+    finish();
+    return last;
+  } catch (...) {
+    finish();
+    throw;
+  }
+}
+
+void Interpreter::release_finished_code() {
+  for (auto& c : finished_code_) {
+    if (!c.keep) {
+      c.program.reset();
+      sources_.release(c.file);
+    } else if (c.program) {
+      programs_.push_back(std::move(c.program));
+    }
+  }
+  finished_code_.clear();
 }
 
 void Interpreter::check_file(const std::string& path) {
+  auto scope = run_scope();
   uint32_t id = sources_.add(path, source_text(path));
   auto prog = parse(id);
   check_names(*prog, globals_);
@@ -191,7 +260,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, const EnvPtr& env, Value* las
       return Flow::Normal;
     case StmtKind::FnDecl: {
       auto& d = static_cast<const FnDeclStmt&>(s);
-      env->define(intern(d.def->name), Value(make_closure(d.def.get(), env)));
+      env->define(intern(d.def->name), Value(make_closure(d.def, env)));
       return Flow::Normal;
     }
     case StmtKind::GraphBlock:

@@ -2,6 +2,8 @@
 // the prelude, module globals, loaded modules and the call stack. Every tensor
 // op it evaluates goes through backend::dispatch.
 #pragma once
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -14,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/interrupt.h"
+#include "backend/run_context.h"
 #include "frontend/ast.h"
 #include "frontend/diagnostic.h"
 #include "frontend/environment.h"
@@ -46,6 +50,7 @@ struct InterpreterOptions {
   // ExitRequest to stop the script there.
   std::function<void(const ir::Graph&)> on_compiled;
   std::ostream* out = nullptr;            // print(); null: std::cout
+  std::ostream* log = nullptr;            // notes (graph retraced); null: std::cerr
 };
 
 // Ctrl-C in the REPL: a process-wide request to stop the code that runs.
@@ -100,6 +105,7 @@ class Interpreter {
   std::string render(const ScriptError& e) const;
   SourceManager& sources() { return sources_; }
   std::ostream& out();
+  std::ostream& log();
 
   // The path by which the main module's globals reach t's memory ("m.w",
   // "opt.m[0]"), or "" (frontend/user_names.cpp): diagnostics name tensors
@@ -125,9 +131,24 @@ class Interpreter {
   // Conversions shared by built-ins.
   backend::Tensor to_tensor(const Value& v, Span span);
   const InterpreterOptions& options() const { return opts_; }
+  // Where creation ops and host data put tensors while it runs.
+  backend::Device* device() const { return device_; }
 
   // A closure over `env`, kept track of for cycle breaking.
-  FunctionPtr make_closure(const FunctionDef* def, const EnvPtr& env);
+  FunctionPtr make_closure(const std::shared_ptr<FunctionDef>& def, const EnvPtr& env);
+
+  // Host control (nn::Interpreter::interrupt, Options::time_limit).
+  // interrupt() may be called from any thread: the code running in this
+  // interpreter stops at its next statement with "interrupted".
+  // begin_host_run clears a stale request and starts the time limit
+  // (seconds; 0: none) of a run the host starts; end_host_run ends it.
+  void interrupt() noexcept { stop_.store(true, std::memory_order_relaxed); }
+  void begin_host_run(double time_limit_s);
+  void end_host_run() noexcept { deadline_on_ = false; }
+
+  // A process-unique number naming this interpreter in diagnostics about
+  // values of another one ("interpreter #2").
+  uint64_t id() const { return id_; }
 
   // ---- evaluation (used by the statement and expression code) ----
   enum class Flow : uint8_t { Normal, Break, Continue, Return };
@@ -211,14 +232,43 @@ class Interpreter {
   // guards
   void enter_call(Span call_span);
   void check_stack(Span span);
-  void check_interrupt(Span span);
+  void check_interrupt(Span span) {
+    if (backend::interrupt_requested() || stop_.load(std::memory_order_relaxed) || deadline_on_) [[unlikely]]
+      check_stop(span);
+  }
+  void check_stop(Span span);
+  std::atomic<bool> stop_{false};
+  bool deadline_on_ = false;
+  uint32_t deadline_tick_ = 0;
+  double time_limit_s_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
+
+  // A closure of another interpreter (alive or destroyed) is refused.
+  [[noreturn]] void refuse_foreign(const Function& f, Span span) const;
+  uint64_t id_;
+  std::shared_ptr<const uint64_t> alive_;  // closures hold it weakly
 
   InterpreterOptions opts_;
+  // This interpreter's backend state, installed by each public entry.
+  backend::Generator rng_;
+  int threads_ = 1;
+  backend::Device* device_ = nullptr;
+  backend::RunScope run_scope() { return backend::RunScope(&rng_, threads_, device_); }
+
   SourceManager sources_;
   EnvPtr prelude_;  // built-ins and the stdlib
   uint32_t prelude_file_ = 0;  // the stdlib's source (backend::library_entry)
   EnvPtr globals_;  // the main module
-  std::vector<std::unique_ptr<Program>> programs_;  // kept alive for closures
+  std::vector<std::unique_ptr<Program>> programs_;  // files and modules: kept
+  // run_code's programs that ended, freed at the next top-level run_code.
+  struct FinishedCode {
+    std::unique_ptr<Program> program;
+    uint32_t file = 0;
+    bool keep = false;
+  };
+  std::vector<FinishedCode> finished_code_;
+  int code_depth_ = 0;  // run_code calls running (a host function may eval)
+  void release_finished_code();
   std::map<std::string, RecordPtr> modules_;        // by canonical path
   std::vector<std::string> loading_;                // import cycle detection
   // Scopes that closures captured. A closure stored in the scope it captures

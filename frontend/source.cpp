@@ -27,11 +27,47 @@ std::string SourceFile::line_text(uint32_t line) const {
   return text_.substr(b, e - b);
 }
 
-SourceManager::SourceManager() { files_.push_back(std::make_unique<SourceFile>("", "")); }
+SourceManager::SourceManager() = default;
 
 uint32_t SourceManager::add(std::string path, std::string text) {
-  files_.push_back(std::make_unique<SourceFile>(std::move(path), std::move(text)));
-  return uint32_t(files_.size() - 1);
+  uint32_t id = next_id_++;
+  auto f = std::make_shared<const SourceFile>(std::move(path), std::move(text));
+  files_[id] = Entry{f, f};
+  return id;
+}
+
+const SourceFile& SourceManager::file(uint32_t id) const {
+  static const SourceFile none("", ""), released("<released>", "");
+  if (id == 0) return none;
+  auto it = files_.find(id);
+  if (it == files_.end()) return released;
+  if (it->second.kept) return *it->second.kept;
+  // Released but shared: a live closure holds it while its diagnostic is made.
+  auto p = it->second.shared.lock();
+  return p ? *p : released;
+}
+
+std::shared_ptr<const SourceFile> SourceManager::share(uint32_t id) const {
+  auto it = files_.find(id);
+  if (it == files_.end()) return nullptr;
+  return it->second.kept ? it->second.kept : it->second.shared.lock();
+}
+
+void SourceManager::release(uint32_t id) {
+  auto it = files_.find(id);
+  if (it == files_.end() || !it->second.kept) return;
+  it->second.kept.reset();
+  if (it->second.shared.expired()) {
+    files_.erase(it);
+    return;
+  }
+  // Forget the files whose last sharer has gone since the last sweep.
+  if (++released_ >= prune_at_) {
+    std::erase_if(files_, [](const auto& e) { return !e.second.kept && e.second.shared.expired(); });
+    released_ = 0;
+    for (auto& [_, e] : files_) released_ += !e.kept;
+    prune_at_ = std::max<size_t>(64, released_ * 2);
+  }
 }
 
 std::string SourceManager::location(const Span& s) const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace nn::frontend {
@@ -44,17 +45,32 @@ class SourceFile {
 constexpr size_t kMaxSourceBytes = size_t(64) << 20;
 bool read_source_file(const std::string& path, std::string& text, std::string& why);
 
-// Owns every source text seen by one interpreter (files, -e code, REPL lines).
+// Holds every source text seen by one interpreter (files, -e code, REPL
+// lines). A text given back with release() (an eval's) lives on only while
+// a closure made from it holds it (share()); ids are never reused.
 class SourceManager {
  public:
   SourceManager();
   uint32_t add(std::string path, std::string text);
-  const SourceFile& file(uint32_t id) const { return *files_.at(id); }
+  // The file of an id; an empty "<released>" file once nothing holds it.
+  const SourceFile& file(uint32_t id) const;
+  // Shared ownership of a file's text (closures keep their code's source).
+  std::shared_ptr<const SourceFile> share(uint32_t id) const;
+  // This manager no longer keeps the file; it stays while shared.
+  void release(uint32_t id);
+  // Files kept (by this manager or by sharers): for tests of eval's memory.
+  size_t size() const { return files_.size(); }
   // "path:line:col" for a span.
   std::string location(const Span& s) const;
 
  private:
-  std::vector<std::unique_ptr<SourceFile>> files_;
+  struct Entry {
+    std::shared_ptr<const SourceFile> kept;  // null once released
+    std::weak_ptr<const SourceFile> shared;
+  };
+  std::unordered_map<uint32_t, Entry> files_;
+  uint32_t next_id_ = 1;
+  size_t released_ = 0, prune_at_ = 64;  // entries kept only by sharers
 };
 
 }  // namespace nn::frontend

@@ -28,30 +28,32 @@ const std::string& Node::name() const {
   return op ? op->name : host ? host->name : none;
 }
 
+// Built in place: a Value or Node moved into the vector costs as much as
+// the fields it has (a trace adds one of each per op).
 ValueId Graph::add_value(const backend::TensorType& type, Role role, std::string name) {
-  Value v;
+  Value& v = values.emplace_back();
   v.type = type;
   v.role = role;
   v.name = std::move(name);
-  values.push_back(std::move(v));
   return ValueId(values.size() - 1);
 }
 
 NodeId Graph::add_node(const backend::OpDef* op, ValueList in, const backend::Attrs& attrs,
                        const backend::OutTypes& types) {
   const NodeId id = NodeId(nodes.size());
-  Node n;
-  n.op = op;
-  n.inputs = std::move(in);
-  n.attrs = attrs;
-  n.outputs.reserve(types.size());
+  ValueList outs;
+  outs.reserve(types.size());
   for (uint32_t i = 0; i < types.size(); ++i) {
     ValueId v = add_value(types[i], Role::intermediate);
     values[v].producer = id;
     values[v].index = i;
-    n.outputs.push_back(v);
+    outs.push_back(v);
   }
-  nodes.push_back(std::move(n));
+  Node& n = nodes.emplace_back();
+  n.op = op;
+  n.inputs = std::move(in);
+  n.attrs = attrs;
+  n.outputs = std::move(outs);
   return id;
 }
 

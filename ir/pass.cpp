@@ -81,7 +81,7 @@ Rewriter::Rewriter(Graph& g) : g_(g), to_(g.values.size()), dropped_(g.nodes.siz
 
 void Rewriter::replace(ValueId from, ValueId to) { to_[from] = to; }
 
-ValueId Rewriter::resolve(ValueId v) {
+ValueId Rewriter::resolve_chain(ValueId v) {
   ValueId r = v;
   while (to_[r] != r) r = to_[r];
   while (to_[v] != r) v = std::exchange(to_[v], r);  // shorten the chain

@@ -53,7 +53,9 @@ class Rewriter {
   void replace(ValueId from, ValueId to);
   void drop(NodeId n) { dropped_[n] = true; }
   bool dropped(NodeId n) const { return dropped_[n]; }
-  ValueId resolve(ValueId v);
+  // What v stands for now; most values stand for themselves, so that test
+  // is inline and the chain walk is not.
+  ValueId resolve(ValueId v) { return to_[v] == v ? v : resolve_chain(v); }
   // A new constant value holding `t` (a folded result).
   ValueId add_constant(const backend::Tensor& t);
   void apply();
@@ -62,6 +64,7 @@ class Rewriter {
   Graph& g_;
   std::vector<ValueId> to_;
   std::vector<bool> dropped_;
+  ValueId resolve_chain(ValueId v);
 };
 
 // Whether a value of role `by` may stand for `result`, a node's output,

@@ -109,7 +109,11 @@ class ValueList {
       release();
       reserve(n);
     }
-    if (n) std::memmove(data(), first, n * sizeof(ValueId));  // an empty vector's data() may be null
+    if (on_heap()) {
+      if (n) std::memmove(heap_, first, n * sizeof(ValueId));  // an empty vector's data() may be null
+    } else {
+      for (size_t i = 0; i < n; ++i) inline_[i] = first[i];  // at most kInline: no call
+    }
     size_ = uint32_t(n);
   }
   // Takes o's ids (its heap array, or a copy of its inline ones); o is left empty.
@@ -118,7 +122,7 @@ class ValueList {
       heap_ = o.heap_;
       capacity_ = o.capacity_;
     } else {
-      std::copy(o.inline_, o.inline_ + o.size_, inline_);
+      std::memcpy(inline_, o.inline_, sizeof inline_);  // all slots: a fixed-size copy, no call
     }
     size_ = o.size_;
     o.capacity_ = kInline;
@@ -126,7 +130,7 @@ class ValueList {
   }
 
   union {
-    ValueId inline_[kInline];
+    ValueId inline_[kInline] = {};  // zeroed: moves copy all the slots
     ValueId* heap_;
   };
   uint32_t size_ = 0;

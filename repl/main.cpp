@@ -22,6 +22,7 @@
 #include "ir/pass.h"
 #include "ir/plan.h"
 #include "ir/printer.h"
+#include "frontend/heap_tuning.h"
 #include "repl/cli.h"
 #include "repl/profile_report.h"
 #include "repl/repl.h"
@@ -131,7 +132,7 @@ std::string megabytes(size_t bytes) {
 // --stats: at the end, memory per device and what each graph became.
 void print_stats(const Interpreter& interp) {
   std::vector<nn::backend::Device*> devices{nn::backend::cpu_device()};
-  if (nn::backend::default_device() != devices[0]) devices.push_back(nn::backend::default_device());
+  if (interp.device() != devices[0]) devices.push_back(interp.device());
   for (nn::backend::Device* dev : devices) {
     nn::backend::MemoryStats m = dev->stats();
     std::cerr << "stats: " << dev->name() << " memory peak " << megabytes(m.peak) << ", in use "
@@ -289,6 +290,7 @@ int check_unsupported(const CliOptions& cli) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nn::frontend::keep_freed_memory();
   CliOptions cli;
   try {
     if (auto rc = nn::repl::parse_command_line(argc, argv, cli)) return *rc;

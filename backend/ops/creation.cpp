@@ -15,28 +15,30 @@
 #include "backend/ops/register.h"
 #include "backend/ops/type_rules.h"
 #include "backend/philox.h"
+#include "backend/run_context.h"
 
 namespace nn::backend {
 
 // ---- the generator ----
-namespace {
-// A fixed default seed (PyTorch's), so that runs without seed() repeat too.
-constexpr uint64_t kDefaultSeed = 67280421310721ull;
-std::atomic<uint64_t> g_seed{kDefaultSeed};
-std::atomic<uint64_t> g_offset{0};
-}  // namespace
-
+// The calling thread's (backend/run_context.h): each interpreter installs its
+// own while it runs. A fixed default seed (PyTorch's), so that runs without
+// seed() repeat too.
 PhiloxDraw philox_reserve(uint64_t n) {
-  return {g_seed.load(std::memory_order_relaxed), g_offset.fetch_add(n, std::memory_order_relaxed)};
+  Generator& g = current_generator();
+  return {g.seed.load(std::memory_order_relaxed), g.offset.fetch_add(n, std::memory_order_relaxed)};
 }
 
 void manual_seed(uint64_t seed) { set_rng_state({seed, 0}); }
 
-RngState rng_state() { return {g_seed.load(std::memory_order_relaxed), g_offset.load(std::memory_order_relaxed)}; }
+RngState rng_state() {
+  Generator& g = current_generator();
+  return {g.seed.load(std::memory_order_relaxed), g.offset.load(std::memory_order_relaxed)};
+}
 
 void set_rng_state(RngState s) {
-  g_seed.store(s.seed, std::memory_order_relaxed);
-  g_offset.store(s.offset, std::memory_order_relaxed);
+  Generator& g = current_generator();
+  g.seed.store(s.seed, std::memory_order_relaxed);
+  g.offset.store(s.offset, std::memory_order_relaxed);
 }
 
 namespace {

@@ -131,9 +131,10 @@ void install_autodiff(Interpreter& vm) {
     auto b = std::make_shared<Builtin>();
     b->name = "value_and_grad(" + a[0].as_function()->name() + ")";
     b->variadic = true;
-    Interpreter* vmp = &a.vm();
-    b->fn = [f, wrt, vmp](Args& call) {
-      Value value = vmp->call(f, call.rest(), {}, call.call_span());
+    // The calling interpreter, not a captured one: the function value may
+    // outlive the interpreter that made it.
+    b->fn = [f, wrt](Args& call) {
+      Value value = call.vm().call(f, call.rest(), {}, call.call_span());
       if (!value.is_tensor())
         fail(call.call_span(), "value_and_grad: the function must return a scalar tensor, not " + a_type_name(value));
       Value grads = grad_of(*vmp, value, call.call_span(), wrt, call.call_span(), call.call_span());

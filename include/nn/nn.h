@@ -231,6 +231,7 @@ struct Options {
   std::vector<std::string> args;          // `args` in scripts
   uint64_t seed = 0;                      // random seed
   std::ostream* out = nullptr;            // where print() writes; null: std::cout
+  double time_limit = 0;                  // seconds a call from the host may run; 0: no limit
 };
 
 // ------------------------------------------------------------------ Interpreter
@@ -273,8 +274,16 @@ class Interpreter {
 
   const Options& options() const;
 
+  // Stops the code this interpreter runs now, from any thread: the running
+  // run_file / eval / call ends with the nn::Error "interrupted" at its next
+  // statement, and the interpreter stays usable. A request made while
+  // nothing runs is dropped when the next call starts. (A host function
+  // that blocks, or one long kernel, ends before the stop is seen.)
+  void interrupt() noexcept;
+
  private:
   struct Impl;
+  Impl& live() const;  // throws nn::Error on a moved-from interpreter
   std::unique_ptr<Impl> impl_;
 };
 

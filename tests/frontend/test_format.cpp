@@ -220,7 +220,7 @@ TEST_CASE("functions") {
   auto closure = [](const FunctionDef* def) {
     auto f = std::make_shared<Function>();
     f->kind = Function::Kind::Closure;
-    f->def = def;
+    f->def = std::shared_ptr<const FunctionDef>(def, [](const FunctionDef*) {});  // a local: not owned
     return FunctionPtr(f);
   };
   CHECK(to_repr(Value(closure(&named))) == "<fn f>");

@@ -1,0 +1,41 @@
+// What an interpreter keeps of the backend's per-run state for itself and
+// installs on the calling thread while it runs (RunScope): its random
+// generator, its kernel thread count and its default device. Two
+// interpreters on two threads then draw, split work and place tensors
+// independently; code outside any scope uses the process's own generator.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "backend/device.h"
+
+namespace nn::backend {
+
+// A counter-based Philox stream: draws reserve offsets (philox_reserve).
+struct Generator {
+  static constexpr uint64_t kDefaultSeed = 67280421310721ull;  // PyTorch's
+  explicit Generator(uint64_t s = kDefaultSeed) : seed(s) {}
+  std::atomic<uint64_t> seed;
+  std::atomic<uint64_t> offset{0};
+};
+
+// The generator random ops on this thread draw from.
+Generator& current_generator();
+
+// Installs a generator, a kernel thread count (OpenMP's, which is per thread;
+// 0 keeps the caller's) and a default device on this thread; the destructor
+// puts back what was there.
+class RunScope {
+ public:
+  RunScope(Generator* g, int threads, Device* device);
+  ~RunScope();
+  RunScope(const RunScope&) = delete;
+  RunScope& operator=(const RunScope&) = delete;
+
+ private:
+  Generator* saved_generator_;
+  int saved_threads_ = 0;  // 0: not changed
+  DeviceScope device_;
+};
+
+}  // namespace nn::backend
