@@ -137,7 +137,7 @@ void install_autodiff(Interpreter& vm) {
       Value value = call.vm().call(f, call.rest(), {}, call.call_span());
       if (!value.is_tensor())
         fail(call.call_span(), "value_and_grad: the function must return a scalar tensor, not " + a_type_name(value));
-      Value grads = grad_of(*vmp, value, call.call_span(), wrt, call.call_span(), call.call_span());
+      Value grads = grad_of(call.vm(), value, call.call_span(), wrt, call.call_span(), call.call_span());
       return Value(make_tuple({value, grads}));
     };
     auto fn = std::make_shared<Function>();
