@@ -52,11 +52,14 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
 // ---- softmax and losses (ops/nn_softmax.cpp) ----
 Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
+// What a loss gives: the mean of its per-example (or per-element) losses,
+// their sum, or the losses themselves (PyTorch's `reduction`).
+enum class Reduction { mean, sum, none };
 // logits [N, C]; labels are integer class ids [N] or probabilities [N, C].
-// The mean over the batch. An id outside [0, C) is an Error.
-Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels);
-// logp [N, C] (log-probabilities), ids [N]: -mean(logp[i, ids[i]]).
-Tensor nll_loss(const Tensor& logp, const Tensor& ids);
+// Per example: -log softmax(logits)[label]. An id outside [0, C) is an Error.
+Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r = Reduction::mean);
+// logp [N, C] (log-probabilities), ids [N]: per example -logp[i, ids[i]].
+Tensor nll_loss(const Tensor& logp, const Tensor& ids, Reduction r = Reduction::mean);
 // ids of any shape -> f32[..., n] of zeros and ones; not differentiable.
 Tensor one_hot(const Tensor& ids, int64_t n);
 // Fraction of rows whose argmax equals the label (ids [N], or the argmax of
@@ -69,10 +72,12 @@ Tensor embedding(const Tensor& ids, const Tensor& table);
 // Inverted dropout: keeps each value with probability 1 - p and scales it by
 // 1/(1 - p). p in [0, 1); p = 0 or training = false give x itself.
 Tensor dropout(const Tensor& x, double p, bool training = true);
-// Means over all elements; pred and target have the same shape.
-Tensor mse_loss(const Tensor& pred, const Tensor& target);
-Tensor l1_loss(const Tensor& pred, const Tensor& target);
+// Per element; pred and target have the same shape.
+Tensor mse_loss(const Tensor& pred, const Tensor& target, Reduction r = Reduction::mean);
+Tensor l1_loss(const Tensor& pred, const Tensor& target, Reduction r = Reduction::mean);
 // Stable: max(x, 0) - x*y + log1p(exp(-|x|)).
-Tensor bce_with_logits(const Tensor& logits, const Tensor& targets);
+Tensor bce_with_logits(const Tensor& logits, const Tensor& targets, Reduction r = Reduction::mean);
+// The losses as `r` asks: their mean, their sum, or themselves.
+Tensor reduce_losses(const Tensor& losses, Reduction r);
 
 }  // namespace nn::backend

@@ -38,9 +38,17 @@ Value Interpreter::update_in_place(const Value& old, BinOp op, const Value& v, S
   backend::Tensor target = old.as_tensor();
   // A tensor computed from params keeps the op call that made it for grad();
   // overwriting it would make that history lie.
-  if (target.impl()->grad_fn && backend::grad_enabled())
-    fail(span, std::string("`") + binop_symbol(op) + "=` would overwrite " + target.type().str() +
-                   ", which autodiff is tracking; write `x = x " + binop_symbol(op) + " v`");
+  if (target.impl()->grad_fn && backend::grad_enabled()) {
+    // Most often a running total of losses: `x = x + v` would keep every
+    // step's autodiff history alive, so the number is what to add.
+    Diagnostic d{std::string("`") + binop_symbol(op) + "=` would overwrite " + target.type().str() +
+                     ", which autodiff is tracking",
+                 span, {}};
+    d.notes.push_back(std::string("help: to keep only the value, write `x ") + binop_symbol(op) +
+                      "= item(v)` (a number) or use detach(v); `x = x " + binop_symbol(op) +
+                      " v` makes a new tensor that keeps autodiff's history of every step");
+    throw ScriptError(std::move(d));
+  }
   // The update itself is never part of a gradient (an optimizer step on a param).
   backend::NoGradGuard no_grad;
   note_op_loc(span);

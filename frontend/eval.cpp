@@ -2,6 +2,7 @@
 // and lambdas. Operators are in operators.cpp, calls in calls.cpp.
 #include "backend/error.h"
 #include "backend/ops.h"
+#include "frontend/habits.h"
 #include "frontend/host_data.h"
 #include "frontend/index_items.h"
 #include "frontend/interpreter.h"
@@ -87,7 +88,8 @@ Value Interpreter::eval_name(const NameExpr& e, const EnvPtr& env) {
     for (Symbol n : s->names) known.push_back(symbol_name(n));
   std::string hint = closest_name(e.name, known);
   Diagnostic d{"unknown name `" + e.name + "`", e.span, {}};
-  if (!hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
+  if (std::string habit = habit_hint(e.name); !habit.empty()) d.notes.push_back(habit);
+  else if (!hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
   throw ScriptError(std::move(d));
 }
 
@@ -177,10 +179,12 @@ std::optional<int64_t> slice_bound(Interpreter& vm, const ExprPtr& e, const EnvP
 }
 }  // namespace
 
-std::vector<backend::IndexItem> eval_index_items(Interpreter& vm, const IndexExpr& e, const EnvPtr& env) {
-  std::vector<backend::IndexItem> items;
+std::vector<IndexArg> eval_index_args(Interpreter& vm, const IndexExpr& e, const EnvPtr& env) {
+  std::vector<IndexArg> args;
   for (auto& it : e.items) {
-    backend::IndexItem item;
+    IndexArg arg;
+    arg.span = it.span;
+    backend::IndexItem& item = arg.item;
     if (it.is_slice) {
       item.kind = backend::IndexItem::slice;
       item.start = slice_bound(vm, it.start, env);
@@ -190,11 +194,31 @@ std::vector<backend::IndexItem> eval_index_items(Interpreter& vm, const IndexExp
       Value v = vm.eval(*it.index, env);
       item.kind = backend::IndexItem::index;
       if (v.is_int()) item.i = v.as_int();
+      else if (v.is_none()) arg.kind = IndexArg::new_axis;
       else if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().ndim() == 0)
         item.i = v.as_tensor().item_int();
-      else fail(it.span, "an index must be an int or a slice, not " + a_type_name(v));
+      else if (v.is_tensor() && is_integral(v.as_tensor().dtype())) {
+        arg.kind = IndexArg::tensor;
+        arg.ids = v.as_tensor();
+      } else if (v.is_tensor()) {
+        fail(it.span, "an index tensor must be an integer tensor, got " + v.as_tensor().type().str() +
+                          "; convert it with astype(ids, i64)");
+      } else {
+        fail(it.span, "an index must be an int, a slice, none or an integer tensor, not " + a_type_name(v));
+      }
     }
-    items.push_back(item);
+    args.push_back(std::move(arg));
+  }
+  return args;
+}
+
+std::vector<backend::IndexItem> eval_index_items(Interpreter& vm, const IndexExpr& e, const EnvPtr& env) {
+  std::vector<backend::IndexItem> items;
+  for (IndexArg& arg : eval_index_args(vm, e, env)) {
+    if (arg.kind != IndexArg::basic)
+      fail(arg.span, std::string("assigning by index takes ints and slices, not ") +
+                         (arg.kind == IndexArg::new_axis ? "none" : "an integer tensor"));
+    items.push_back(arg.item);
   }
   return items;
 }
@@ -202,22 +226,10 @@ std::vector<backend::IndexItem> eval_index_items(Interpreter& vm, const IndexExp
 Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
   Value target = eval(*e.target, env);
   if (target.is_tensor()) {
-    // One integer tensor of ids picks rows: x[ids].
-    if (e.items.size() == 1 && !e.items[0].is_slice) {
-      Value iv = eval(*e.items[0].index, env);
-      if (iv.is_tensor() && iv.as_tensor().ndim() > 0) {
-        note_op_loc(e.span);
-        try {
-          return Value(backend::take(target.as_tensor(), iv.as_tensor()));
-        } catch (const backend::Error& ex) {
-          fail(e.span, ex.what());
-        }
-      }
-    }
-    std::vector<backend::IndexItem> items = eval_index_items(*this, e, env);
+    std::vector<IndexArg> args = eval_index_args(*this, e, env);
     note_op_loc(e.span);
     try {
-      return Value(backend::index(target.as_tensor(), items));
+      return Value(index_tensor(target.as_tensor(), args));
     } catch (const backend::Error& ex) {
       fail(e.span, ex.what());
     }
@@ -229,13 +241,13 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
   if (e.items.size() != 1) fail(e.span, a_type_name(target) + " takes one index");
   int64_t size = seq ? int64_t(seq->size())
                  : target.is_str() ? int64_t(target.as_str().size())
-                                   : std::max<int64_t>(0, target.as_range().hi - target.as_range().lo);
+                                   : target.as_range().size();
   auto& it = e.items[0];
   if (!it.is_slice) {
     int64_t i = list_index(eval(*it.index, env), size, it.span);
     if (seq) return (*seq)[size_t(i)];
     if (target.is_str()) return Value(std::string(1, target.as_str()[size_t(i)]));
-    return Value(target.as_range().lo + i);
+    return Value(target.as_range().at(i));
   }
   // Python slice semantics on host sequences.
   auto lo = slice_bound(*this, it.start, env), hi = slice_bound(*this, it.stop, env),
@@ -253,7 +265,7 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
   for (int64_t i = a; step > 0 ? i < b : i > b; i += step) {
     if (seq) out.push_back((*seq)[size_t(i)]);
     else if (target.is_str()) sout += target.as_str()[size_t(i)];
-    else out.push_back(Value(target.as_range().lo + i));
+    else out.push_back(Value(target.as_range().at(i)));
   }
   if (target.is_str()) return Value(sout);
   if (target.is_tuple()) return Value(make_tuple(std::move(out)));
@@ -308,7 +320,9 @@ Value Interpreter::field_of(const Value& target, Symbol name, Span span, const E
     if (!hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
     throw ScriptError(std::move(d));
   }
-  fail(span, a_type_name(target) + " has no attribute `" + n + "`, and no function `" + n + "` is in scope");
+  Diagnostic d{a_type_name(target) + " has no attribute `" + n + "`, and no function `" + n + "` is in scope", span, {}};
+  if (std::string habit = habit_hint(n); !habit.empty()) d.notes.push_back(habit);
+  throw ScriptError(std::move(d));
 }
 
 }  // namespace nn::frontend

@@ -305,7 +305,9 @@ class ValuePrinter {
       case Value::Kind::Record: return record(*v.as_record());
       case Value::Kind::Range: {
         RangeValue r = v.as_range();
-        return std::to_string(r.lo) + ".." + std::to_string(r.hi);
+        std::string s = std::to_string(r.lo) + ".." + std::to_string(r.hi);
+        return r.step == 1 ? s : "range(" + std::to_string(r.lo) + ", " + std::to_string(r.hi) + ", " +
+                                     std::to_string(r.step) + ")";
       }
       case Value::Kind::Function: return v.as_function() ? function_repr(*v.as_function()) : "<fn>";
       case Value::Kind::DType: return std::string(backend::dtype_name(v.as_dtype()));

@@ -327,8 +327,8 @@ struct ForCursor {
     switch (seq.kind()) {
       case Value::Kind::Range: {
         auto r = seq.as_range();
-        if (r.lo + i >= r.hi) return std::nullopt;
-        return Value(r.lo + i++);
+        if (i >= r.size()) return std::nullopt;
+        return Value(r.at(i++));
       }
       case Value::Kind::List: {
         auto& items = seq.as_list()->items;  // re-read each step: the body may append

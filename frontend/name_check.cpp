@@ -9,6 +9,7 @@
 // known, since the body runs later, when they exist (mutual recursion).
 #include <unordered_set>
 
+#include "frontend/habits.h"
 #include "frontend/interpreter.h"
 
 namespace nn::frontend {
@@ -99,6 +100,7 @@ class NameChecker {
   }
 
   void unknown(const std::string& name, Span span) {
+    if (std::string habit = habit_hint(name); !habit.empty()) return error(span, "unknown name `" + name + "`", habit);
     std::string hint = closest_name(name, visible_names());
     error(span, "unknown name `" + name + "`", hint.empty() ? "" : "help: did you mean `" + hint + "`?");
   }

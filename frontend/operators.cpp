@@ -71,7 +71,10 @@ bool host_equal(const Value& a, const Value& b) {
     case Value::Kind::Str: return a.as_str() == b.as_str();
     case Value::Kind::List: return seq_equal(a.as_list()->items, b.as_list()->items);
     case Value::Kind::Tuple: return seq_equal(a.as_tuple()->items, b.as_tuple()->items);
-    case Value::Kind::Range: return a.as_range().lo == b.as_range().lo && a.as_range().hi == b.as_range().hi;
+    case Value::Kind::Range: {
+      const RangeValue x = a.as_range(), y = b.as_range();
+      return x.lo == y.lo && x.hi == y.hi && x.step == y.step;
+    }
     case Value::Kind::DType: return a.as_dtype() == b.as_dtype();
     case Value::Kind::Device: return a.as_device() == b.as_device();
     case Value::Kind::Record: {

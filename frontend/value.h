@@ -30,8 +30,14 @@ using IteratorPtr = std::shared_ptr<Iterator>;
 using StrPtr = std::shared_ptr<const std::string>;
 
 struct NoneValue {};
+// lo, lo + step, ... up to hi (excluded), as Python's range; step != 0.
 struct RangeValue {
-  int64_t lo = 0, hi = 0;
+  int64_t lo = 0, hi = 0, step = 1;
+  int64_t size() const {
+    if (step > 0) return hi > lo ? (hi - lo + step - 1) / step : 0;
+    return lo > hi ? (lo - hi - step - 1) / -step : 0;
+  }
+  int64_t at(int64_t i) const { return lo + i * step; }
 };
 struct DeviceValue {
   backend::Device* device = nullptr;

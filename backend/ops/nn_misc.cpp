@@ -46,25 +46,34 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   return where(keep, mul(xf, host_number(1.0 / (1.0 - p))), scalar(0.0, xf.dtype()));
 }
 
-Tensor mse_loss(const Tensor& pred, const Tensor& target) {
+Tensor reduce_losses(const Tensor& losses, Reduction r) {
+  switch (r) {
+    case Reduction::mean: return mean(losses);
+    case Reduction::sum: return sum(losses);
+    case Reduction::none: return losses;
+  }
+  return losses;
+}
+
+Tensor mse_loss(const Tensor& pred, const Tensor& target, Reduction r) {
   check_same_shape("mse_loss", "pred", pred, "target", target);
   Tensor d = sub(pred, target);
-  return mean(mul(d, d));
+  return reduce_losses(mul(d, d), r);
 }
 
-Tensor l1_loss(const Tensor& pred, const Tensor& target) {
+Tensor l1_loss(const Tensor& pred, const Tensor& target, Reduction r) {
   check_same_shape("l1_loss", "pred", pred, "target", target);
-  return mean(abs(sub(pred, target)));
+  return reduce_losses(abs(sub(pred, target)), r);
 }
 
-Tensor bce_with_logits(const Tensor& logits, const Tensor& targets) {
+Tensor bce_with_logits(const Tensor& logits, const Tensor& targets, Reduction r) {
   check_same_shape("bce_with_logits", "logits", logits, "targets", targets);
   Tensor x = as_float(logits);
   // max(x, 0) - x y + log1p(exp(-|x|)) is softplus(x) - x y, and softplus
   // computes exactly max(x, 0) + log1p(exp(-|x|)). Written with softplus, the
   // gradient is sigmoid(x) - y everywhere; spelled out with relu and abs it
   // would lose the 1/2 at x = 0 (both have derivative 0 there).
-  return mean(sub(softplus(x), mul(x, targets)));
+  return reduce_losses(sub(softplus(x), mul(x, targets)), r);
 }
 
 }  // namespace nn::backend

@@ -324,15 +324,27 @@ Tensor log_softmax(const Tensor& x, int64_t axis) {
   return softmax_call(d, x, axis);
 }
 
-Tensor softmax_cross_entropy(const Tensor& logits_in, const Tensor& labels_in) {
+Tensor softmax_cross_entropy(const Tensor& logits_in, const Tensor& labels_in, Reduction r) {
   static const OpDef& d = op(OpId::softmax_cross_entropy);
   Tensor logits = as_float(logits_in), labels = labels_in;
   // Probabilities compute in the logits' dtype (a cast the trace shows).
   if (!is_integral(labels.dtype()) && labels.dtype() != DType::boolean) labels = astype(labels, logits.dtype());
   // One unbatched example: logits [C] with a 0-d id or [C] probabilities, as in PyTorch.
   const int label_ndim = is_integral(labels.dtype()) ? 0 : 1;
-  if (logits.ndim() == 1 && labels.ndim() == label_ndim) return call(d, {unsqueeze(logits, 0), unsqueeze(labels, 0)});
-  return call(d, {logits, labels});
+  const bool unbatched = logits.ndim() == 1 && labels.ndim() == label_ndim;
+  if (unbatched) {
+    logits = unsqueeze(logits, 0);
+    labels = unsqueeze(labels, 0);
+  }
+  if (r == Reduction::mean) return call(d, {logits, labels});  // the fused op and its backward
+  // The per-example losses: the fused op checks the operands first.
+  call(d, {logits, labels});
+  Tensor logp = log_softmax(logits, -1);
+  Tensor target = is_integral(labels.dtype())
+                      ? astype(one_hot(labels, logits.shape()[logits.ndim() - 1]), logp.dtype())
+                      : labels;
+  Tensor losses = neg(sum(mul(logp, target), std::vector<int64_t>{-1}));
+  return reduce_losses(unbatched ? reshape(losses, {}) : losses, r);
 }
 
 Tensor one_hot(const Tensor& ids, int64_t n) {
@@ -340,7 +352,7 @@ Tensor one_hot(const Tensor& ids, int64_t n) {
   return call(d, {ids}, Attrs{{"n", n}});
 }
 
-Tensor nll_loss(const Tensor& logp_in, const Tensor& ids) {
+Tensor nll_loss(const Tensor& logp_in, const Tensor& ids, Reduction r) {
   Tensor logp = as_float(logp_in);
   if (logp.ndim() != 2) throw Error("nll_loss: log-probabilities must be 2-d [N, C], got " + logp.type().str());
   if (!is_integral(ids.dtype()) || ids.ndim() != 1 || ids.shape()[0] != logp.shape()[0])
@@ -348,8 +360,10 @@ Tensor nll_loss(const Tensor& logp_in, const Tensor& ids) {
                 ": class ids need an integer tensor of shape [" + std::to_string(logp.shape()[0]) + "]");
   // -mean_i logp[i, ids[i]], as a masked sum so that it needs no gather op.
   Tensor mask = renaming_errors("one_hot: id", "nll_loss: label", [&] { return one_hot(ids, logp.shape()[1]); });
-  Tensor picked = sum(mul(logp, astype(mask, logp.dtype())));
-  return neg(div(picked, scalar(double(logp.shape()[0]), DType::f64, /*weak=*/true)));
+  Tensor picked = mul(logp, astype(mask, logp.dtype()));
+  if (r == Reduction::none) return neg(sum(picked, std::vector<int64_t>{1}));
+  Tensor total = neg(sum(picked));
+  return r == Reduction::sum ? total : div(total, scalar(double(logp.shape()[0]), DType::f64, /*weak=*/true));
 }
 
 Tensor accuracy(const Tensor& logits, const Tensor& labels) {

@@ -2,6 +2,7 @@
 // linspace, eye, the random ones and seed.
 #include "backend/ops.h"
 #include "frontend/builtins/builtins.h"
+#include "frontend/format.h"
 #include "frontend/interpreter.h"
 
 namespace nn::frontend::builtins {
@@ -21,6 +22,24 @@ DType natural_dtype(const Value& v) {
   if (v.is_tensor()) return v.as_tensor().dtype();
   return DType::f32;
 }
+
+// The dtype of zeros/ones/rand/randn(shape, dtype): `randn(64, 8)`, the
+// PyTorch habit, gives the shape as separate ints.
+DType dtype_after_shape(Args& a, const char* fn) {
+  if (a[0].is_int() && a[1].is_int())
+    a.fail(1, std::string(fn) + " takes the shape as one list: " + fn + "([" + to_str(a[0]) + ", " + to_str(a[1]) + "])");
+  return a.dtype(1);
+}
+
+// rand_like/randn_like(x, dtype=none): x's shape, dtype and device.
+template <backend::Tensor (*Draw)(const backend::Shape&, DType)>
+Value draw_like(Args& a) {
+  backend::Tensor x = a.tensor(0);
+  backend::DeviceScope on(x.device());
+  const DType d = dtype_or(a, 1, x.dtype());
+  if (!backend::is_floating(d)) a.fail(0, "random values like " + x.type().str() + " need a float dtype; pass dtype=f32");
+  return Value(Draw(x.shape(), d));
+}
 }  // namespace
 
 void install_creation(Interpreter& vm) {
@@ -33,8 +52,12 @@ void install_creation(Interpreter& vm) {
     r.set_weak(false);
     return Value(r);
   });
-  def(vm, "zeros", "shape, dtype=f32", [](Args& a) { return Value(backend::zeros(a.shape(0), a.dtype(1))); });
-  def(vm, "ones", "shape, dtype=f32", [](Args& a) { return Value(backend::ones(a.shape(0), a.dtype(1))); });
+  def(vm, "zeros", "shape, dtype=f32", [](Args& a) {
+    return Value(backend::zeros(a.shape(0), dtype_after_shape(a, "zeros")));
+  });
+  def(vm, "ones", "shape, dtype=f32", [](Args& a) {
+    return Value(backend::ones(a.shape(0), dtype_after_shape(a, "ones")));
+  });
   def(vm, "full", "shape, v, dtype=none", [](Args& a) {
     return Value(backend::full(a.shape(0), a.number(1), dtype_or(a, 2, natural_dtype(a[1]))));
   });
@@ -69,8 +92,14 @@ void install_creation(Interpreter& vm) {
     if (n < 0) a.fail(0, "eye needs n >= 0, got " + std::to_string(n));
     return Value(backend::eye(n, a.dtype(1)));
   });
-  def(vm, "rand", "shape, dtype=f32", [](Args& a) { return Value(backend::rand(a.shape(0), a.dtype(1))); });
-  def(vm, "randn", "shape, dtype=f32", [](Args& a) { return Value(backend::randn(a.shape(0), a.dtype(1))); });
+  def(vm, "rand", "shape, dtype=f32", [](Args& a) {
+    return Value(backend::rand(a.shape(0), dtype_after_shape(a, "rand")));
+  });
+  def(vm, "rand_like", "x, dtype=none", draw_like<backend::rand>);
+  def(vm, "randn", "shape, dtype=f32", [](Args& a) {
+    return Value(backend::randn(a.shape(0), dtype_after_shape(a, "randn")));
+  });
+  def(vm, "randn_like", "x, dtype=none", draw_like<backend::randn>);
   def(vm, "randint", "lo, hi, shape, dtype=i64", [](Args& a) {
     int64_t lo = a.integer(0), hi = a.integer(1);
     if (hi <= lo) a.fail(1, "randint needs lo < hi, got " + std::to_string(lo) + " and " + std::to_string(hi));

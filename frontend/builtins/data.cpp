@@ -123,8 +123,8 @@ struct ProgressIterator : Iterator {
   std::optional<Value> item() {
     switch (seq.kind()) {
       case Value::Kind::Range:
-        if (seq.as_range().lo + i >= seq.as_range().hi) return std::nullopt;
-        return Value(seq.as_range().lo + i);
+        if (i >= seq.as_range().size()) return std::nullopt;
+        return Value(seq.as_range().at(i));
       case Value::Kind::List:
         if (size_t(i) >= seq.as_list()->items.size()) return std::nullopt;
         return seq.as_list()->items[size_t(i)];
@@ -224,7 +224,7 @@ void install_data(Interpreter& vm) {
     std::optional<int64_t> total;
     switch (v.kind()) {
       case Value::Kind::Range:
-        total = std::max<int64_t>(0, v.as_range().hi - v.as_range().lo);
+        total = v.as_range().size();
         break;
       case Value::Kind::List:
         total = int64_t(v.as_list()->items.size());

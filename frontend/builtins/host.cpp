@@ -10,6 +10,16 @@
 
 namespace nn::frontend::builtins {
 
+namespace {
+// float(x) and int(x) give host numbers; PyTorch's t.float() and t.long()
+// (method sugar makes them these calls) change a tensor's dtype instead.
+void not_a_cast(Args& a, const char* fn, const char* dtype) {
+  if (a[0].is_tensor() && a[0].as_tensor().numel() != 1)
+    a.fail(0, std::string(fn) + "() gives a host number from a number or a one-element tensor, not from " +
+                  a[0].as_tensor().type().str() + "; to change a tensor's dtype write astype(x, " + dtype + ")");
+}
+}  // namespace
+
 void install_host(Interpreter& vm) {
   def(vm, "print", "*values", [](Args& a) {
     // Inside a graph, print the values of every run: a host call node.
@@ -49,7 +59,7 @@ void install_host(Interpreter& vm) {
       case Value::Kind::List: return Value(int64_t(v.as_list()->items.size()));
       case Value::Kind::Tuple: return Value(int64_t(v.as_tuple()->items.size()));
       case Value::Kind::Record: return Value(int64_t(v.as_record()->fields.size()));
-      case Value::Kind::Range: return Value(std::max<int64_t>(0, v.as_range().hi - v.as_range().lo));
+      case Value::Kind::Range: return Value(v.as_range().size());
       case Value::Kind::Tensor:
         if (v.as_tensor().ndim() == 0) a.fail(0, "len() of a 0-d tensor");
         return Value(v.as_tensor().shape()[0]);
@@ -59,9 +69,29 @@ void install_host(Interpreter& vm) {
       default: a.fail(0, "len() of " + a_type_name(v));
     }
   });
-  def(vm, "range", "a, b=none", [](Args& a) {
-    if (a[1].is_none()) return Value(RangeValue{0, a.integer(0)});
-    return Value(RangeValue{a.integer(0), a.integer(1)});
+  // Python's range: range(n), range(a, b), range(a, b, step).
+  def(vm, "range", "a, b=none, step=1", [](Args& a) {
+    const int64_t step = a.integer(2);
+    if (step == 0) a.fail(2, "range step cannot be zero");
+    if (a[1].is_none()) return Value(RangeValue{0, a.integer(0), step});
+    return Value(RangeValue{a.integer(0), a.integer(1), step});
+  });
+  // A new list of the items of a list, tuple, range or string, last first.
+  def(vm, "reversed", "xs", [](Args& a) {
+    const Value& v = a[0];
+    auto out = make_list();
+    if (v.is_list() || v.is_tuple()) {
+      const auto& items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;
+      out->items.assign(items.rbegin(), items.rend());
+    } else if (v.is_range()) {
+      const RangeValue r = v.as_range();
+      for (int64_t i = r.size(); i-- > 0;) out->items.push_back(Value(r.at(i)));
+    } else if (v.is_str()) {
+      for (auto it = v.as_str().rbegin(); it != v.as_str().rend(); ++it) out->items.push_back(Value(std::string(1, *it)));
+    } else {
+      a.fail(0, "reversed() needs a list, tuple, range or string, not " + a_type_name(v));
+    }
+    return Value(out);
   });
   def(vm, "time", "", [](Args&) {
     using namespace std::chrono;
@@ -126,6 +156,7 @@ void install_host(Interpreter& vm) {
   });
   def(vm, "int", "x", [](Args& a) {
     const Value& v = a[0];
+    not_a_cast(a, "int", "i64");
     if (v.is_float()) return Value(int64_t(v.as_float()));
     if (v.is_str()) {
       try {
@@ -140,6 +171,7 @@ void install_host(Interpreter& vm) {
   });
   def(vm, "float", "x", [](Args& a) {
     const Value& v = a[0];
+    not_a_cast(a, "float", "f32");
     if (v.is_str()) {
       try {
         size_t used = 0;

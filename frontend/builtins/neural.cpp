@@ -21,6 +21,15 @@ Pair pair_arg(Args& a, size_t i) {
 
 Tensor tensor_or_none(Args& a, size_t i) { return a[i].is_none() ? Tensor() : a.tensor(i); }
 
+// A loss's `reduction`, as PyTorch spells it.
+backend::Reduction reduction(Args& a, size_t i) {
+  const std::string& r = a.str(i);
+  if (r == "mean") return backend::Reduction::mean;
+  if (r == "sum") return backend::Reduction::sum;
+  if (r == "none") return backend::Reduction::none;
+  a.fail(i, "reduction must be \"mean\", \"sum\" or \"none\", not \"" + r + "\"");
+}
+
 // Pools: (x, k, stride=none, padding=0); stride none means the window.
 template <Tensor (*Pool)(const Tensor&, Pair, std::optional<Pair>, Pair)>
 Value pool(Args& a) {
@@ -56,21 +65,22 @@ void install_neural(Interpreter& vm) {
   def(vm, "embedding", "ids, table", [](Args& a) { return Value(backend::embedding(a.tensor(0), a.tensor(1))); });
   def(vm, "one_hot", "ids, n", [](Args& a) { return Value(backend::one_hot(a.tensor(0), a.integer(1))); });
 
-  using Loss = Tensor (*)(const Tensor&, const Tensor&);
+  using Loss = Tensor (*)(const Tensor&, const Tensor&, backend::Reduction);
   const std::pair<const char*, Loss> losses[] = {
       {"softmax_cross_entropy", backend::softmax_cross_entropy},
       {"nll_loss", backend::nll_loss},
       {"mse_loss", backend::mse_loss},
       {"l1_loss", backend::l1_loss},
       {"bce_with_logits", backend::bce_with_logits},
-      {"accuracy", backend::accuracy},
   };
-  const char* params[] = {"logits, labels", "logp, labels", "pred, target", "pred, target", "logits, targets",
-                          "logits, labels"};
+  const char* params[] = {"logits, labels, reduction=\"mean\"", "logp, labels, reduction=\"mean\"",
+                          "pred, target, reduction=\"mean\"", "pred, target, reduction=\"mean\"",
+                          "logits, targets, reduction=\"mean\""};
   for (size_t i = 0; i < std::size(losses); ++i) {
     Loss fn = losses[i].second;
-    def(vm, losses[i].first, params[i], [fn](Args& a) { return Value(fn(a.tensor(0), a.tensor(1))); });
+    def(vm, losses[i].first, params[i], [fn](Args& a) { return Value(fn(a.tensor(0), a.tensor(1), reduction(a, 2))); });
   }
+  def(vm, "accuracy", "logits, labels", [](Args& a) { return Value(backend::accuracy(a.tensor(0), a.tensor(1))); });
 }
 
 }  // namespace nn::frontend::builtins
