@@ -32,6 +32,8 @@ TEST_CASE("PyTorch habits get a message naming what nn calls the thing") {
         "`+=` would overwrite f32[], which autodiff is tracking\n"
         "help: to keep only the value, write `x += item(v)` (a number) or use detach(v); `x = x + v` makes a new "
         "tensor that keeps autodiff's history of every step");
+  // An optimizer given a model takes its params.
+  CHECK(run(vm, "let m = Linear(2, 1)\nlen(adam(m).params) + len(sgd(m, 0.1).params)") == "4");
   // A typo still gets its guess.
   CHECK(script_error_notes(vm, "concta([x])") == "unknown name `concta`\nhelp: did you mean `concat`?");
 }
