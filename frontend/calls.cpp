@@ -2,7 +2,6 @@
 // frontend/bind_args), the call stack in diagnostics, the guards against
 // runaway recursion, and the conversions of built-ins' arguments.
 #include <cstdlib>
-#include <filesystem>
 
 #include "backend/autograd.h"
 #include "backend/error.h"
@@ -199,15 +198,14 @@ Value Interpreter::call_closure(const Function& f, CallArgs& call) {
 }
 
 // An error inside the stdlib, reached from a script's call: reported at
-// the script's line, which the user can change, with the stdlib's line as a
-// note (its frames inside the stdlib dropped).
+// the script's line, which the user can change, with the stdlib's function as a
+// note (its frames inside the stdlib dropped: their lines change with
+// the stdlib and mean little to the script).
 void Interpreter::point_at_script(ScriptError& e, const FunctionDef& def, Span call_span) {
   Diagnostic& d = e.first();
   const SourceFile& lib = sources_.file(prelude_file_);
   std::erase_if(d.notes, [&](const std::string& n) { return n.find(lib.path()) != std::string::npos; });
-  const std::string base = std::filesystem::path(lib.path()).filename().string();
-  d.notes.push_back("inside the stdlib's fn " + (def.name.empty() ? std::string("<lambda>") : def.name) + " (" + base +
-                    ":" + std::to_string(lib.line_col(d.span.begin).line) + ")");
+  d.notes.push_back("inside the stdlib's fn " + (def.name.empty() ? std::string("<lambda>") : def.name));
   d.span = call_span;
 }
 
