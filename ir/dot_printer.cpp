@@ -73,7 +73,7 @@ class DotWriter {
                               (opt_.raw ? " (before optimization)" : "");
     out_ += "digraph " + quoted(title) + " {\n";
     out_ += "  graph [label=" + quoted(title) +
-            ", labelloc=t, fontname=\"Helvetica\", fontsize=14, rankdir=TB];\n";
+            ", labelloc=t, fontname=\"Helvetica\", fontsize=14, rankdir=TB, newrank=true];\n";
     out_ += "  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=\"rounded,filled\", "
             "fillcolor=\"#ffffff\"];\n";
     out_ += "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\"];\n";

@@ -107,6 +107,32 @@ GraphPtr parse(const std::string& dot_text, const std::string& what) {
   return g;
 }
 
+// Lays out g with the dot engine; false when it gave up. With clusters and
+// without newrank its ranking can fail ("trouble in init_rank") and still
+// return 0, and freeing that half-made layout frees memory twice (an
+// abort): such a graph is left unfreed on purpose, a small leak on a path
+// that newrank=true keeps rare.
+bool lay_out(GVC_t* gvc, GraphPtr& g) {
+  const size_t before = captured().size();
+  const int rc = gvLayout(gvc, g.get(), "dot");
+  if (rc == 0 && captured().find("trouble", before) == std::string::npos) return true;
+  if (rc == 0) (void)g.release();
+  return false;
+}
+
+// The same picture without its clusters (plain subgraphs draw no box and
+// constrain no ranking), titled to say so.
+std::string without_clusters(std::string dot) {
+  for (size_t at = 0; (at = dot.find("subgraph cluster", at)) != std::string::npos;) dot.replace(at, 16, "subgraph group");
+  const std::string title = "graph [label=\"";
+  if (size_t at = dot.find(title); at != std::string::npos) {
+    const size_t end = dot.find('"', at + title.size());
+    if (end != std::string::npos)
+      dot.insert(end, " (drawn without its boxes: Graphviz could not lay them out)");
+  }
+  return dot;
+}
+
 std::string extension_of(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   const size_t dot = path.find_last_of('.');
@@ -137,7 +163,7 @@ void render_dot(const std::string& dot_text, const std::string& path) {
   GraphvizSession session;
   GVC_t* gvc = context();
   GraphPtr g = parse(dot_text, "the picture of `" + path + "`");
-  if (gvLayout(gvc, g.get(), "dot") != 0)
+  if (!lay_out(gvc, g) && (g = parse(without_clusters(dot_text), "the picture of `" + path + "`"), !lay_out(gvc, g)))
     throw Error("dot: cannot lay out the picture of `" + path + "`" + GraphvizSession::messages() +
                 "; if Graphviz lists no `dot` layout, its plugins are not registered (run `dot -c` as root)");
   // The layout is freed before the graph closes, whatever happens below.

@@ -8,7 +8,9 @@
 namespace nn::ir {
 
 // Writes `dot_text` to `path` by its extension: .dot as is; .svg, .png, .pdf
-// laid out with Graphviz's dot engine and rendered. Throws backend::Error for
+// laid out with Graphviz's dot engine and rendered; when the layout of its
+// clusters fails, drawn without them, with a title that says so. Throws
+// backend::Error for
 // another extension, a path that cannot be written, or text Graphviz cannot
 // read or lay out.
 void render_dot(const std::string& dot_text, const std::string& path);
