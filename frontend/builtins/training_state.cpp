@@ -131,6 +131,9 @@ Value load_state(Args& a) {
 
 void install_training_state(Interpreter& vm) {
   def(vm, "state", "x", [](Args& a) {
+    const Value& x = a[0];
+    if (!x.is_record() && !x.is_list() && !x.is_tuple())
+      a.fail(0, "state needs a record or list (a model, an optimizer, a nest of them), not " + a_type_name(x));
     RecordPtr r = make_record();
     for (auto& [name, t] : state_entries(a[0])) r->fields.emplace_back(intern(name), Value(t));
     return Value(r);
