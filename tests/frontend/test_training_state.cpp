@@ -52,6 +52,7 @@ TEST_CASE("state: dotted names in field order, each tensor once, functions and h
   // A cycle ends; a tensor alone is not a state.
   vm.run_code("t.nn", "let r = {a: [1.0]}\nr.me = r\n");
   CHECK(names_of_state(vm, "r") == "[\"a\"]");
+  vm.run_code("t.nn", "r.me = none\n");  // a cycle of records is never freed
   CHECK(script_error(vm, "state(zeros([2]))") ==
         "state needs a record or list (a model, an optimizer, a nest of them), not a tensor f32[2]");
 }
