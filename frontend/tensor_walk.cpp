@@ -85,6 +85,15 @@ std::string ValuePath::str() const {
   return s;
 }
 
+std::string ValuePath::dotted() const {
+  std::string s(root_);
+  for (const Step& step : steps_) {
+    if (!s.empty()) s += '.';
+    s += step.field ? symbol_name(step.field) : std::to_string(step.index);
+  }
+  return s;
+}
+
 Walk for_each_tensor(const Value& v, std::string_view root, Reach reach, const TensorVisitor& visit,
                      std::unordered_set<const void*>* opened) {
   ValuePath path(root);

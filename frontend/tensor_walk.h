@@ -27,7 +27,8 @@ enum class Reach : uint8_t {
 class ValuePath {
  public:
   explicit ValuePath(std::string_view root) : root_(root) {}
-  std::string str() const;  // "xs[1]", "opt.m[0]"
+  std::string str() const;     // "xs[1]", "opt.m[0]"
+  std::string dotted() const;  // "xs.1", "opt.m.0": the names of state() and checkpoints
   void push_index(size_t i) { steps_.push_back({0, i}); }
   void push_field(Symbol f) { steps_.push_back({f, 0}); }
   void pop() { steps_.pop_back(); }

@@ -24,6 +24,7 @@ void install_autodiff(Interpreter& vm);  // param grad value_and_grad detach no_
 void install_neural(Interpreter& vm);  // neural.cpp: conv, pooling, norms, softmax, losses
 void install_data(Interpreter& vm);   // data.cpp: load_digits split batches progress
 void install_files(Interpreter& vm);
+void install_training_state(Interpreter& vm);  // training_state.cpp: state load_state rng_state set_rng_state
 void install_graphs(Interpreter& vm);  // graphs.cpp: ir graph_stats dot  // files.cpp: load_npy save_npy load_idx load_csv save load
 }  // namespace builtins
 

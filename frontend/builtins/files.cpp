@@ -1,6 +1,7 @@
 // Built-ins that read and write files (SPEC §8): load_npy save_npy load_idx
 // load_csv, and the checkpoints save/load (safetensors; a record's nesting
-// becomes dotted names and back, its host values ride in the metadata). Each
+// becomes dotted names and back, its host values ride in the metadata; the
+// tensors are state()'s, training_state.cpp). Each
 // checks allow_files first; the format code lives in *_format.cpp beside
 // this file.
 #include <cmath>
@@ -55,22 +56,38 @@ constexpr const char* kValuesKey = "nn.values";
 struct Flat {
   safetensors::Contents contents;
   Json values = Json::object();
+  // Each tensor is written once, under its first name (state()'s rule); a
+  // later place holding it is {"same": first name}, so load shares it again.
+  std::map<const void*, std::string> written;
 };
 
 void flatten(Args& a, const Value& v, const std::string& name, Flat& out) {
   auto child = [&](const std::string& part) { return name.empty() ? part : name + "." + part; };
   switch (v.kind()) {
-    case Value::Kind::Tensor:
-      out.contents.tensors.emplace_back(name, v.as_tensor());
-      out.values[name] = Json::object();
+    case Value::Kind::Tensor: {
+      auto [it, first] = out.written.emplace(v.as_tensor().impl(), name);
+      if (first) {
+        out.contents.tensors.emplace_back(name, v.as_tensor());
+        out.values[name] = Json::object();
+      } else {
+        out.values[name] = Json{{"same", it->second}};
+      }
       return;
+    }
     case Value::Kind::Record:
       for (auto& [field, value] : v.as_record()->fields) flatten(a, value, child(symbol_name(field)), out);
       return;
     case Value::Kind::List:
     case Value::Kind::Tuple: {
       const auto& items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;
-      for (size_t i = 0; i < items.size(); ++i) flatten(a, items[i], child(std::to_string(i)), out);
+      for (size_t i = 0; i < items.size(); ++i) {
+        // A function in a list (`relu` in a Sequential) keeps its place, so
+        // the items after it keep their indices: load gives none there.
+        if (items[i].is_function())
+          out.values[child(std::to_string(i))] = Json{{"function", true}};
+        else
+          flatten(a, items[i], child(std::to_string(i)), out);
+      }
       return;
     }
     // A layer's `call` and other functions are code, not state: the script
@@ -148,6 +165,7 @@ std::vector<std::pair<std::string, Value>> leaves(const std::string& path, safet
   for (size_t i = 0; i < c.tensors.size(); ++i) tensor_at[c.tensors[i].first] = i;
   std::vector<bool> used(c.tensors.size(), false);
   std::vector<std::pair<std::string, Value>> out;
+  std::map<std::string, Value> tensor_named;  // for {"same": name}
   for (auto& [key, text] : c.metadata) {
     if (key != kValuesKey) continue;
     Json values = Json::parse(text, nullptr, false);
@@ -164,7 +182,14 @@ std::vector<std::pair<std::string, Value>> leaves(const std::string& path, safet
                                             "`, which the file does not hold");
         used[it->second] = true;
         out.emplace_back(name, Value(on_default_device(c.tensors[it->second].second)));
-      } else if (v.is_null())
+        tensor_named[name] = out.back().second;
+      } else if (v.is_object() && v.size() == 1 && v.contains("same") && v["same"].is_string()) {
+        auto it = tensor_named.find(v["same"].get<std::string>());
+        if (it == tensor_named.end()) bad();
+        out.emplace_back(name, it->second);
+      } else if (v.is_object() && v.size() == 1 && v.contains("function"))
+        out.emplace_back(name, Value());
+      else if (v.is_null())
         out.emplace_back(name, Value());
       else if (v.is_boolean())
         out.emplace_back(name, Value(v.get<bool>()));

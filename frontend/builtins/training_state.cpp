@@ -1,0 +1,161 @@
+// Built-ins for the whole state of a training run (SPEC §17): state(x), the
+// flat record of every tensor of a model, optimizer or any nest of them;
+// load_state(x, src), which copies a checkpoint into those tensors in place;
+// rng_state() and set_rng_state(s), the random generator's position, so that
+// a resumed run repeats an uninterrupted one bit for bit.
+#include "frontend/builtins/training_state.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "backend/autograd.h"
+#include "backend/ops.h"
+#include "frontend/builtins/builtins.h"
+#include "frontend/builtins/file_io.h"
+#include "frontend/builtins/safetensors_format.h"
+#include "frontend/interpreter.h"
+#include "frontend/tensor_walk.h"
+
+namespace nn::frontend::builtins {
+
+std::vector<std::pair<std::string, backend::Tensor>> state_entries(const Value& v) {
+  std::vector<std::pair<std::string, backend::Tensor>> out;
+  std::unordered_set<const void*> seen_tensors, opened;
+  TensorVisitor visit;
+  visit.tensor = [&](const backend::Tensor& t, const ValuePath& path) {
+    if (seen_tensors.insert(t.impl()).second) out.emplace_back(path.dotted(), t);
+    return Walk::go_on;
+  };
+  for_each_tensor(v, "", Reach::sequences_and_records, visit, &opened);
+  return out;
+}
+
+namespace {
+
+using Entries = std::vector<std::pair<std::string, backend::Tensor>>;
+
+// Inside a graph these would act once, at trace time, and not on replays.
+void refuse_in_graph(Args& a, const char* name) {
+  if (ir::Tracer::active())
+    fail(a.call_span(), std::string(name) + " cannot run inside a compiled graph (it would act only while the graph is traced); "
+                                  "call it outside the graph function");
+}
+
+// load_state's source: a checkpoint file's tensors under their names, or a
+// record's (flat from state() or load(), or nested like a model) by state().
+Entries source_entries(Args& a) {
+  const Value& src = a[1];
+  if (src.is_str()) {
+    const std::string& path = src.as_str();
+    std::string denied = fileio::access_denied(a.vm().options().allow_files, path, false);
+    if (!denied.empty()) a.fail(1, denied);
+    return safetensors::read(path).tensors;
+  }
+  if (!src.is_record() && !src.is_list() && !src.is_tuple())
+    a.fail(1, "load_state reads from a checkpoint path or a record of tensors, not " + a_type_name(src));
+  return state_entries(src);
+}
+
+// "`a`, `b` and 3 more": a long list stays readable.
+std::string name_list(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 8;
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < kShown; ++i) s += (i ? ", `" : "`") + names[i] + "`";
+  if (names.size() > kShown) s += " and " + std::to_string(names.size() - kShown) + " more";
+  return s;
+}
+
+Value string_list(const std::vector<std::string>& names) {
+  auto l = make_list();
+  for (const std::string& n : names) l->items.push_back(Value(n));
+  return Value(l);
+}
+
+Value load_state(Args& a) {
+  refuse_in_graph(a, "load_state");
+  const Value& x = a[0];
+  if (!x.is_record() && !x.is_list() && !x.is_tuple())
+    a.fail(0, "load_state copies into the tensors of a record or list (a model, an optimizer), not " +
+                  a_type_name(x));
+  bool strict = a.boolean(2);
+  Entries target = state_entries(x);
+  Entries source = source_entries(a);
+  std::unordered_map<std::string, const backend::Tensor*> by_name;
+  for (auto& [name, t] : source) by_name.emplace(name, &t);
+
+  // Everything is compared before anything is copied: a refused checkpoint
+  // leaves the model as it was.
+  std::vector<std::string> missing, unexpected, mismatched;
+  std::vector<std::pair<backend::Tensor, const backend::Tensor*>> copies;
+  std::unordered_set<std::string> wanted;
+  for (auto& [name, t] : target) {
+    wanted.insert(name);
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      missing.push_back(name);
+      continue;
+    }
+    const backend::Tensor& s = *it->second;
+    if (s.shape() != t.shape() || s.dtype() != t.dtype())
+      mismatched.push_back("`" + name + "` is " + t.type().str() + " here and " + s.type().str() + " in the source");
+    else
+      copies.emplace_back(t, it->second);
+  }
+  for (auto& [name, t] : source)
+    if (!wanted.count(name)) unexpected.push_back(name);
+
+  if (!mismatched.empty() || (strict && (!missing.empty() || !unexpected.empty()))) {
+    std::string msg = "load_state: the source does not fit";
+    if (!missing.empty()) msg += "; missing " + name_list(missing);
+    if (!unexpected.empty()) msg += "; unexpected " + name_list(unexpected);
+    for (const std::string& m : mismatched) msg += "; " + m;
+    if (mismatched.empty()) msg += " (strict=false loads the names both have and returns the others)";
+    a.fail(1, msg);
+  }
+  // In place: every optimizer and compiled graph holding these tensors sees
+  // the new values. The copy is not part of any gradient.
+  backend::NoGradGuard no_grad;
+  for (auto& [t, s] : copies) {
+    backend::Tensor dst = t;
+    const backend::Tensor src = s->device() == dst.device() ? *s : backend::to_device(*s, dst.device());
+    if (!dst.same(src)) backend::index_assign(dst, {}, src);
+  }
+  if (strict) return Value();
+  RecordPtr r = make_record();
+  r->set(intern("missing"), string_list(missing));
+  r->set(intern("unexpected"), string_list(unexpected));
+  return Value(r);
+}
+
+}  // namespace
+
+void install_training_state(Interpreter& vm) {
+  def(vm, "state", "x", [](Args& a) {
+    const Value& x = a[0];
+    if (!x.is_record() && !x.is_list() && !x.is_tuple())
+      a.fail(0, "state needs a record or list (a model, an optimizer, a nest of them), not " + a_type_name(x));
+    RecordPtr r = make_record();
+    for (auto& [name, t] : state_entries(a[0])) r->fields.emplace_back(intern(name), Value(t));
+    return Value(r);
+  });
+  def(vm, "load_state", "x, src, strict=true", load_state);
+  // The generator as an i64[2] tensor [seed, position]: a checkpoint holds it
+  // like any other tensor.
+  def(vm, "rng_state", "", [](Args& a) {
+    refuse_in_graph(a, "rng_state");
+    backend::RngState s = backend::rng_state();
+    return Value(backend::from_ints({int64_t(s.seed), int64_t(s.offset)}, backend::Shape{2}, backend::DType::i64));
+  });
+  def(vm, "set_rng_state", "s", [](Args& a) {
+    refuse_in_graph(a, "set_rng_state");
+    backend::Tensor s = a.tensor(0);
+    if (s.dtype() != backend::DType::i64 || s.shape() != backend::Shape{2})
+      a.fail(0, "set_rng_state needs the i64[2] tensor that rng_state() gives, not " + s.type().str());
+    backend::Tensor host = fileio::on_cpu(s);
+    const int64_t* v = host.data<int64_t>();
+    backend::set_rng_state({uint64_t(v[0]), uint64_t(v[1])});
+    return Value();
+  });
+}
+
+}  // namespace nn::frontend::builtins

@@ -1,0 +1,1 @@
+err_load_state_in_graph.nn
