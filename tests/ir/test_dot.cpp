@@ -102,7 +102,7 @@ std::filesystem::path scratch_dir() {
 
 TEST_CASE("dot: golden text of a tiny graph") {
   const std::string golden = R"(digraph "tiny" {
-  graph [label="tiny", labelloc=t, fontname="Helvetica", fontsize=14, rankdir=TB];
+  graph [label="tiny", labelloc=t, fontname="Helvetica", fontsize=14, rankdir=TB, newrank=true];
   node [fontname="Helvetica", fontsize=10, shape=box, style="rounded,filled", fillcolor="#ffffff"];
   edge [fontname="Helvetica", fontsize=8, color="#555555"];
   v0 [label="input a\nf32[2, 3]\n%0", shape=invhouse, style=filled, fillcolor="#f3f3f3"];
