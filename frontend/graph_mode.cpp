@@ -179,12 +179,12 @@ static CompiledGraph* find_entry(GraphCache& cache, const Signature& sig) {
   return nullptr;
 }
 
-CompiledGraph& Interpreter::add_entry(GraphCache& cache, Signature sig, Span span) {
+CompiledGraph& Interpreter::add_entry(GraphCache& cache, Signature sig, Span span, const std::string& why) {
   bool full = cache.entries.size() >= GraphCache::kCapacity;
-  if (!cache.entries.empty() && (full || explain_retrace_)) {
+  if ((!cache.entries.empty() || !why.empty()) && (full || explain_retrace_)) {
     std::string where = span.valid() ? sources_.location(span) : "a call from the host";
     std::string note = "note: graph " + cache.name + " retraced at " + where + ": " +
-                       what_changed(cache.entries.back()->signature, sig);
+                       (why.empty() ? what_changed(cache.entries.back()->signature, sig) : why);
     if (full) note += " (its " + std::to_string(GraphCache::kCapacity) + " cached signatures are full: the least recently used goes)";
     log() << note << "\n";
   }
@@ -258,16 +258,18 @@ void Interpreter::start_trace(ir::Tracer& tr) {
 // so that a retrace note comes before anything the trace prints, and taken
 // out again when the trace fails; else the signature is the graph's inputs
 // and the entry is added after the trace.
-CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span, Env* scope,
-                                              const std::function<TracedBody(ir::Tracer&)>& body) {
-  CompiledGraph* cg = sig ? &add_entry(cache, std::move(*sig), span) : nullptr;
+CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span,
+                                              const GuardScope& scope,
+                                              const std::function<TracedBody(ir::Tracer&)>& body,
+                                              const std::string& why) {
+  CompiledGraph* cg = sig ? &add_entry(cache, std::move(*sig), span, why) : nullptr;
   auto t0 = std::chrono::steady_clock::now();
   ir::Tracer tr(cache.name);
   start_trace(tr);
   TracedBody traced;
   try {
     traced = body(tr);
-    check_escapes(tr, scope, traced.assigns, span);
+    check_escapes(tr, scope.env, traced.assigns, span);
   } catch (...) {
     if (cg) cache.entries.pop_back();  // no half-made graph in the cache
     throw;
@@ -276,8 +278,9 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   if (!cg) {
     Signature made;
     for (ir::ValueId v : g.inputs) made.push_back({g.values[v].name, true, g.values[v].type, {}});
-    cg = &add_entry(cache, std::move(made), span);
+    cg = &add_entry(cache, std::move(made), span, why);
   }
+  cg->guards = CaptureGuards::build(g, scope);
   cg->result = std::move(traced.result);
   cg->assigns = std::move(traced.assigns);
   cg->trace_ms = ms_since(t0);
@@ -293,9 +296,21 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
   std::vector<backend::Tensor> inputs;
   for (size_t i = 0; i < args.size(); ++i) flatten(args[i], def.params[i].name, sig, inputs);
 
+  // A compiled entry whose captured tensors were rebound is traced again,
+  // in its place.
+  GuardScope scope{{}, args, f.env.get(), prelude_.get()};
   CompiledGraph* cg = find_entry(cache, sig);
-  if (!cg)
-    cg = &trace_and_compile(cache, std::move(sig), call_span, f.env.get(), [&](ir::Tracer& tr) {
+  std::string stale;
+  if (cg && !cg->guards.hold(scope)) {
+    stale = cg->guards.why_not(scope);
+    cache.entries.pop_back();
+    cg = nullptr;
+  }
+  std::vector<std::string> arg_names;
+  if (!cg) {
+    for (const auto& p : def.params) arg_names.push_back(p.name);
+    scope.arg_names = arg_names;
+    cg = &trace_and_compile(cache, std::move(sig), call_span, scope, [&](ir::Tracer& tr) {
       TracedBody traced;
       auto env = std::make_shared<Env>(f.env);
       for (size_t i = 0; i < args.size(); ++i) {
@@ -308,7 +323,8 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
       exec_stmts(def.body->stmts, env, &traced.result);
       traced.outputs = result_tensors(traced.result);
       return traced;
-    });
+    }, stale);
+  }
   std::vector<backend::Tensor> outs;
   if (opts_.check_graphs) {
     outs = check_against_eager(*cg, inputs, [&] {
@@ -372,6 +388,15 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
       cg = find_entry(cache, cache.entries[i]->signature);
       break;
     }
+  // A compiled entry whose captured tensors were rebound is traced again,
+  // in its place.
+  const GuardScope scope{{}, {}, env.get(), prelude_.get()};
+  std::string stale;
+  if (cg && !cg->guards.hold(scope)) {
+    stale = cg->guards.why_not(scope);
+    cache.entries.pop_back();
+    cg = nullptr;
+  }
   if (!cg) {
     std::unordered_map<const backend::TensorImpl*, std::string> names;
     std::unordered_map<std::string, backend::Tensor> before;
@@ -381,7 +406,7 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
       before.emplace(symbol_name(sym), v->as_tensor());
       restore.saved.emplace_back(v, *v);
     }
-    cg = &trace_and_compile(cache, std::nullopt, s.span, env.get(), [&](ir::Tracer& tr) {
+    cg = &trace_and_compile(cache, std::nullopt, s.span, scope, [&](ir::Tracer& tr) {
       tr.input_name = [&](const backend::Tensor& t) {
         auto it = names.find(t.impl());
         return it == names.end() ? std::string() : it->second;
@@ -394,7 +419,7 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
           traced.assigns.push_back(sym);
         }
       return traced;
-    });
+    }, stale);
     inputs.clear();
     for (const SignatureItem& item : cg->signature) inputs.push_back(before.at(item.name));
   }

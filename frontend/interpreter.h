@@ -201,7 +201,9 @@ class Interpreter {
   Value call_graph(const Function& f, std::vector<Value>& args, Span call_span);
   Flow exec_graph_block(const GraphBlockStmt& s, const EnvPtr& env);
   std::shared_ptr<GraphCache> new_graph_cache(std::string name);
-  CompiledGraph& add_entry(GraphCache& cache, Signature sig, Span span);
+  // `why`: the reason for a retrace that the signature does not show (a
+  // capture guard that failed).
+  CompiledGraph& add_entry(GraphCache& cache, Signature sig, Span span, const std::string& why = {});
   void start_trace(ir::Tracer& tr);
   std::function<void(const std::string&, const ir::Graph&)> dump_passes(const std::string& graph);
   void check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symbol>& skip, Span span);
@@ -214,8 +216,10 @@ class Interpreter {
   };
   // Trace, rollback on error, escape check, compile: the one path of graph
   // functions and graph blocks from a new signature to a compiled entry.
-  CompiledGraph& trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span, Env* scope,
-                                   const std::function<TracedBody(ir::Tracer&)>& body);
+  // `scope`: the names the body sees (escapes are looked for there, and
+  // capture guards built from there); `why`: as add_entry's.
+  CompiledGraph& trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span, const GuardScope& scope,
+                                   const std::function<TracedBody(ir::Tracer&)>& body, const std::string& why = {});
   void compile(CompiledGraph& cg, ir::Graph traced);
   std::vector<backend::Tensor> run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs);
   // --check-graph: runs the graph, then `eager` on the same state and draws,
