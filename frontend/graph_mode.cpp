@@ -160,9 +160,32 @@ void Interpreter::check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symb
       std::string where = find_traced(e->values[i], symbol_name(e->names[i]), opened, t);
       if (where.empty()) continue;
       std::string made = tr.origin(t);
-      fail(span, "a tensor made inside graph `" + tr.name() + "`" + (made.empty() ? "" : " at " + made) +
-                     " escapes into `" + where + "` without being an output of the graph; return it instead");
+      std::string what = "a tensor made inside graph `" + tr.name() + "`" + (made.empty() ? "" : " at " + made) +
+                         " escapes into `" + where + "` without being an output of the graph";
+      auto store = traced_stores_.find(t.impl());
+      if (store == traced_stores_.end()) fail(span, what + "; return it instead");
+      fail(store->second.assign->span, what + "; " + escape_hint(store->second, where));
     }
+}
+
+// The way out of an escape at an assignment into `where`: `m.w = m.w - d`
+// over a tensor is meant as an update of the tensor the graph captured,
+// which `m.w -= d` makes (a state update, written back on every run).
+std::string Interpreter::escape_hint(const TracedStore& store, const std::string& where) const {
+  if (!store.over_tensor) return "return it from the graph instead";
+  const AssignStmt& a = *store.assign;
+  auto text = [&](const Span& s) {
+    return sources_.file(s.file).text().substr(s.begin, s.end - s.begin);
+  };
+  std::string in_place = "`" + where + " -= ...`";
+  if (a.value->kind == ExprKind::Binary) {
+    const auto& b = static_cast<const BinaryExpr&>(*a.value);
+    const bool arithmetic = b.op == BinOp::Add || b.op == BinOp::Sub || b.op == BinOp::Mul || b.op == BinOp::Div;
+    if (arithmetic && text(b.lhs->span) == text(a.target->span))
+      in_place = "`" + text(a.target->span) + " " + binop_symbol(b.op) + "= " + text(b.rhs->span) + "`";
+  }
+  return "to update it on every run, write into it in place: " + in_place +
+         " (a state update of the graph); else return the new value from the graph";
 }
 
 bool Interpreter::graph_mode_on() const { return !opts_.eager_graphs && !ir::Tracer::active(); }
@@ -267,13 +290,16 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   ir::Tracer tr(cache.name);
   start_trace(tr);
   TracedBody traced;
+  traced_stores_.clear();
   try {
     traced = body(tr);
     check_escapes(tr, scope.env, traced.assigns, span);
   } catch (...) {
+    traced_stores_.clear();
     if (cg) cache.entries.pop_back();  // no half-made graph in the cache
     throw;
   }
+  traced_stores_.clear();
   ir::Graph g = tr.finish(traced.outputs);
   if (!cg) {
     Signature made;

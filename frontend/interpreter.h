@@ -206,7 +206,14 @@ class Interpreter {
   CompiledGraph& add_entry(GraphCache& cache, Signature sig, Span span, const std::string& why = {});
   void start_trace(ir::Tracer& tr);
   std::function<void(const std::string&, const ir::Graph&)> dump_passes(const std::string& graph);
+  // An assignment that stored a traced tensor (traced_stores_ below).
+  struct TracedStore {
+    backend::Tensor tensor;  // held, so that its address is not reused while tracing
+    const AssignStmt* assign;
+    bool over_tensor;  // it replaced a tensor (which an in-place update would have changed)
+  };
   void check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symbol>& skip, Span span);
+  std::string escape_hint(const TracedStore& store, const std::string& where) const;
   // What the body of one trace gives: its outputs, the variables that hold
   // them (graph blocks; not escapes) and its return value (graph functions).
   struct TracedBody {
@@ -229,6 +236,10 @@ class Interpreter {
                                                    Span span);
   std::vector<std::shared_ptr<GraphCache>> graphs_;
   std::unordered_map<const GraphBlockStmt*, std::shared_ptr<GraphCache>> block_graphs_;
+  // While a graph is traced: the assignment that last stored each traced
+  // tensor into a variable, field or list item, so that an escape error
+  // points at it (frontend/assign.cpp, graph_mode.cpp).
+  std::unordered_map<const backend::TensorImpl*, TracedStore> traced_stores_;
   bool explain_retrace_ = false;
   bool in_eager_graph_ = false;  // --eager: inside a graph run as plain code
   bool verify_graphs_ = false;
