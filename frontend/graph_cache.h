@@ -43,6 +43,7 @@ struct GraphCache {
   std::string name;  // "train_step", or "graph block at f.nn:3:1"
   std::vector<std::unique_ptr<CompiledGraph>> entries;
   size_t traces = 0;
+  size_t guard_retraces = 0;  // traces again because a captured tensor was rebound
   const CompiledGraph* latest() const { return entries.empty() ? nullptr : entries.back().get(); }
 };
 

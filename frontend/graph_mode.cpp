@@ -204,10 +204,16 @@ static CompiledGraph* find_entry(GraphCache& cache, const Signature& sig) {
 
 CompiledGraph& Interpreter::add_entry(GraphCache& cache, Signature sig, Span span, const std::string& why) {
   bool full = cache.entries.size() >= GraphCache::kCapacity;
-  if ((!cache.entries.empty() || !why.empty()) && (full || explain_retrace_)) {
+  // A graph whose captured tensors keep being rebound traces on every call:
+  // said once even without --explain, as a full cache is.
+  bool churn = !why.empty() && ++cache.guard_retraces == GraphCache::kCapacity;
+  if ((!cache.entries.empty() || !why.empty()) && (full || churn || explain_retrace_)) {
     std::string where = span.valid() ? sources_.location(span) : "a call from the host";
     std::string note = "note: graph " + cache.name + " retraced at " + where + ": " +
                        (why.empty() ? what_changed(cache.entries.back()->signature, sig) : why);
+    if (churn)
+      note += " (the " + std::to_string(GraphCache::kCapacity) +
+              "th time a tensor it captured was rebound: pass a tensor that changes from call to call as an argument)";
     if (full) note += " (its " + std::to_string(GraphCache::kCapacity) + " cached signatures are full: the least recently used goes)";
     log() << note << "\n";
   }
