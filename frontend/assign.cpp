@@ -5,6 +5,7 @@
 #include "backend/ops.h"
 #include "frontend/index_items.h"
 #include "frontend/interpreter.h"
+#include "ir/tracer.h"
 
 namespace nn::frontend {
 namespace {
@@ -87,7 +88,10 @@ Value Interpreter::update_in_place(const Value& old, BinOp op, const Value& v, S
 
 void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
   auto combine = [&](const Value& old, Value v) {
-    return s.op == AssignOp::Set ? std::move(v) : update_in_place(old, compound_op(s.op), v, s.span);
+    if (s.op != AssignOp::Set) return update_in_place(old, compound_op(s.op), v, s.span);
+    // A traced tensor stored anywhere may escape the graph: remember where.
+    if (v.is_tensor() && v.as_tensor().is_traced() && ir::Tracer::active()) traced_stores_[v.as_tensor().impl()] = {v.as_tensor(), &s, old.is_tensor()};
+    return v;
   };
   switch (s.target->kind) {
     case ExprKind::Name: {
@@ -113,6 +117,9 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         Value* old = r->find(f.sym);
         if (!old) fail(f.name_span, "record has no field `" + f.name + "`");
         v = combine(*old, std::move(v));
+      } else {
+        const Value* old = r->find(f.sym);
+        v = combine(old ? *old : Value(), std::move(v));
       }
       r->set(f.sym, std::move(v));
       return;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/capture_guard.h"
 #include "frontend/source.h"
 #include "frontend/value.h"
 #include "ir/compile.h"
@@ -31,6 +32,7 @@ struct CompiledGraph : ir::CompiledGraph {
   Signature signature;
   Value result;                     // graph functions: the traced return value
   std::vector<Symbol> assigns;      // graph blocks: the variable of each output
+  CaptureGuards guards;             // where its captured tensors were found
   double trace_ms = 0;
   uint64_t runs = 0;
   size_t peak_bytes = 0;  // memory the last run took at its peak
@@ -41,6 +43,7 @@ struct GraphCache {
   std::string name;  // "train_step", or "graph block at f.nn:3:1"
   std::vector<std::unique_ptr<CompiledGraph>> entries;
   size_t traces = 0;
+  size_t guard_retraces = 0;  // traces again because a captured tensor was rebound
   const CompiledGraph* latest() const { return entries.empty() ? nullptr : entries.back().get(); }
 };
 

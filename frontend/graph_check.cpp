@@ -2,11 +2,13 @@
 // same code eagerly on the same state and random draws, and the first output
 // or state that differs beyond tolerance is an error at the call.
 #include <cmath>
+#include <unordered_set>
 
 #include "backend/ops.h"
 #include "frontend/graph_cache.h"
 #include "frontend/host_data.h"
 #include "frontend/interpreter.h"
+#include "frontend/tensor_walk.h"
 
 namespace nn::frontend {
 namespace {
@@ -35,6 +37,22 @@ std::string difference(const backend::Tensor& a, const backend::Tensor& b) {
     return buf;
   }
   return {};
+}
+
+// How a difference names graph output i: the variable a graph block
+// assigns, or where it sits in a graph function's return value.
+std::string output_name(const CompiledGraph& cg, size_t i) {
+  if (i < cg.assigns.size()) return "output `" + symbol_name(cg.assigns[i]) + "`";
+  std::string where;
+  std::unordered_set<const backend::TensorImpl*> seen;
+  TensorVisitor visit;
+  visit.tensor = [&](const backend::Tensor& t, const ValuePath& path) {
+    if (!seen.insert(t.impl()).second || seen.size() != i + 1) return Walk::go_on;
+    where = path.str();
+    return Walk::stop;
+  };
+  for_each_tensor(cg.result, "", Reach::sequences_and_records, visit);
+  return where.empty() ? "the return value" : "`" + where + "` of the return value";
 }
 
 }  // namespace
@@ -71,12 +89,19 @@ std::vector<backend::Tensor> Interpreter::check_against_eager(CompiledGraph& cg,
   if (ref.size() != outs.size())
     report("the number of outputs", std::to_string(outs.size()) + " against " + std::to_string(ref.size()));
   for (size_t i = 0; i < outs.size(); ++i)
-    if (std::string d = difference(outs[i], ref[i]); !d.empty()) report("output " + std::to_string(i), d);
+    if (std::string d = difference(outs[i], ref[i]); !d.empty()) report(output_name(cg, i), d);
+  // A state by the script's name for it (`m.w`, `opt.m[0]`); the IR's when
+  // no variable of the main module holds it.
   for (size_t i = 0; i < states.size(); ++i)
-    if (std::string d = difference(after[i], states[i]); !d.empty())
-      report("the update of " + std::string(ir::role_name(g.values[g.updates[i].state].role)) + " %" +
-                 std::to_string(g.updates[i].state) + " (" + states[i].type().str() + ")",
+    if (std::string d = difference(after[i], states[i]); !d.empty()) {
+      std::string name = user_name(states[i]);
+      report("the update of " +
+                 (name.empty() ? std::string(ir::role_name(g.values[g.updates[i].state].role)) + " %" +
+                                     std::to_string(g.updates[i].state)
+                               : "`" + name + "`") +
+                 " (" + states[i].type().str() + ")",
              d);
+    }
   return outs;
 }
 

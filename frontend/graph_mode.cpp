@@ -160,9 +160,32 @@ void Interpreter::check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symb
       std::string where = find_traced(e->values[i], symbol_name(e->names[i]), opened, t);
       if (where.empty()) continue;
       std::string made = tr.origin(t);
-      fail(span, "a tensor made inside graph `" + tr.name() + "`" + (made.empty() ? "" : " at " + made) +
-                     " escapes into `" + where + "` without being an output of the graph; return it instead");
+      std::string what = "a tensor made inside graph `" + tr.name() + "`" + (made.empty() ? "" : " at " + made) +
+                         " escapes into `" + where + "` without being an output of the graph";
+      auto store = traced_stores_.find(t.impl());
+      if (store == traced_stores_.end()) fail(span, what + "; return it instead");
+      fail(store->second.assign->span, what + "; " + escape_hint(store->second, where));
     }
+}
+
+// The way out of an escape at an assignment into `where`: `m.w = m.w - d`
+// over a tensor is meant as an update of the tensor the graph captured,
+// which `m.w -= d` makes (a state update, written back on every run).
+std::string Interpreter::escape_hint(const TracedStore& store, const std::string& where) const {
+  if (!store.over_tensor) return "return it from the graph instead";
+  const AssignStmt& a = *store.assign;
+  auto text = [&](const Span& s) {
+    return sources_.file(s.file).text().substr(s.begin, s.end - s.begin);
+  };
+  std::string in_place = "`" + where + " -= ...`";
+  if (a.value->kind == ExprKind::Binary) {
+    const auto& b = static_cast<const BinaryExpr&>(*a.value);
+    const bool arithmetic = b.op == BinOp::Add || b.op == BinOp::Sub || b.op == BinOp::Mul || b.op == BinOp::Div;
+    if (arithmetic && text(b.lhs->span) == text(a.target->span))
+      in_place = "`" + text(a.target->span) + " " + binop_symbol(b.op) + "= " + text(b.rhs->span) + "`";
+  }
+  return "to update it on every run, write into it in place: " + in_place +
+         " (a state update of the graph); else return the new value from the graph";
 }
 
 bool Interpreter::graph_mode_on() const { return !opts_.eager_graphs && !ir::Tracer::active(); }
@@ -179,12 +202,18 @@ static CompiledGraph* find_entry(GraphCache& cache, const Signature& sig) {
   return nullptr;
 }
 
-CompiledGraph& Interpreter::add_entry(GraphCache& cache, Signature sig, Span span) {
+CompiledGraph& Interpreter::add_entry(GraphCache& cache, Signature sig, Span span, const std::string& why) {
   bool full = cache.entries.size() >= GraphCache::kCapacity;
-  if (!cache.entries.empty() && (full || explain_retrace_)) {
+  // A graph whose captured tensors keep being rebound traces on every call:
+  // said once even without --explain, as a full cache is.
+  bool churn = !why.empty() && ++cache.guard_retraces == GraphCache::kCapacity;
+  if ((!cache.entries.empty() || !why.empty()) && (full || churn || explain_retrace_)) {
     std::string where = span.valid() ? sources_.location(span) : "a call from the host";
     std::string note = "note: graph " + cache.name + " retraced at " + where + ": " +
-                       what_changed(cache.entries.back()->signature, sig);
+                       (why.empty() ? what_changed(cache.entries.back()->signature, sig) : why);
+    if (churn)
+      note += " (the " + std::to_string(GraphCache::kCapacity) +
+              "th time a tensor it captured was rebound: pass a tensor that changes from call to call as an argument)";
     if (full) note += " (its " + std::to_string(GraphCache::kCapacity) + " cached signatures are full: the least recently used goes)";
     log() << note << "\n";
   }
@@ -258,26 +287,32 @@ void Interpreter::start_trace(ir::Tracer& tr) {
 // so that a retrace note comes before anything the trace prints, and taken
 // out again when the trace fails; else the signature is the graph's inputs
 // and the entry is added after the trace.
-CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span, Env* scope,
-                                              const std::function<TracedBody(ir::Tracer&)>& body) {
-  CompiledGraph* cg = sig ? &add_entry(cache, std::move(*sig), span) : nullptr;
+CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span,
+                                              const GuardScope& scope,
+                                              const std::function<TracedBody(ir::Tracer&)>& body,
+                                              const std::string& why) {
+  CompiledGraph* cg = sig ? &add_entry(cache, std::move(*sig), span, why) : nullptr;
   auto t0 = std::chrono::steady_clock::now();
   ir::Tracer tr(cache.name);
   start_trace(tr);
   TracedBody traced;
+  traced_stores_.clear();
   try {
     traced = body(tr);
-    check_escapes(tr, scope, traced.assigns, span);
+    check_escapes(tr, scope.env, traced.assigns, span);
   } catch (...) {
+    traced_stores_.clear();
     if (cg) cache.entries.pop_back();  // no half-made graph in the cache
     throw;
   }
+  traced_stores_.clear();
   ir::Graph g = tr.finish(traced.outputs);
   if (!cg) {
     Signature made;
     for (ir::ValueId v : g.inputs) made.push_back({g.values[v].name, true, g.values[v].type, {}});
-    cg = &add_entry(cache, std::move(made), span);
+    cg = &add_entry(cache, std::move(made), span, why);
   }
+  cg->guards = CaptureGuards::build(g, scope);
   cg->result = std::move(traced.result);
   cg->assigns = std::move(traced.assigns);
   cg->trace_ms = ms_since(t0);
@@ -293,9 +328,21 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
   std::vector<backend::Tensor> inputs;
   for (size_t i = 0; i < args.size(); ++i) flatten(args[i], def.params[i].name, sig, inputs);
 
+  // A compiled entry whose captured tensors were rebound is traced again,
+  // in its place.
+  GuardScope scope{{}, args, f.env.get(), prelude_.get()};
   CompiledGraph* cg = find_entry(cache, sig);
-  if (!cg)
-    cg = &trace_and_compile(cache, std::move(sig), call_span, f.env.get(), [&](ir::Tracer& tr) {
+  std::string stale;
+  if (cg && !cg->guards.hold(scope)) {
+    stale = cg->guards.why_not(scope);
+    cache.entries.pop_back();
+    cg = nullptr;
+  }
+  std::vector<std::string> arg_names;
+  if (!cg) {
+    for (const auto& p : def.params) arg_names.push_back(p.name);
+    scope.arg_names = arg_names;
+    cg = &trace_and_compile(cache, std::move(sig), call_span, scope, [&](ir::Tracer& tr) {
       TracedBody traced;
       auto env = std::make_shared<Env>(f.env);
       for (size_t i = 0; i < args.size(); ++i) {
@@ -308,7 +355,8 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
       exec_stmts(def.body->stmts, env, &traced.result);
       traced.outputs = result_tensors(traced.result);
       return traced;
-    });
+    }, stale);
+  }
   std::vector<backend::Tensor> outs;
   if (opts_.check_graphs) {
     outs = check_against_eager(*cg, inputs, [&] {
@@ -372,6 +420,15 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
       cg = find_entry(cache, cache.entries[i]->signature);
       break;
     }
+  // A compiled entry whose captured tensors were rebound is traced again,
+  // in its place.
+  const GuardScope scope{{}, {}, env.get(), prelude_.get()};
+  std::string stale;
+  if (cg && !cg->guards.hold(scope)) {
+    stale = cg->guards.why_not(scope);
+    cache.entries.pop_back();
+    cg = nullptr;
+  }
   if (!cg) {
     std::unordered_map<const backend::TensorImpl*, std::string> names;
     std::unordered_map<std::string, backend::Tensor> before;
@@ -381,7 +438,7 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
       before.emplace(symbol_name(sym), v->as_tensor());
       restore.saved.emplace_back(v, *v);
     }
-    cg = &trace_and_compile(cache, std::nullopt, s.span, env.get(), [&](ir::Tracer& tr) {
+    cg = &trace_and_compile(cache, std::nullopt, s.span, scope, [&](ir::Tracer& tr) {
       tr.input_name = [&](const backend::Tensor& t) {
         auto it = names.find(t.impl());
         return it == names.end() ? std::string() : it->second;
@@ -394,7 +451,7 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
           traced.assigns.push_back(sym);
         }
       return traced;
-    });
+    }, stale);
     inputs.clear();
     for (const SignatureItem& item : cg->signature) inputs.push_back(before.at(item.name));
   }

@@ -201,10 +201,19 @@ class Interpreter {
   Value call_graph(const Function& f, std::vector<Value>& args, Span call_span);
   Flow exec_graph_block(const GraphBlockStmt& s, const EnvPtr& env);
   std::shared_ptr<GraphCache> new_graph_cache(std::string name);
-  CompiledGraph& add_entry(GraphCache& cache, Signature sig, Span span);
+  // `why`: the reason for a retrace that the signature does not show (a
+  // capture guard that failed).
+  CompiledGraph& add_entry(GraphCache& cache, Signature sig, Span span, const std::string& why = {});
   void start_trace(ir::Tracer& tr);
   std::function<void(const std::string&, const ir::Graph&)> dump_passes(const std::string& graph);
+  // An assignment that stored a traced tensor (traced_stores_ below).
+  struct TracedStore {
+    backend::Tensor tensor;  // held, so that its address is not reused while tracing
+    const AssignStmt* assign;
+    bool over_tensor;  // it replaced a tensor (which an in-place update would have changed)
+  };
   void check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symbol>& skip, Span span);
+  std::string escape_hint(const TracedStore& store, const std::string& where) const;
   // What the body of one trace gives: its outputs, the variables that hold
   // them (graph blocks; not escapes) and its return value (graph functions).
   struct TracedBody {
@@ -214,8 +223,10 @@ class Interpreter {
   };
   // Trace, rollback on error, escape check, compile: the one path of graph
   // functions and graph blocks from a new signature to a compiled entry.
-  CompiledGraph& trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span, Env* scope,
-                                   const std::function<TracedBody(ir::Tracer&)>& body);
+  // `scope`: the names the body sees (escapes are looked for there, and
+  // capture guards built from there); `why`: as add_entry's.
+  CompiledGraph& trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span, const GuardScope& scope,
+                                   const std::function<TracedBody(ir::Tracer&)>& body, const std::string& why = {});
   void compile(CompiledGraph& cg, ir::Graph traced);
   std::vector<backend::Tensor> run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs);
   // --check-graph: runs the graph, then `eager` on the same state and draws,
@@ -225,6 +236,10 @@ class Interpreter {
                                                    Span span);
   std::vector<std::shared_ptr<GraphCache>> graphs_;
   std::unordered_map<const GraphBlockStmt*, std::shared_ptr<GraphCache>> block_graphs_;
+  // While a graph is traced: the assignment that last stored each traced
+  // tensor into a variable, field or list item, so that an escape error
+  // points at it (frontend/assign.cpp, graph_mode.cpp).
+  std::unordered_map<const backend::TensorImpl*, TracedStore> traced_stores_;
   bool explain_retrace_ = false;
   bool in_eager_graph_ = false;  // --eager: inside a graph run as plain code
   bool verify_graphs_ = false;

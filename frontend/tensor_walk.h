@@ -33,11 +33,14 @@ class ValuePath {
   void push_field(Symbol f) { steps_.push_back({f, 0}); }
   void pop() { steps_.pop_back(); }
 
- private:
   struct Step {
     Symbol field;  // 0: an item of a list or tuple
     size_t index;
   };
+  // The steps below the root, outermost first (capture guards keep them).
+  const std::vector<Step>& steps() const { return steps_; }
+
+ private:
   std::string_view root_;
   std::vector<Step> steps_;
 };

@@ -1,0 +1,1 @@
+--check-graph check_graph_param_names.nn
