@@ -82,7 +82,10 @@ Value Interpreter::literal_tensor(const Expr& e) {
 
 Value Interpreter::eval_name(const NameExpr& e, const EnvPtr& env) {
   if (!e.sym) e.sym = intern(e.name);
-  if (Value* v = env->find(e.sym)) return *v;
+  if (Value* v = env->find(e.sym)) {
+    if (host_reads_ && HostReads::guarded(*v)) note_host_read(*env, e.sym, *v);
+    return *v;
+  }
   std::vector<std::string> known;
   for (Env* s = env.get(); s; s = s->parent.get())
     for (Symbol n : s->names) known.push_back(symbol_name(n));
@@ -282,7 +285,10 @@ Value Interpreter::eval_field(const FieldExpr& e, const EnvPtr& env) {
 Value Interpreter::field_of(const Value& target, Symbol name, Span span, const EnvPtr& env, bool for_call) {
   const std::string& n = symbol_name(name);
   if (target.is_record()) {
-    if (const Value* v = target.as_record()->find(name)) return *v;
+    if (const Value* v = target.as_record()->find(name)) {
+      if (host_reads_ && HostReads::guarded(*v)) host_reads_->note_field(target.as_record(), name, *v);
+      return *v;
+    }
   }
   if (target.is_tensor() && !for_call) {
     const backend::Tensor& t = target.as_tensor();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "frontend/capture_guard.h"
+#include "frontend/host_read_guard.h"
 #include "frontend/source.h"
 #include "frontend/value.h"
 #include "ir/compile.h"
@@ -33,6 +34,7 @@ struct CompiledGraph : ir::CompiledGraph {
   Value result;                     // graph functions: the traced return value
   std::vector<Symbol> assigns;      // graph blocks: the variable of each output
   CaptureGuards guards;             // where its captured tensors were found
+  HostReads host_reads;             // the host values it read from outside
   double trace_ms = 0;
   uint64_t runs = 0;
   size_t peak_bytes = 0;  // memory the last run took at its peak

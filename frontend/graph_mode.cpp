@@ -287,6 +287,28 @@ void Interpreter::start_trace(ir::Tracer& tr) {
 // so that a retrace note comes before anything the trace prints, and taken
 // out again when the trace fails; else the signature is the graph's inputs
 // and the entry is added after the trace.
+HostReadRecording::HostReadRecording(Interpreter& v, HostReads& reads, Env* outside)
+    : vm(v), saved_reads(v.host_reads_), saved_outside(v.host_reads_outside_) {
+  vm.host_reads_ = &reads;
+  vm.host_reads_outside_ = outside;
+}
+
+HostReadRecording::~HostReadRecording() {
+  vm.host_reads_ = saved_reads;
+  vm.host_reads_outside_ = saved_outside;
+}
+
+// A name read while tracing is guarded when it lives in the scope the graph
+// was defined in or one around it (not in the graph's own code, nor among
+// the built-ins).
+void Interpreter::note_host_read(const Env& env, Symbol name, const Value& v) {
+  const Env* holder = &env;
+  while (holder && !const_cast<Env*>(holder)->find_local(name)) holder = holder->parent.get();
+  if (!holder || holder == prelude_.get()) return;
+  for (const Env* e = host_reads_outside_; e && e != prelude_.get(); e = e->parent.get())
+    if (e == holder) return host_reads_->note_name(name, v);
+}
+
 CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span,
                                               const GuardScope& scope,
                                               const std::function<TracedBody(ir::Tracer&)>& body,
@@ -297,6 +319,10 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   start_trace(tr);
   TracedBody traced;
   traced_stores_.clear();
+  // The host values the body reads from outside become constants of the
+  // graph: noted, to be checked on every call.
+  HostReads reads;
+  HostReadRecording recording(*this, reads, scope.env);
   try {
     traced = body(tr);
     check_escapes(tr, scope.env, traced.assigns, span);
@@ -313,6 +339,7 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
     cg = &add_entry(cache, std::move(made), span, why);
   }
   cg->guards = CaptureGuards::build(g, scope);
+  cg->host_reads = std::move(reads);
   cg->result = std::move(traced.result);
   cg->assigns = std::move(traced.assigns);
   cg->trace_ms = ms_since(t0);
@@ -333,8 +360,9 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
   GuardScope scope{{}, args, f.env.get(), prelude_.get()};
   CompiledGraph* cg = find_entry(cache, sig);
   std::string stale;
-  if (cg && !cg->guards.hold(scope)) {
+  if (cg && !(cg->guards.hold(scope) && cg->host_reads.hold(scope.env))) {
     stale = cg->guards.why_not(scope);
+    if (stale.empty()) stale = cg->host_reads.why_not(scope.env);
     cache.entries.pop_back();
     cg = nullptr;
   }
@@ -424,8 +452,9 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
   // in its place.
   const GuardScope scope{{}, {}, env.get(), prelude_.get()};
   std::string stale;
-  if (cg && !cg->guards.hold(scope)) {
+  if (cg && !(cg->guards.hold(scope) && cg->host_reads.hold(scope.env))) {
     stale = cg->guards.why_not(scope);
+    if (stale.empty()) stale = cg->host_reads.why_not(scope.env);
     cache.entries.pop_back();
     cg = nullptr;
   }

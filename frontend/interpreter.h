@@ -87,6 +87,17 @@ struct ExitRequest {
   int code;
 };
 
+class Interpreter;
+// Notes the host values a trace reads from outside `outside` into `reads`
+// for its life (nested: the outer recording comes back after).
+struct HostReadRecording {
+  HostReadRecording(Interpreter& vm, HostReads& reads, Env* outside);
+  ~HostReadRecording();
+  Interpreter& vm;
+  HostReads* saved_reads;
+  Env* saved_outside;
+};
+
 class Interpreter {
  public:
   explicit Interpreter(InterpreterOptions opts = {});
@@ -240,6 +251,12 @@ class Interpreter {
   // tensor into a variable, field or list item, so that an escape error
   // points at it (frontend/assign.cpp, graph_mode.cpp).
   std::unordered_map<const backend::TensorImpl*, TracedStore> traced_stores_;
+  // While a graph traces: where the host values it reads from outside are
+  // noted (frontend/host_read_guard.h), and the scope that is outside.
+  HostReads* host_reads_ = nullptr;
+  Env* host_reads_outside_ = nullptr;
+  void note_host_read(const Env& env, Symbol name, const Value& v);
+  friend struct HostReadRecording;
   bool explain_retrace_ = false;
   bool in_eager_graph_ = false;  // --eager: inside a graph run as plain code
   bool verify_graphs_ = false;

@@ -1,0 +1,50 @@
+// HostReads (frontend/host_read_guard.h).
+#include "frontend/host_read_guard.h"
+
+#include "frontend/format.h"
+#include "frontend/symbol.h"
+
+namespace nn::frontend {
+namespace {
+bool same(const Value& a, const Value& b) {
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case Value::Kind::Int: return a.as_int() == b.as_int();
+    case Value::Kind::Float: return a.as_float() == b.as_float() || (a.as_float() != a.as_float() && b.as_float() != b.as_float());
+    case Value::Kind::Bool: return a.as_bool() == b.as_bool();
+    case Value::Kind::Str: return a.as_str() == b.as_str();
+    case Value::Kind::DType: return a.as_dtype() == b.as_dtype();
+    case Value::Kind::None: return true;
+    default: return false;
+  }
+}
+}  // namespace
+
+void HostReads::note_name(Symbol name, const Value& v) {
+  for (const Name& n : names_)
+    if (n.name == name) return;  // the first read is what the trace used
+  names_.push_back({name, v});
+}
+
+void HostReads::note_field(const RecordPtr& r, Symbol field, const Value& v) {
+  for (const Field& f : fields_)
+    if (f.record == r && f.field == field) return;
+  fields_.push_back({r, field, v});
+}
+
+std::string HostReads::why_not(Env* env) const {
+  for (const Name& n : names_) {
+    const Value* now = env ? env->find(n.name) : nullptr;
+    if (!now) return "`" + symbol_name(n.name) + "` no longer exists";
+    if (!same(*now, n.value)) return "`" + symbol_name(n.name) + "` is now " + to_str(*now) + " (was " + to_str(n.value) + ")";
+  }
+  for (const Field& f : fields_) {
+    const Value* now = f.record->find(f.field);
+    if (!now) return "a record's field `" + symbol_name(f.field) + "` no longer exists";
+    if (!same(*now, f.value))
+      return "a record's field `" + symbol_name(f.field) + "` is now " + to_str(*now) + " (was " + to_str(f.value) + ")";
+  }
+  return "";
+}
+
+}  // namespace nn::frontend

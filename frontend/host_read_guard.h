@@ -1,0 +1,48 @@
+// Host-read guards (SPEC §17): the host values a trace read from outside
+// the graph (a global `lr = 0.1`, a loop's `i` around a graph block, a
+// layer's `training` flag), which became constants of the compiled graph.
+// Checked on every call, so that `lr = 0.05` or `eval(m)` makes the graph
+// trace again instead of replaying the old value.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "frontend/environment.h"
+#include "frontend/value.h"
+
+namespace nn::frontend {
+
+class HostReads {
+ public:
+  // Whether v is a value the guards compare (numbers, bools, strings, none,
+  // dtypes): what a trace folds into the graph as a constant.
+  static bool guarded(const Value& v) {
+    return v.is_number() || v.is_str() || v.is_none() || v.kind() == Value::Kind::DType;
+  }
+  // A name read while tracing; `outside`: it lives outside the traced code.
+  void note_name(Symbol name, const Value& v);
+  // A record's field read while tracing.
+  void note_field(const RecordPtr& r, Symbol field, const Value& v);
+
+  // Whether every value read is still the same; names are looked up from
+  // `env` outwards, as the graph's code sees them on this call.
+  bool hold(Env* env) const { return why_not(env).empty(); }
+  // "`lr` is now 0.05"; "" when they hold.
+  std::string why_not(Env* env) const;
+  bool empty() const { return names_.empty() && fields_.empty(); }
+
+ private:
+  struct Name {
+    Symbol name;
+    Value value;
+  };
+  struct Field {
+    RecordPtr record;
+    Symbol field;
+    Value value;
+  };
+  std::vector<Name> names_;
+  std::vector<Field> fields_;
+};
+
+}  // namespace nn::frontend

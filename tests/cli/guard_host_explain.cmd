@@ -1,0 +1,1 @@
+--explain guard_host_explain.nn
