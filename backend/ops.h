@@ -108,6 +108,12 @@ void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& 
 // Rows of x (along axis 0) picked by an integer tensor of ids.
 Tensor take(const Tensor& x, const Tensor& ids);
 
+// ---- sequence models (SPEC §13) ----
+// The lower (tril) or upper (triu) triangle of the last two axes, the rest
+// zero: tril keeps (i, j) where j - i <= k, triu where j - i >= k (ops/triangle.cpp).
+Tensor tril(const Tensor& x, int64_t k = 0);
+Tensor triu(const Tensor& x, int64_t k = 0);
+
 // ---- ops that backward rules use (backend/autograd.h) ----
 // The gradient of take: a [rows, ...] tensor of zeros into which row i of g
 // (g has ids' shape followed by the row shape) is added at row ids[i];

