@@ -35,6 +35,7 @@
   X(log_softmax_backward) X(softmax_cross_entropy)                                       \
   X(softmax_cross_entropy_backward) X(one_hot)                                           \
   X(tril) X(triu)                                  /* ops/triangle.cpp */                \
+  X(cumsum) X(cumprod)                             /* ops/scan.cpp */                    \
   X(fused)                                         /* ops/fused.cpp */
 
 namespace nn::backend {

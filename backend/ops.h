@@ -113,6 +113,9 @@ Tensor take(const Tensor& x, const Tensor& ids);
 // zero: tril keeps (i, j) where j - i <= k, triu where j - i >= k (ops/triangle.cpp).
 Tensor tril(const Tensor& x, int64_t k = 0);
 Tensor triu(const Tensor& x, int64_t k = 0);
+// Running sum and product along an axis; integers and bools give i64 (ops/scan.cpp).
+Tensor cumsum(const Tensor& x, int64_t axis);
+Tensor cumprod(const Tensor& x, int64_t axis);
 
 // ---- ops that backward rules use (backend/autograd.h) ----
 // The gradient of take: a [rows, ...] tensor of zeros into which row i of g

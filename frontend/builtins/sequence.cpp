@@ -10,6 +10,8 @@ namespace nn::frontend::builtins {
 void install_sequence(Interpreter& vm) {
   def(vm, "tril", "x, k=0", [](Args& a) { return Value(backend::tril(a.tensor(0), a.integer(1))); });
   def(vm, "triu", "x, k=0", [](Args& a) { return Value(backend::triu(a.tensor(0), a.integer(1))); });
+  def(vm, "cumsum", "x, axis", [](Args& a) { return Value(backend::cumsum(a.tensor(0), a.integer(1))); });
+  def(vm, "cumprod", "x, axis", [](Args& a) { return Value(backend::cumprod(a.tensor(0), a.integer(1))); });
 }
 
 }  // namespace nn::frontend::builtins

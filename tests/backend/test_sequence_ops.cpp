@@ -38,3 +38,29 @@ TEST_CASE("tril and triu keep a triangle of the last two axes") {
                        "triu: expected a tensor of at least 2 dimensions (a matrix or a batch of them), got f32[]",
                        Error);
 }
+
+TEST_CASE("cumsum and cumprod run along one axis") {
+  // x = [[1, 2, 3], [4, 5, 6]]
+  Tensor x = t32({1, 2, 3, 4, 5, 6}, {2, 3});
+  check_values(cumsum(x, 1), {1, 3, 6, 4, 9, 15});
+  check_values(cumsum(x, 0), {1, 2, 3, 5, 7, 9});
+  check_values(cumsum(x, -1), {1, 3, 6, 4, 9, 15});
+  check_values(cumprod(x, 1), {1, 2, 6, 4, 20, 120});
+  check_values(cumprod(x, -2), {1, 2, 3, 4, 10, 18});
+  CHECK(cumsum(x, 0).dtype() == DType::f32);
+  // A middle axis of a [2, 2, 2]: 0..7 summed over axis 1.
+  check_values(cumsum(iota({2, 2, 2}), 1), {0, 1, 2, 4, 4, 5, 10, 12});
+  // Integers and bools give i64; integer products wrap as * does.
+  Tensor i = cumsum(tint({1, -2, 3}, DType::i32), 0);
+  CHECK(i.dtype() == DType::i64);
+  check_values(i, {1, -1, 2});
+  check_values(cumsum(tbool({1, 0, 1, 1}), 0), {1, 1, 2, 3});
+  CHECK(vals<int64_t>(cumprod(tint({int64_t(1) << 62, 4}), 0))[1] == 0);  // 2^64 wraps to 0
+  CHECK(cumprod(tbool({1, 0}), 0).dtype() == DType::i64);
+  // Floats accumulate in double: 1 + 1e8 ones in f32 would stall at 2^24.
+  CHECK(vals<float>(cumsum(ones({20000000}), 0)).back() == 20000000.0f);
+  CHECK(cumsum(zeros({0, 3}), 0).shape() == Shape{0, 3});
+  CHECK_THROWS_WITH_AS(cumsum(x, 2), "cumsum: axis 2 is out of range for f32[2, 3] (valid axes are -2..1)", Error);
+  CHECK_THROWS_WITH_AS(cumprod(scalar(2.0, DType::f32), 0), "cumprod: axis 0 is out of range for f32[] (it has no axes)",
+                       Error);
+}
