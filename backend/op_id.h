@@ -36,6 +36,7 @@
   X(softmax_cross_entropy_backward) X(one_hot)                                           \
   X(tril) X(triu)                                  /* ops/triangle.cpp */                \
   X(cumsum) X(cumprod)                             /* ops/scan.cpp */                    \
+  X(gather) X(scatter_add)                         /* ops/gather.cpp */                  \
   X(fused)                                         /* ops/fused.cpp */
 
 namespace nn::backend {

@@ -116,6 +116,14 @@ Tensor triu(const Tensor& x, int64_t k = 0);
 // Running sum and product along an axis; integers and bools give i64 (ops/scan.cpp).
 Tensor cumsum(const Tensor& x, int64_t axis);
 Tensor cumprod(const Tensor& x, int64_t axis);
+// NumPy's take_along_axis: out[.., j, ..] = x[.., ids[.., j, ..], ..] along
+// `axis`, ids of x's rank, broadcast with x along the other axes (ops/gather.cpp).
+Tensor gather(const Tensor& x, const Tensor& ids, int64_t axis);
+// x with v added at the ids along `axis` (repeated ids add up); ids and v
+// broadcast together and with x along the other axes.
+Tensor scatter_add(const Tensor& x, const Tensor& ids, const Tensor& v, int64_t axis);
+// The slices of x at 1-d ids along `axis` (PyTorch's index_select).
+Tensor index_select(const Tensor& x, const Tensor& ids, int64_t axis);
 
 // ---- ops that backward rules use (backend/autograd.h) ----
 // The gradient of take: a [rows, ...] tensor of zeros into which row i of g

@@ -19,6 +19,7 @@ void register_nn_norm_ops(Registry& r);     // ops/nn_norm.cpp (batch_norm, laye
 void register_nn_softmax_ops(Registry& r);  // ops/nn_softmax.cpp (softmax, losses, one_hot)
 void register_triangle_ops(Registry& r);    // ops/triangle.cpp (tril, triu)
 void register_scan_ops(Registry& r);        // ops/scan.cpp (cumsum, cumprod)
+void register_gather_ops(Registry& r);      // ops/gather.cpp (gather, scatter_add)
 void register_fused_ops(Registry& r);       // ops/fused.cpp (fused elementwise kernels of graph fusion)
 void register_matmul_epilogue_ops(Registry& r);  // ops/matmul_epilogue.cpp (a GEMM with a fused epilogue)
 
@@ -38,6 +39,7 @@ inline void register_all_ops(Registry& r) {
   register_nn_softmax_ops(r);
   register_triangle_ops(r);
   register_scan_ops(r);
+  register_gather_ops(r);
   register_fused_ops(r);
   register_matmul_epilogue_ops(r);
 }

@@ -12,6 +12,15 @@ void install_sequence(Interpreter& vm) {
   def(vm, "triu", "x, k=0", [](Args& a) { return Value(backend::triu(a.tensor(0), a.integer(1))); });
   def(vm, "cumsum", "x, axis", [](Args& a) { return Value(backend::cumsum(a.tensor(0), a.integer(1))); });
   def(vm, "cumprod", "x, axis", [](Args& a) { return Value(backend::cumprod(a.tensor(0), a.integer(1))); });
+  def(vm, "gather", "x, ids, axis", [](Args& a) {
+    return Value(backend::gather(a.tensor(0), a.tensor(1), a.integer(2)));
+  });
+  def(vm, "scatter_add", "x, ids, v, axis", [](Args& a) {
+    return Value(backend::scatter_add(a.tensor(0), a.tensor(1), a.tensor(2), a.integer(3)));
+  });
+  def(vm, "index_select", "x, ids, axis", [](Args& a) {
+    return Value(backend::index_select(a.tensor(0), a.tensor(1), a.integer(2)));
+  });
 }
 
 }  // namespace nn::frontend::builtins

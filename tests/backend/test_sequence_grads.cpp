@@ -28,3 +28,18 @@ TEST_CASE("gradients of cumsum and cumprod") {
   }
   CHECK_GRADS([](const Ins& in) { return weighted_sum(cumprod(in[0], 0)); }, {random({5}, -1.5, -0.5)});
 }
+
+TEST_CASE("gradients of gather, scatter_add and index_select add up over repeated ids") {
+  Tensor ids = make<int64_t>({2, 0, 2, 1, 1, 1}, {2, 3});
+  CHECK_GRADS([ids](const Ins& in) { return weighted_sum(gather(in[0], ids, 1)); }, {random({2, 4})});
+  CHECK_GRADS([ids](const Ins& in) { return weighted_sum(gather(in[0], ids, 0)); }, {random({3, 3})});
+  // x broadcast along axis 0 against ids' 2 rows: its gradient sums them.
+  CHECK_GRADS([ids](const Ins& in) { return weighted_sum(gather(in[0], ids, 1)); }, {random({1, 3})});
+  CHECK_GRADS([ids](const Ins& in) { return weighted_sum(scatter_add(in[0], ids, in[1], 1)); },
+              {random({2, 3}), random({2, 3}, -1, 1, 1)});
+  // v broadcast along the axis and along axis 0.
+  CHECK_GRADS([ids](const Ins& in) { return weighted_sum(scatter_add(in[0], ids, in[1], 1)); },
+              {random({2, 3}), random({1, 1}, -1, 1, 2)});
+  CHECK_GRADS([](const Ins& in) { return weighted_sum(index_select(in[0], tint({1, 1, 0}), 1)); },
+              {random({3, 2})});
+}

@@ -64,3 +64,68 @@ TEST_CASE("cumsum and cumprod run along one axis") {
   CHECK_THROWS_WITH_AS(cumprod(scalar(2.0, DType::f32), 0), "cumprod: axis 0 is out of range for f32[] (it has no axes)",
                        Error);
 }
+
+TEST_CASE("gather is NumPy's take_along_axis") {
+  // x = [[10, 11, 12], [20, 21, 22]]
+  Tensor x = t32({10, 11, 12, 20, 21, 22}, {2, 3});
+  // Along axis 1: row r picks x[r, ids[r, j]].
+  Tensor g = gather(x, make<int64_t>({2, 0, 1, 1}, {2, 2}), 1);
+  CHECK(g.shape() == Shape{2, 2});
+  check_values(g, {12, 10, 21, 21});
+  // Along axis 0: column c picks x[ids[i, c], c].
+  check_values(gather(x, make<int64_t>({1, 0, 1}, {1, 3}), 0), {20, 11, 22});
+  check_values(gather(x, make<int64_t>({1, 0, 1}, {1, 3}), -2), {20, 11, 22});
+  // Broadcasting along the other axis: ids [1, 2] against x's 2 rows.
+  check_values(gather(x, make<int64_t>({2, 0}, {1, 2}), 1), {12, 10, 22, 20});
+  // i32 ids; other dtypes keep theirs.
+  Tensor gi = gather(tint({5, 6, 7}), tint({2, 2, 0}, DType::i32), 0);
+  CHECK(gi.dtype() == DType::i64);
+  check_values(gi, {7, 7, 5});
+  CHECK_THROWS_WITH_AS(gather(x, make<int64_t>({3, 0}, {2, 1}), 1),
+                       "gather: id 3 is out of range for axis 1 of size 3 in f32[2, 3]", Error);
+  CHECK_THROWS_WITH_AS(gather(x, make<int64_t>({-1, 0}, {2, 1}), 1),
+                       "gather: id -1 is out of range for axis 1 of size 3 in f32[2, 3]", Error);
+  CHECK_THROWS_WITH_AS(gather(x, tint({0}), 1), "gather: ids i64[1] must have as many dimensions as f32[2, 3]", Error);
+  CHECK_THROWS_WITH_AS(gather(x, t32({0, 1}, {1, 2}), 1), "gather: ids must be an integer tensor, got f32[1, 2]", Error);
+  CHECK_THROWS_WITH_AS(gather(x, make<int64_t>({0, 0, 0}, {3, 1}), 1),
+                       "gather: f32[2, 3] and i64[3, 1] differ in axis 0 (the axes other than axis 1 must be equal or 1)",
+                       Error);
+  CHECK_THROWS_WITH_AS(gather(x, make<int64_t>({0, 0}, {2, 1}), 2),
+                       "gather: axis 2 is out of range for f32[2, 3] (valid axes are -2..1)", Error);
+}
+
+TEST_CASE("scatter_add adds v at the ids; repeated ids add up") {
+  // zeros [2, 3]; row 0 adds 1 at 0 and 2 at 2; row 1 adds 3 and 4 both at 1.
+  Tensor y = scatter_add(zeros({2, 3}), make<int64_t>({0, 2, 1, 1}, {2, 2}), t32({1, 2, 3, 4}, {2, 2}), 1);
+  check_values(y, {1, 0, 2, 0, 7, 0});
+  // Along axis 0 into ones, v broadcast along the axis (one value per column... per id).
+  check_values(scatter_add(ones({3}), tint({2, 2, 0}), t32({5}), 0), {6, 1, 11});
+  // x is not changed; integer x takes integer v.
+  Tensor x = tint({1, 2});
+  check_values(scatter_add(x, tint({1}), tint({10}), 0), {1, 12});
+  check_values(x, {1, 2});
+  CHECK_THROWS_WITH_AS(scatter_add(x, tint({1}), t32({1}), 0),
+                       "scatter_add: cannot add float values f32[1] into i64[2] (astype it first)", Error);
+  CHECK_THROWS_WITH_AS(scatter_add(zeros({3}), tint({3}), t32({1}), 0),
+                       "scatter_add: id 3 is out of range for axis 0 of size 3 in f32[3]", Error);
+  CHECK_THROWS_WITH_AS(scatter_add(zeros({3}), tint({0, 1}), t32({1, 2, 3}), 0),
+                       "scatter_add: ids i64[2] and values f32[3] differ in axis 0", Error);
+  CHECK_THROWS_WITH_AS(scatter_add(zeros({2, 3}), make<int64_t>({0, 0, 0}, {3, 1}), ones({3, 1}), 1),
+                       "scatter_add: i64[3, 1] does not fit f32[2, 3] in axis 0 (the axes other than axis 1 must be "
+                       "equal or 1)",
+                       Error);
+}
+
+TEST_CASE("index_select picks whole slices at 1-d ids") {
+  Tensor x = t32({10, 11, 12, 20, 21, 22}, {2, 3});
+  Tensor r = index_select(x, tint({2, 0, 2, 1}), 1);
+  CHECK(r.shape() == Shape{2, 4});
+  check_values(r, {12, 10, 12, 11, 22, 20, 22, 21});
+  check_values(index_select(x, tint({1, 1}, DType::i32), 0), {20, 21, 22, 20, 21, 22});
+  CHECK(index_select(x, zeros({0}, DType::i64), 0).shape() == Shape{0, 3});
+  CHECK_THROWS_WITH_AS(index_select(x, tint({3}), 1),
+                       "index_select: id 3 is out of range for axis 1 of size 3 in f32[2, 3]", Error);
+  CHECK_THROWS_WITH_AS(index_select(x, make<int64_t>({0, 1}, {1, 2}), 1),
+                       "index_select: ids must be a 1-d tensor, got i64[1, 2]", Error);
+  CHECK_THROWS_WITH_AS(index_select(x, t32({0}), 1), "index_select: ids must be an integer tensor, got f32[1]", Error);
+}
