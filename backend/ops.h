@@ -124,6 +124,12 @@ Tensor gather(const Tensor& x, const Tensor& ids, int64_t axis);
 Tensor scatter_add(const Tensor& x, const Tensor& ids, const Tensor& v, int64_t axis);
 // The slices of x at 1-d ids along `axis` (PyTorch's index_select).
 Tensor index_select(const Tensor& x, const Tensor& ids, int64_t axis);
+// Lists of pieces along an axis (ops/split.cpp): n pieces of ceil(size / n)
+// (the last smaller, fewer when they run out, as PyTorch's chunk); pieces
+// of the given sizes; every slice with the axis dropped.
+std::vector<Tensor> chunk(const Tensor& x, int64_t n, int64_t axis = 0);
+std::vector<Tensor> split_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis = 0);
+std::vector<Tensor> unbind(const Tensor& x, int64_t axis = 0);
 
 // ---- ops that backward rules use (backend/autograd.h) ----
 // The gradient of take: a [rows, ...] tensor of zeros into which row i of g

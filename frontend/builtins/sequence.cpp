@@ -7,6 +7,15 @@
 #include "frontend/interpreter.h"
 
 namespace nn::frontend::builtins {
+namespace {
+// An nn list of the pieces.
+Value list_of(const std::vector<backend::Tensor>& ts) {
+  std::vector<Value> items;
+  for (const backend::Tensor& t : ts) items.emplace_back(t);
+  return Value(make_list(std::move(items)));
+}
+}  // namespace
+
 void install_sequence(Interpreter& vm) {
   def(vm, "tril", "x, k=0", [](Args& a) { return Value(backend::tril(a.tensor(0), a.integer(1))); });
   def(vm, "triu", "x, k=0", [](Args& a) { return Value(backend::triu(a.tensor(0), a.integer(1))); });
@@ -21,6 +30,13 @@ void install_sequence(Interpreter& vm) {
   def(vm, "index_select", "x, ids, axis", [](Args& a) {
     return Value(backend::index_select(a.tensor(0), a.tensor(1), a.integer(2)));
   });
+  def(vm, "chunk", "x, n, axis=0", [](Args& a) {
+    return list_of(backend::chunk(a.tensor(0), a.integer(1), a.integer(2)));
+  });
+  def(vm, "split_sizes", "x, sizes, axis=0", [](Args& a) {
+    return list_of(backend::split_sizes(a.tensor(0), a.int_list(1), a.integer(2)));
+  });
+  def(vm, "unbind", "x, axis=0", [](Args& a) { return list_of(backend::unbind(a.tensor(0), a.integer(1))); });
 }
 
 }  // namespace nn::frontend::builtins

@@ -43,3 +43,24 @@ TEST_CASE("gradients of gather, scatter_add and index_select add up over repeate
   CHECK_GRADS([](const Ins& in) { return weighted_sum(index_select(in[0], tint({1, 1, 0}), 1)); },
               {random({3, 2})});
 }
+
+TEST_CASE("gradients of chunk, split_sizes and unbind go back to their slices") {
+  CHECK_GRADS(
+      [](const Ins& in) {
+        std::vector<Tensor> c = chunk(in[0], 2, 1);
+        return add(weighted_sum(c[0]), weighted_sum(mul(c[1], c[1])));
+      },
+      {random({2, 3})});
+  CHECK_GRADS(
+      [](const Ins& in) {
+        std::vector<Tensor> s = split_sizes(in[0], {1, 2});
+        return add(weighted_sum(s[1]), weighted_sum(exp(s[0])));
+      },
+      {random({3, 2})});
+  CHECK_GRADS(
+      [](const Ins& in) {
+        std::vector<Tensor> u = unbind(in[0], -1);
+        return weighted_sum(mul(u[0], u[2]));
+      },
+      {random({2, 3})});
+}

@@ -129,3 +129,31 @@ TEST_CASE("index_select picks whole slices at 1-d ids") {
                        "index_select: ids must be a 1-d tensor, got i64[1, 2]", Error);
   CHECK_THROWS_WITH_AS(index_select(x, t32({0}), 1), "index_select: ids must be an integer tensor, got f32[1]", Error);
 }
+
+TEST_CASE("chunk, split_sizes and unbind give lists of pieces") {
+  Tensor x = iota({5, 2});
+  std::vector<Tensor> c = chunk(x, 3);  // ceil(5 / 3) = 2: rows 0-1, 2-3, 4
+  REQUIRE(c.size() == 3);
+  CHECK(c[0].shape() == Shape{2, 2});
+  check_values(c[2], {8, 9});
+  CHECK(chunk(x, 4).size() == 3);  // 2, 2, 1: fewer than 4, as PyTorch
+  CHECK(chunk(x, 9).size() == 5);
+  std::vector<Tensor> cols = chunk(x, 2, -1);
+  REQUIRE(cols.size() == 2);
+  check_values(cols[1], {1, 3, 5, 7, 9});
+  CHECK(chunk(zeros({0}), 2).size() == 2);
+  std::vector<Tensor> s = split_sizes(x, {1, 0, 4});
+  REQUIRE(s.size() == 3);
+  CHECK(s[1].shape() == Shape{0, 2});
+  check_values(s[2], {2, 3, 4, 5, 6, 7, 8, 9});
+  std::vector<Tensor> u = unbind(x, 1);
+  REQUIRE(u.size() == 2);
+  CHECK(u[0].shape() == Shape{5});
+  check_values(u[0], {0, 2, 4, 6, 8});
+  CHECK(unbind(zeros({0, 2})).empty());
+  CHECK_THROWS_WITH_AS(chunk(x, 0), "chunk: the number of chunks must be positive, got 0", Error);
+  CHECK_THROWS_WITH_AS(split_sizes(x, {2, 2}),
+                       "split_sizes: sizes [2, 2] add up to 4, but axis 0 of f32[5, 2] has 5", Error);
+  CHECK_THROWS_WITH_AS(split_sizes(x, {6, -1}), "split_sizes: negative size -1 in [6, -1]", Error);
+  CHECK_THROWS_WITH_AS(unbind(x, 2), "unbind: axis 2 is out of range for f32[5, 2] (valid axes are -2..1)", Error);
+}
