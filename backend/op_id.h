@@ -37,6 +37,7 @@
   X(tril) X(triu)                                  /* ops/triangle.cpp */                \
   X(cumsum) X(cumprod)                             /* ops/scan.cpp */                    \
   X(gather) X(scatter_add)                         /* ops/gather.cpp */                  \
+  X(argsort)                                       /* ops/sort.cpp */                    \
   X(fused)                                         /* ops/fused.cpp */
 
 namespace nn::backend {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backend/dispatch.h"
@@ -130,6 +131,14 @@ Tensor index_select(const Tensor& x, const Tensor& ids, int64_t axis);
 std::vector<Tensor> chunk(const Tensor& x, int64_t n, int64_t axis = 0);
 std::vector<Tensor> split_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis = 0);
 std::vector<Tensor> unbind(const Tensor& x, int64_t axis = 0);
+// Sorting along an axis (ops/sort.cpp), stable, NaN the largest: the i64
+// positions that sort x; (values, positions); the k largest (or smallest)
+// in order.
+Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false);
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t axis = -1, bool descending = false);
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t axis = -1, bool largest = true);
+// x with (before, after) elements of value around each axis, from the first (ops/pad.cpp).
+Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& widths, double value = 0);
 
 // ---- ops that backward rules use (backend/autograd.h) ----
 // The gradient of take: a [rows, ...] tensor of zeros into which row i of g

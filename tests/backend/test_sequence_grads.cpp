@@ -64,3 +64,11 @@ TEST_CASE("gradients of chunk, split_sizes and unbind go back to their slices") 
       },
       {random({2, 3})});
 }
+
+TEST_CASE("gradients of sort, topk and pad") {
+  CHECK_GRADS([](const Ins& in) { return weighted_sum(sort(in[0], 1).first); }, {random({2, 5})});
+  CHECK_GRADS([](const Ins& in) { return weighted_sum(sort(in[0], 0, true).first); }, {random({4, 2})});
+  CHECK_GRADS([](const Ins& in) { return weighted_sum(topk(in[0], 2).first); }, {random({3, 4})});
+  CHECK_GRADS([](const Ins& in) { return weighted_sum(topk(in[0], 2, 0, false).first); }, {random({3, 4})});
+  CHECK_GRADS([](const Ins& in) { return weighted_sum(pad(in[0], {{1, 0}, {2, 1}}, 0.5)); }, {random({2, 3})});
+}

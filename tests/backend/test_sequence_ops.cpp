@@ -157,3 +157,50 @@ TEST_CASE("chunk, split_sizes and unbind give lists of pieces") {
   CHECK_THROWS_WITH_AS(split_sizes(x, {6, -1}), "split_sizes: negative size -1 in [6, -1]", Error);
   CHECK_THROWS_WITH_AS(unbind(x, 2), "unbind: axis 2 is out of range for f32[5, 2] (valid axes are -2..1)", Error);
 }
+
+TEST_CASE("sort, argsort and topk: stable, NaN the largest, as PyTorch") {
+  auto [v, i] = sort(t32({3, 1, 2, 1}));
+  check_values(v, {1, 1, 2, 3});
+  CHECK(i.dtype() == DType::i64);
+  check_values(i, {1, 3, 2, 0});  // the tied 1s keep their order
+  auto [vd, id] = sort(t32({3, 1, 2, 1}), -1, true);
+  check_values(vd, {3, 2, 1, 1});
+  check_values(id, {0, 2, 1, 3});
+  check_values(sort(t32({2, kNaN, 1})).second, {2, 0, 1});
+  check_values(sort(t32({2, kNaN, 1}), 0, true).second, {1, 0, 2});
+  // Along axis 0 of [[3, 0], [1, 5], [2, 4]].
+  Tensor x = t32({3, 0, 1, 5, 2, 4}, {3, 2});
+  auto [v0, i0] = sort(x, 0);
+  check_values(v0, {1, 0, 2, 4, 3, 5});
+  check_values(i0, {1, 0, 2, 2, 0, 1});
+  check_values(argsort(x), {1, 0, 0, 1, 0, 1});
+  check_values(argsort(tint({5, -1, 3}, DType::i32), 0, true), {0, 2, 1});
+  auto [tv, ti] = topk(t32({1, 5, 3, 5}), 2);
+  check_values(tv, {5, 5});
+  check_values(ti, {1, 3});
+  auto [sv, si] = topk(t32({1, 5, 3, 5}), 3, 0, false);
+  check_values(sv, {1, 3, 5});
+  check_values(si, {0, 2, 1});
+  auto [cv, ci] = topk(x, 1, 0);  // the largest of each column
+  CHECK(cv.shape() == Shape{1, 2});
+  check_values(cv, {3, 5});
+  check_values(ci, {0, 1});
+  CHECK(topk(t32({1, 2}), 0).first.shape() == Shape{0});
+  CHECK_THROWS_WITH_AS(topk(t32({1, 5, 3, 5}), 5), "topk: k = 5 is out of range for axis 0 of size 4 in f32[4]",
+                       Error);
+  CHECK_THROWS_WITH_AS(topk(t32({1, 5}), -1), "topk: k = -1 is out of range for axis 0 of size 2 in f32[2]", Error);
+  CHECK_THROWS_WITH_AS(sort(x, 2), "sort: axis 2 is out of range for f32[3, 2] (valid axes are -2..1)", Error);
+}
+
+TEST_CASE("pad puts (before, after) values around each axis from the first") {
+  check_values(pad(t32({1, 2}), {{1, 2}}), {0, 1, 2, 0, 0});
+  Tensor p = pad(t32({1, 2, 3, 4}, {2, 2}), {{1, 0}, {0, 1}}, 9);
+  CHECK(p.shape() == Shape{3, 3});
+  check_values(p, {9, 9, 9, 1, 2, 9, 3, 4, 9});
+  Tensor pi = pad(tint({7}), {{0, 1}});
+  CHECK(pi.dtype() == DType::i64);
+  check_values(pi, {7, 0});
+  check_values(pad(t32({1}), {}), {1});
+  CHECK_THROWS_WITH_AS(pad(t32({1}), {{1, 1}, {1, 1}}), "pad: 2 (before, after) pairs for the 1 axes of f32[1]", Error);
+  CHECK_THROWS_WITH_AS(pad(t32({1}), {{-1, 1}}), "pad: negative width (-1, 1) for axis 0", Error);
+}
