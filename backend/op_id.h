@@ -34,6 +34,10 @@
   X(softmax) X(log_softmax) X(softmax_backward)   /* ops/nn_softmax.cpp */              \
   X(log_softmax_backward) X(softmax_cross_entropy)                                       \
   X(softmax_cross_entropy_backward) X(one_hot)                                           \
+  X(tril) X(triu)                                  /* ops/triangle.cpp */                \
+  X(cumsum) X(cumprod)                             /* ops/scan.cpp */                    \
+  X(gather) X(scatter_add)                         /* ops/gather.cpp */                  \
+  X(argsort)                                       /* ops/sort.cpp */                    \
   X(fused)                                         /* ops/fused.cpp */
 
 namespace nn::backend {

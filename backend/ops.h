@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backend/dispatch.h"
@@ -107,6 +108,37 @@ Tensor index(const Tensor& x, const std::vector<IndexItem>& items);
 void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& v);
 // Rows of x (along axis 0) picked by an integer tensor of ids.
 Tensor take(const Tensor& x, const Tensor& ids);
+
+// ---- sequence models (SPEC §13) ----
+// The lower (tril) or upper (triu) triangle of the last two axes, the rest
+// zero: tril keeps (i, j) where j - i <= k, triu where j - i >= k (ops/triangle.cpp).
+Tensor tril(const Tensor& x, int64_t k = 0);
+Tensor triu(const Tensor& x, int64_t k = 0);
+// Running sum and product along an axis; integers and bools give i64 (ops/scan.cpp).
+Tensor cumsum(const Tensor& x, int64_t axis);
+Tensor cumprod(const Tensor& x, int64_t axis);
+// NumPy's take_along_axis: out[.., j, ..] = x[.., ids[.., j, ..], ..] along
+// `axis`, ids of x's rank, broadcast with x along the other axes (ops/gather.cpp).
+Tensor gather(const Tensor& x, const Tensor& ids, int64_t axis);
+// x with v added at the ids along `axis` (repeated ids add up); ids and v
+// broadcast together and with x along the other axes.
+Tensor scatter_add(const Tensor& x, const Tensor& ids, const Tensor& v, int64_t axis);
+// The slices of x at 1-d ids along `axis` (PyTorch's index_select).
+Tensor index_select(const Tensor& x, const Tensor& ids, int64_t axis);
+// Lists of pieces along an axis (ops/split.cpp): n pieces of ceil(size / n)
+// (the last smaller, fewer when they run out, as PyTorch's chunk); pieces
+// of the given sizes; every slice with the axis dropped.
+std::vector<Tensor> chunk(const Tensor& x, int64_t n, int64_t axis = 0);
+std::vector<Tensor> split_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis = 0);
+std::vector<Tensor> unbind(const Tensor& x, int64_t axis = 0);
+// Sorting along an axis (ops/sort.cpp), stable, NaN the largest: the i64
+// positions that sort x; (values, positions); the k largest (or smallest)
+// in order.
+Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false);
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t axis = -1, bool descending = false);
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t axis = -1, bool largest = true);
+// x with (before, after) elements of value around each axis, from the first (ops/pad.cpp).
+Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& widths, double value = 0);
 
 // ---- ops that backward rules use (backend/autograd.h) ----
 // The gradient of take: a [rows, ...] tensor of zeros into which row i of g

@@ -9,6 +9,7 @@ const char* binop_symbol(BinOp op) {
     case BinOp::Sub: return "-";
     case BinOp::Mul: return "*";
     case BinOp::Div: return "/";
+    case BinOp::FloorDiv: return "//";
     case BinOp::Mod: return "%";
     case BinOp::MatMul: return "@";
     case BinOp::Pow: return "**";

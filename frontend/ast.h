@@ -36,7 +36,7 @@ enum class ExprKind : uint8_t {
   Lambda,   // fn(x) { ... }
 };
 
-enum class BinOp : uint8_t { Add, Sub, Mul, Div, Mod, MatMul, Pow, Eq, Ne, Lt, Le, Gt, Ge };
+enum class BinOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, MatMul, Pow, Eq, Ne, Lt, Le, Gt, Ge };
 const char* binop_symbol(BinOp op);  // "+", "@", "=="
 
 struct Expr {

@@ -208,6 +208,7 @@ class Builder {
     if (auto* c = dynamic_cast<P::MulExprContext*>(ctx)) {
       BinOp op = c->op->getType() == P::STAR    ? BinOp::Mul
                  : c->op->getType() == P::SLASH ? BinOp::Div
+                 : c->op->getType() == P::FLOORDIV ? BinOp::FloorDiv
                  : c->op->getType() == P::PERCENT ? BinOp::Mod
                                                   : BinOp::MatMul;
       return binary(op, c, c->expr(0), c->expr(1), c->op);

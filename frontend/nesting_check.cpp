@@ -51,7 +51,7 @@ bool opens_block(size_t prev_type) {
 // Tokens that add a level to the tree they are in (see the top of the file).
 bool is_nesting_operator(size_t type) {
   switch (type) {
-    case NNLexer::PLUS: case NNLexer::MINUS: case NNLexer::STAR: case NNLexer::SLASH:
+    case NNLexer::PLUS: case NNLexer::MINUS: case NNLexer::STAR: case NNLexer::SLASH: case NNLexer::FLOORDIV:
     case NNLexer::PERCENT: case NNLexer::AT: case NNLexer::POW:
     case NNLexer::EQ: case NNLexer::NE: case NNLexer::LT: case NNLexer::LE:
     case NNLexer::GT: case NNLexer::GE: case NNLexer::DOTDOT:

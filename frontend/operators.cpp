@@ -5,6 +5,7 @@
 
 #include "backend/error.h"
 #include "backend/ops.h"
+#include "backend/ops/elementwise_math.h"
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
 #include "frontend/stack_guard.h"
@@ -18,6 +19,7 @@ const char* op_name(BinOp op) {
     case BinOp::Sub: return "subtract";
     case BinOp::Mul: return "multiply";
     case BinOp::Div: return "divide";
+    case BinOp::FloorDiv: return "floor-divide";
     case BinOp::Mod: return "take the remainder of";
     case BinOp::MatMul: return "matrix-multiply";
     case BinOp::Pow: return "raise";
@@ -32,6 +34,7 @@ backend::Tensor tensor_binary(BinOp op, const backend::Tensor& a, const backend:
     case BinOp::Sub: return sub(a, b);
     case BinOp::Mul: return mul(a, b);
     case BinOp::Div: return div(a, b);
+    case BinOp::FloorDiv: return floordiv(a, b);
     case BinOp::Mod: return mod(a, b);
     case BinOp::MatMul: return matmul(a, b);
     case BinOp::Pow: return pow(a, b);
@@ -137,6 +140,11 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
       case BinOp::Div:
         if (!floating && int_of(b) == 0) fail(span, "division by zero");
         return Value(a.as_number() / b.as_number());
+      case BinOp::FloorDiv:
+        // The tensor op's functor: one rounding rule for host numbers and tensors.
+        if (floating) return Value(backend::math::FloorDiv{nullptr}(a.as_number(), b.as_number()));
+        if (int_of(b) == 0) fail(span, "floor division by zero");
+        return Value(backend::math::FloorDiv{nullptr}(int_of(a), int_of(b)));
       case BinOp::Mod:
         if (!floating) {
           int64_t x = int_of(a), y = int_of(b);

@@ -10,7 +10,7 @@ using grammar::NNLexer;
 
 bool is_continuation_token(size_t type) {
   switch (type) {
-    case NNLexer::PLUS: case NNLexer::MINUS: case NNLexer::STAR: case NNLexer::SLASH:
+    case NNLexer::PLUS: case NNLexer::MINUS: case NNLexer::STAR: case NNLexer::SLASH: case NNLexer::FLOORDIV:
     case NNLexer::PERCENT: case NNLexer::AT: case NNLexer::POW:
     case NNLexer::EQ: case NNLexer::NE: case NNLexer::LT: case NNLexer::LE:
     case NNLexer::GT: case NNLexer::GE: case NNLexer::DOTDOT:

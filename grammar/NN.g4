@@ -63,7 +63,7 @@ expr
   | expr '.' NAME                                      # fieldExpr
   | <assoc=right> expr '**' expr                       # powExpr
   | '-' expr                                           # negExpr
-  | expr op=('*' | '/' | '%' | '@') expr               # mulExpr
+  | expr op=('*' | '/' | '//' | '%' | '@') expr        # mulExpr
   | expr op=('+' | '-') expr                           # addExpr
   | expr '..' expr                                     # rangeExpr
   | expr op=('==' | '!=' | '<' | '<=' | '>' | '>=') expr # cmpExpr
@@ -133,6 +133,7 @@ PLUS     : '+' ;
 MINUS    : '-' ;
 STAR     : '*' ;
 SLASH    : '/' ;
+FLOORDIV : '//' ;
 PERCENT  : '%' ;
 AT       : '@' ;
 EQ       : '==' ;

@@ -108,7 +108,12 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
     } catch (const RunError&) {
       throw;
     } catch (const backend::Error& e) {
-      throw RunError(n.name() + ": " + e.what(), n.loc, id);
+      // A kernel's message names its op already ("take: id 5 is out of
+      // range", or the name a composite gave it: "index_select: ..."); the
+      // others get the node's name.
+      const std::string what = e.what(), named = n.attrs.get_or<std::string>("name", n.name()) + ": ";
+      throw RunError(what.starts_with(named) || what.starts_with(n.name() + ": ") ? what : n.name() + ": " + what,
+                     n.loc, id);
     }
     for (size_t i = 0; i < out.size(); ++i) slots[n.outputs[i]] = std::move(out[i]);
     for (ValueId v : p.dies_after(step)) slots[v] = backend::Tensor();

@@ -60,7 +60,7 @@ void run_elementwise(const char* name, OpId op, DType compute, Tensor& out, std:
     e.flat = t.shape() == out.shape();
   }
   Tensor flag;
-  const bool integer_checks = (op == OpId::pow || op == OpId::mod) && !is_floating(compute);
+  const bool integer_checks = (op == OpId::pow || op == OpId::mod || op == OpId::floordiv) && !is_floating(compute);
   if (integer_checks) {
     flag = new_flag(dev);
     l.params.flag = static_cast<int*>(flag.raw_data());
@@ -70,6 +70,7 @@ void run_elementwise(const char* name, OpId op, DType compute, Tensor& out, std:
   check_launch(name);
   if (integer_checks && read_flag(dev, flag)) {
     if (op == OpId::mod) throw Error("integer modulo by zero");
+    if (op == OpId::floordiv) throw Error("integer floor division by zero");
     throw Error("pow: integers to negative integer powers are not allowed");
   }
 }

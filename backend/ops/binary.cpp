@@ -58,6 +58,7 @@ DType compute_dtype(const Tensor& a, const Tensor& b) {
 // are flagged, and thrown once the loops are done.
 void throw_flagged(OpId id) {
   if (id == OpId::mod) throw Error("integer modulo by zero");
+  if (id == OpId::floordiv) throw Error("integer floor division by zero");
   throw Error("pow: integers to negative integer powers are not allowed");
 }
 
@@ -81,7 +82,7 @@ void binary_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attr
     }
   } else {
     ew::check_cpu_dtype(name, out[0].dtype());
-    constexpr bool costly = Id == OpId::pow || Id == OpId::mod;
+    constexpr bool costly = Id == OpId::pow || Id == OpId::mod || Id == OpId::floordiv;
     constexpr int64_t grain = costly ? ew::kCostlyGrain : ew::kCheapGrain;
     visit_dtype(out[0].dtype(), [&]<class T>() {
       if constexpr (std::is_same_v<T, bool> && K != BinaryKind::arith) {
@@ -142,6 +143,14 @@ std::vector<Tensor> pow_backward(const BackwardArgs& a) {
 std::vector<Tensor> mod_backward(const BackwardArgs& a) {
   const Tensor &x = a.inputs[0], &y = a.inputs[1], &g = a.grads[0];
   return {fit(g, x), wants(y) ? fit(neg(mul(g, floor(div(x, y)))), y) : Tensor()};
+}
+
+// floor(a / b) is piecewise constant: a defined zero for each float operand,
+// as PyTorch's floor_divide (not "no gradient", so that a chain through it
+// still differentiates).
+std::vector<Tensor> floordiv_backward(const BackwardArgs& a) {
+  const Tensor &x = a.inputs[0], &y = a.inputs[1];
+  return {wants(x) ? bw::zeros_like(x) : Tensor(), wants(y) ? bw::zeros_like(y) : Tensor()};
 }
 
 // As PyTorch: where a == b the operands share the gradient half and half;

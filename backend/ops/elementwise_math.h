@@ -175,6 +175,35 @@ struct Mod {
     }
   }
 };
+// Python's //: the quotient rounded toward -inf. Floats as CPython and
+// PyTorch compute it (from fmod, so that 7.0 // 0.1 is 69, the quotient the
+// remainder % gives); a float divisor of 0 gives a / b (inf or NaN), an
+// integer one raises the flag.
+struct FloorDiv {
+  int* by_zero;
+  NN_HD static FloorDiv from(const EwParams& p) { return {p.flag}; }
+  template <class T> NN_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (b == T(0)) return a / b;
+      const T m = fmod(a, b);
+      T q = (a - m) / b;
+      if (m != T(0) && ((b < T(0)) != (m < T(0)))) q -= T(1);
+      if (q == T(0)) return copysign(T(0), a / b);
+      T f = floor(q);
+      if (q - f > T(0.5)) f += T(1);  // (a - m) / b is an integer up to rounding
+      return f;
+    } else {
+      if (b == 0) {
+        if (by_zero) raise_flag(by_zero);
+        return 0;
+      }
+      if (b == -1) return T(Unsigned<T>(0) - Unsigned<T>(a));  // INT_MIN / -1 traps on x86; wraps here
+      T q = a / b;
+      if (q * b != a && ((a < 0) != (b < 0))) --q;
+      return q;
+    }
+  }
+};
 // NaN in either operand gives NaN, as NumPy's maximum/minimum: `a != a`
 // catches a NaN a; a NaN b fails the comparison and is returned.
 struct Maximum {

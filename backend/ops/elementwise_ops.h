@@ -84,6 +84,8 @@
   X(div, Div, true_div, false, false, div_backward)                                \
   X(pow, Pow, arith_no_bool, false, false, pow_backward)                           \
   X(mod, Mod, arith_no_bool, false, false, mod_backward)                           \
+  /* a // b (Python's floor division): piecewise constant, zero gradients */     \
+  X(floordiv, FloorDiv, arith_no_bool, false, false, floordiv_backward)            \
   X(maximum, Maximum, arith, true, true, extreme_backward<true>)                   \
   X(minimum, Minimum, arith, true, true, extreme_backward<false>)                  \
   X(eq, Eq, compare, true, false, nullptr)                                         \

@@ -17,6 +17,10 @@ void register_nn_conv_ops(Registry& r);     // ops/nn_conv.cpp (conv2d and its b
 void register_nn_pool_ops(Registry& r);     // ops/nn_pool.cpp (max_pool2d, avg_pool2d, backward ops)
 void register_nn_norm_ops(Registry& r);     // ops/nn_norm.cpp (batch_norm, layer_norm, backward ops)
 void register_nn_softmax_ops(Registry& r);  // ops/nn_softmax.cpp (softmax, losses, one_hot)
+void register_triangle_ops(Registry& r);    // ops/triangle.cpp (tril, triu)
+void register_scan_ops(Registry& r);        // ops/scan.cpp (cumsum, cumprod)
+void register_gather_ops(Registry& r);      // ops/gather.cpp (gather, scatter_add)
+void register_sort_ops(Registry& r);        // ops/sort.cpp (argsort, under sort and topk)
 void register_fused_ops(Registry& r);       // ops/fused.cpp (fused elementwise kernels of graph fusion)
 void register_matmul_epilogue_ops(Registry& r);  // ops/matmul_epilogue.cpp (a GEMM with a fused epilogue)
 
@@ -34,6 +38,10 @@ inline void register_all_ops(Registry& r) {
   register_nn_pool_ops(r);
   register_nn_norm_ops(r);
   register_nn_softmax_ops(r);
+  register_triangle_ops(r);
+  register_scan_ops(r);
+  register_gather_ops(r);
+  register_sort_ops(r);
   register_fused_ops(r);
   register_matmul_epilogue_ops(r);
 }

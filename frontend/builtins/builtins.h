@@ -19,6 +19,7 @@ void def(Interpreter& vm, const std::string& name, const std::string& params, st
 void install_creation(Interpreter& vm);
 void install_shape(Interpreter& vm);
 void install_math(Interpreter& vm);
+void install_sequence(Interpreter& vm);  // sequence.cpp: tril cumsum gather chunk ...
 void install_host(Interpreter& vm);
 void install_autodiff(Interpreter& vm);  // param grad value_and_grad detach no_grad
 void install_neural(Interpreter& vm);  // neural.cpp: conv, pooling, norms, softmax, losses

@@ -55,6 +55,7 @@ void Interpreter::install_builtins() {
   builtins::install_creation(*this);
   builtins::install_shape(*this);
   builtins::install_math(*this);
+  builtins::install_sequence(*this);
   builtins::install_host(*this);
   builtins::install_autodiff(*this);
   builtins::install_neural(*this);

@@ -132,6 +132,40 @@ TEST_CASE("mod follows Python: the sign of the divisor") {
   CHECK_FALSE(std::signbit(z[1]));
 }
 
+TEST_CASE("floordiv follows Python: rounds toward -inf") {
+  // Python: 7 // 2 = 3, -7 // 2 = -4, 7 // -2 = -4, -7 // -2 = 3, 6 // 3 = 2, -6 // 3 = -2, 0 // -5 = 0
+  Tensor i = floordiv(tint({7, -7, 7, -7, 6, -6, 0}), tint({2, 2, -2, -2, 3, 3, -5}));
+  CHECK(i.dtype() == DType::i64);  // integers stay integers
+  check_values(i, {3, -4, -4, 3, 2, -2, 0});
+  Tensor i32 = floordiv(tint({7, -7}, DType::i32), weak_int(4));
+  CHECK(i32.dtype() == DType::i32);
+  check_values(i32, {1, -2});
+  // Python: 7.5 // 2 = 3.0, -7.5 // 2 = -4.0, 7.5 // -2 = -4.0, 7.0 // 0.1 = 69.0 (not 70: 0.1 is a bit
+  // more than 1/10), -0.5 // 1 = -1.0, 1e300 // 1e-300 = inf
+  check_values(floordiv(t64({7.5, -7.5, 7.5, 7.0, -0.5}), t64({2, 2, -2, 0.1, 1})), {3, -4, -4, 69, -1});
+  check_values(floordiv(t32({5, -5}), weak(2.0)), {2, -3});
+  Tensor f = floordiv(t32({7}), t32({2}));
+  CHECK(f.dtype() == DType::f32);
+  // A zero quotient keeps the sign of a / b (Python: 0.0 // -3 = -0.0, 0.0 // 3 = 0.0).
+  std::vector<double> z = vals(floordiv(t64({0, 0}), t64({-3, 3})));
+  CHECK(z[0] == 0);
+  CHECK(std::signbit(z[0]));
+  CHECK_FALSE(std::signbit(z[1]));
+  // INT_MIN // -1 wraps to INT_MIN (it traps in C++).
+  check_values(floordiv(tint({std::numeric_limits<int64_t>::min() + 1}), tint({-1})),
+               {double(std::numeric_limits<int64_t>::max())});
+  CHECK(vals<int64_t>(floordiv(tint({std::numeric_limits<int64_t>::min()}), tint({-1})))[0] ==
+        std::numeric_limits<int64_t>::min());
+  // Zero divisors: inf or NaN for floats (as PyTorch), an error for integers.
+  check_values(floordiv(t32({1, -1, 0}), t32({0, 0, 0})), {kInf, -kInf, kNaN});
+  CHECK_THROWS_WITH_AS(floordiv(tint({1, 2}), tint({1, 0})), "integer floor division by zero", Error);
+  CHECK_THROWS_WITH_AS(floordiv(ones({100000}, DType::i32), weak_int(0)), "integer floor division by zero", Error);
+  CHECK_THROWS_WITH_AS(floordiv(tbool({1}), tbool({1})),
+                       "floordiv: not defined for two bool tensors; use logical_and, logical_or or logical_not "
+                       "(got bool[1], bool[1])",
+                       Error);
+}
+
 TEST_CASE("maximum and minimum propagate NaN like NumPy") {
   Tensor a = t32({1, kNaN, 3, kNaN}), b = t32({2, 1, kNaN, kNaN});
   check_values(maximum(a, b), {2, kNaN, kNaN, kNaN});

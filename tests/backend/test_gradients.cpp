@@ -107,6 +107,13 @@ TEST_CASE("gradients of the arithmetic ops, same shapes and broadcast") {
   // mod with a negative divisor (the result takes the divisor's sign).
   CHECK_GRADS([](const Ins& in) { return weighted_sum(mod(in[0], in[1])); },
               {random({2, 3}, -3, 3, 3), random({3}, -2, -0.7, 4)});
+  // floordiv is piecewise constant: zero gradients (PyTorch's floor_divide), checked away from its steps.
+  CHECK_GRADS([](const Ins& in) { return weighted_sum(floordiv(in[0], in[1])); },
+              {make<double>({0.5, 1.5, -2.5, 3.7}, {4}), make<double>({1, 1, 2, 3}, {4})});
+  Tensor x = param(random({3})), y = param(random({3}, 1, 2));
+  auto g = grad(sum(mul(floordiv(x, y), x)), {x, y});
+  check_values(g[0], vals(floordiv(x, y)));  // d/dx (x // y) x = x // y
+  check_values(g[1], {0, 0, 0});
 }
 
 TEST_CASE("a host number operand gets no gradient and keeps the tensor's dtype") {

@@ -1,0 +1,98 @@
+// Running sums and products along one axis (SPEC §13): cumsum and cumprod,
+// as PyTorch's. Integer and bool inputs give i64 (as sum does); floats keep
+// their dtype and accumulate in double, as the reductions do. The attribute
+// `reverse` runs the scan from the end of the axis (the gradient of a scan
+// is the reverse scan); nn's functions always scan forward.
+//
+// cumprod's gradient is PyTorch's formula for inputs without zeros,
+// dx = reverse_cumsum(g * y) / x: where an input is 0 it gives inf or NaN
+// (PyTorch switches to a slower exact formula there; nn does not yet).
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "backend/ops.h"
+#include "backend/ops/axis.h"
+#include "backend/ops/backward.h"
+#include "backend/ops/elementwise.h"
+#include "backend/ops/register.h"
+#include "backend/parallel.h"
+
+namespace nn::backend {
+namespace {
+
+template <OpId Id>
+OutTypes scan_type(std::span<const TensorType> in, const Attrs& attrs) {
+  TensorType t = in[0];
+  checked_axis(op_name(Id), attrs.get<int64_t>("axis"), t);
+  if (!is_floating(t.dtype)) t.dtype = DType::i64;
+  t.weak = false;
+  return {t};
+}
+
+template <OpId Id>
+void scan_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const Tensor& x = in[0];
+  const int axis = checked_axis(op_name(Id), attrs.get<int64_t>("axis"), x.type());
+  const bool reverse = attrs.get_or<bool>("reverse", false);
+  const AxisGeometry g(x.shape(), axis);
+  ew::check_cpu_dtype(op_name(Id), x.dtype());
+  visit_dtype(x.dtype(), [&]<class T>() {
+    using Out = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+    const T* src = x.data<T>();
+    Out* dst = out[0].data<Out>();
+    const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, g.n * g.inner));
+    parallel_for(g.outer, grain, [&](int64_t b, int64_t e) {
+      std::vector<Acc> acc(size_t(g.inner));
+      for (int64_t o = b; o < e; ++o) {
+        std::fill(acc.begin(), acc.end(), Acc(Id == OpId::cumsum ? 0 : 1));
+        for (int64_t s = 0; s < g.n; ++s) {
+          const int64_t j = reverse ? g.n - 1 - s : s, base = (o * g.n + j) * g.inner;
+          for (int64_t i = 0; i < g.inner; ++i) {
+            const Acc v = Acc(src[base + i]);
+            if constexpr (Id == OpId::cumsum) acc[size_t(i)] += v;
+            else if constexpr (std::is_integral_v<Acc>)  // integer products wrap, as integer * does
+              acc[size_t(i)] = Acc(uint64_t(acc[size_t(i)]) * uint64_t(v));
+            else acc[size_t(i)] *= v;
+            dst[base + i] = Out(acc[size_t(i)]);
+          }
+        }
+      }
+    });
+  });
+}
+
+Tensor scan(OpId id, const Tensor& x, int64_t axis, bool reverse) {
+  Attrs a{{"axis", axis}};
+  if (reverse) a.set("reverse", true);
+  return call(op(id), {x}, a);
+}
+
+// y_j = sum_{i <= j} x_i: dx_i = sum_{j >= i} g_j, the reverse scan of g.
+std::vector<Tensor> cumsum_backward(const BackwardArgs& a) {
+  if (!bw::wants(a.inputs[0])) return {Tensor()};
+  return {scan(OpId::cumsum, a.grads[0], a.attrs.get<int64_t>("axis"), !a.attrs.get_or<bool>("reverse", false))};
+}
+
+// y_j = prod_{i <= j} x_i: dx_i = sum_{j >= i} g_j y_j / x_i (x_i != 0).
+std::vector<Tensor> cumprod_backward(const BackwardArgs& a) {
+  const Tensor& x = a.inputs[0];
+  if (!bw::wants(x)) return {Tensor()};
+  const Tensor gy = mul(a.grads[0], a.outputs[0]);
+  return {div(scan(OpId::cumsum, gy, a.attrs.get<int64_t>("axis"), !a.attrs.get_or<bool>("reverse", false)), x)};
+}
+
+}  // namespace
+
+Tensor cumsum(const Tensor& x, int64_t axis) { return scan(OpId::cumsum, x, axis, false); }
+Tensor cumprod(const Tensor& x, int64_t axis) { return scan(OpId::cumprod, x, axis, false); }
+
+void register_scan_ops(Registry& r) {
+  r.add(OpDef{.id = OpId::cumsum, .num_inputs = 1, .type_rule = scan_type<OpId::cumsum>,
+              .cpu = scan_kernel<OpId::cumsum>, .backward = cumsum_backward});
+  r.add(OpDef{.id = OpId::cumprod, .num_inputs = 1, .type_rule = scan_type<OpId::cumprod>,
+              .cpu = scan_kernel<OpId::cumprod>, .backward = cumprod_backward});
+}
+
+}  // namespace nn::backend
