@@ -347,6 +347,18 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   return *cg;
 }
 
+// A compiled entry (the cache's latest, found for this call) whose captured
+// tensors were rebound, or whose host values changed, is traced again in its
+// place: dropped here, with the reason for the retrace note; "" when it holds.
+std::string Interpreter::drop_if_stale(GraphCache& cache, CompiledGraph*& cg, const GuardScope& scope) {
+  if (!cg || (cg->guards.hold(scope) && cg->host_reads.hold(scope.env))) return "";  // the common case: cheap
+  std::string why = cg->guards.why_not(scope);
+  if (why.empty()) why = cg->host_reads.why_not(scope.env);
+  cache.entries.pop_back();
+  cg = nullptr;
+  return why;
+}
+
 Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span call_span) {
   const FunctionDef& def = *f.def;
   if (!f.graph_cache) f.graph_cache = new_graph_cache(def.name.empty() ? "<lambda>" : def.name);
@@ -355,17 +367,9 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
   std::vector<backend::Tensor> inputs;
   for (size_t i = 0; i < args.size(); ++i) flatten(args[i], def.params[i].name, sig, inputs);
 
-  // A compiled entry whose captured tensors were rebound is traced again,
-  // in its place.
   GuardScope scope{{}, args, f.env.get(), prelude_.get()};
   CompiledGraph* cg = find_entry(cache, sig);
-  std::string stale;
-  if (cg && !(cg->guards.hold(scope) && cg->host_reads.hold(scope.env))) {
-    stale = cg->guards.why_not(scope);
-    if (stale.empty()) stale = cg->host_reads.why_not(scope.env);
-    cache.entries.pop_back();
-    cg = nullptr;
-  }
+  const std::string stale = drop_if_stale(cache, cg, scope);
   std::vector<std::string> arg_names;
   if (!cg) {
     for (const auto& p : def.params) arg_names.push_back(p.name);
@@ -448,16 +452,8 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
       cg = find_entry(cache, cache.entries[i]->signature);
       break;
     }
-  // A compiled entry whose captured tensors were rebound is traced again,
-  // in its place.
   const GuardScope scope{{}, {}, env.get(), prelude_.get()};
-  std::string stale;
-  if (cg && !(cg->guards.hold(scope) && cg->host_reads.hold(scope.env))) {
-    stale = cg->guards.why_not(scope);
-    if (stale.empty()) stale = cg->host_reads.why_not(scope.env);
-    cache.entries.pop_back();
-    cg = nullptr;
-  }
+  const std::string stale = drop_if_stale(cache, cg, scope);
   if (!cg) {
     std::unordered_map<const backend::TensorImpl*, std::string> names;
     std::unordered_map<std::string, backend::Tensor> before;

@@ -239,6 +239,7 @@ class Interpreter {
   CompiledGraph& trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span, const GuardScope& scope,
                                    const std::function<TracedBody(ir::Tracer&)>& body, const std::string& why = {});
   void compile(CompiledGraph& cg, ir::Graph traced);
+  std::string drop_if_stale(GraphCache& cache, CompiledGraph*& cg, const GuardScope& scope);
   std::vector<backend::Tensor> run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs);
   // --check-graph: runs the graph, then `eager` on the same state and draws,
   // and fails at `span` when their results differ; returns the graph's.
