@@ -14,15 +14,6 @@ namespace nn::frontend {
 namespace {
 using backend::Tensor;
 
-// The permutation that moves axis `from` of an n-d tensor to position `to`.
-std::vector<int64_t> moving(int n, int from, int to) {
-  std::vector<int64_t> order;
-  for (int d = 0; d < n; ++d)
-    if (d != from) order.push_back(d);
-  order.insert(order.begin() + to, from);
-  return order;
-}
-
 // ids for axes of the given sizes, broadcast together, as one index into
 // those axes flattened (row-major). An id outside its axis must not land on
 // another element: eager ids are checked here, traced ones are sent out of
