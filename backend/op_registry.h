@@ -61,6 +61,13 @@ enum class Effect : uint8_t {
   pure,      // same inputs, same outputs; may be merged or removed
   random,    // draws from the generator: never merged, fresh on every replay
   stateful,  // writes into its first input (in-place assignment)
+  // Talks to the other ranks (SPEC §14): every rank must run the same ones
+  // in the same order, so it is never merged, folded or removed and keeps
+  // its trace order with the other ordered effects.
+  collective,
+  // Completes a collective an earlier node started (all_reduce_wait): never
+  // merged or removed, but free to run as late as its readers allow.
+  completion,
 };
 
 // An attribute an op reads, with the value a call that omits it means.

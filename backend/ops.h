@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/comm/communicator.h"
 #include "backend/dispatch.h"
 #include "backend/ops/elementwise_ops.h"
 #include "backend/ops/reduction_ops.h"
@@ -139,6 +140,19 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t axis = -1, bool descendi
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t axis = -1, bool largest = true);
 // x with (before, after) elements of value around each axis, from the first (ops/pad.cpp).
 Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& widths, double value = 0);
+
+// ---- collectives over the ranks of the run (ops/collective.cpp, SPEC §14) ----
+// With one rank each gives its input's values back.
+Tensor all_reduce(const Tensor& x, comm::ReduceOp op = comm::ReduceOp::sum);
+Tensor broadcast(const Tensor& x, int64_t root = 0);  // rank root's x on every rank
+Tensor all_gather(const Tensor& x);                   // every rank's x, stacked on a new axis 0
+// One all-reduce over several tensors of one dtype, as one flat bucket:
+// all_reduce_start then all_reduce_wait (a graph runs other nodes between them).
+std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp op);
+// Each gradient's mean over the ranks (data_parallel): in buckets of at most
+// bucket_bytes (backend/comm/buckets.h); traced, one all_reduce each, which
+// the graph pass `bucket-all-reduce` groups in the graph's backward order.
+std::vector<Tensor> average_gradients(std::span<const Tensor> grads, size_t bucket_bytes);
 
 // ---- ops that backward rules use (backend/autograd.h) ----
 // The gradient of take: a [rows, ...] tensor of zeros into which row i of g

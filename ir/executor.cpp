@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "backend/comm/communicator.h"
 #include "backend/dispatch.h"
 #include "backend/interrupt.h"
 #include "backend/profiler.h"
@@ -62,6 +63,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
   };
 
   backend::Profiler* prof = backend::Profiler::active();
+  backend::comm::Communicator* comm = backend::comm::communicator_if_started();
   std::vector<backend::Tensor> in, out;
   for (size_t step = 0; step < p.order.size(); ++step) {
     const NodeId id = p.order[step];
@@ -115,6 +117,8 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
       throw RunError(what.starts_with(named) || what.starts_with(n.name() + ": ") ? what : n.name() + ": " + what,
                      n.loc, id);
     }
+    // Collectives on their way advance between kernels (SPEC §14).
+    if (comm && comm->has_pending()) comm->progress();
     for (size_t i = 0; i < out.size(); ++i) slots[n.outputs[i]] = std::move(out[i]);
     for (ValueId v : p.dies_after(step)) slots[v] = backend::Tensor();
     if (prof) prof->record(n.name(), category(n.phase), t0, backend::Profiler::now_ns());

@@ -88,9 +88,12 @@ struct Node {
   // or -1. Set by the `inplace` pass (ir/passes/inplace.cpp); empty: none.
   std::vector<int32_t> overwrites;
   const std::string& name() const;
-  // Random ops and host calls keep their trace order in every schedule: the
-  // draws and the printed lines come out as in eager mode.
-  bool ordered_effect() const { return !op || op->effect == backend::Effect::random; }
+  // Random ops, collectives and host calls keep their trace order in every
+  // schedule: the draws and the printed lines come out as in eager mode, and
+  // every rank talks to the others in the same order.
+  bool ordered_effect() const {
+    return !op || op->effect == backend::Effect::random || op->effect == backend::Effect::collective;
+  }
   // The input output i overwrites, or -1.
   int overwritten_input(size_t i) const { return i < overwrites.size() ? overwrites[i] : -1; }
 };

@@ -14,6 +14,7 @@ std::unique_ptr<Pass> make_broadcast_into_consumer();
 std::unique_ptr<Pass> make_transpose_into_matmul();
 std::unique_ptr<Pass> make_common_subexpr();
 std::unique_ptr<Pass> make_recompute();
+std::unique_ptr<Pass> make_bucket_all_reduce();
 std::unique_ptr<Pass> make_batch_norm_apply_into_elementwise();
 std::unique_ptr<Pass> make_fuse_elementwise();
 std::unique_ptr<Pass> make_fuse_matmul_epilogue();
@@ -29,6 +30,7 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   p.push_back(make_broadcast_into_consumer());
   p.push_back(make_transpose_into_matmul());
   p.push_back(make_common_subexpr());
+  p.push_back(make_bucket_all_reduce());
   // Before fusion, which then merges the recomputed ops with the backward's.
   p.push_back(make_recompute());
   p.push_back(make_dead_code());

@@ -1,6 +1,7 @@
 // Orders of a graph's nodes (ir/schedule.h): the edges every order keeps,
 // then Kahn's algorithm with a FIFO queue (BFS) or a priority queue scored
-// by bytes freed minus bytes taken (greedy).
+// by bytes freed minus bytes taken (greedy); in every order, collectives
+// start as early and complete as late as their edges allow.
 #include "ir/schedule.h"
 
 #include <algorithm>
@@ -94,19 +95,25 @@ struct Dependencies {
   }
 };
 
+// A node completing a collective (all_reduce_wait): BFS and greedy run it
+// only when nothing else is ready, so the communication overlaps the rest.
+bool completes(const Graph& g, NodeId i) { return g.nodes[i].op && g.nodes[i].op->effect == backend::Effect::completion; }
+
 std::vector<NodeId> bfs_order(const Graph& g) {
   Dependencies d(g);
   std::vector<NodeId> order;
   order.reserve(g.nodes.size());
-  std::deque<NodeId> ready;
+  std::deque<NodeId> ready, last;  // last: completions
+  auto push = [&](NodeId i) { (completes(g, i) ? last : ready).push_back(i); };
   for (NodeId i = 0; i < g.nodes.size(); ++i)
-    if (!d.pending[i]) ready.push_back(i);
-  while (!ready.empty()) {
-    NodeId i = ready.front();
-    ready.pop_front();
+    if (!d.pending[i]) push(i);
+  while (!ready.empty() || !last.empty()) {
+    std::deque<NodeId>& from = ready.empty() ? last : ready;
+    NodeId i = from.front();
+    from.pop_front();
     order.push_back(i);
     for (uint32_t e = d.first[i]; e < d.first[i + 1]; ++e)
-      if (--d.pending[d.next[e]] == 0) ready.push_back(d.next[e]);
+      if (--d.pending[d.next[e]] == 0) push(d.next[e]);
   }
   return order;
 }
@@ -174,7 +181,10 @@ std::vector<NodeId> greedy_order(const Graph& g, const GreedyStart& start, bool 
     int64_t key;  // the score, clamped or not
     bool operator<(const Entry& o) const { return key != o.key ? key < o.key : node > o.node; }
   };
-  auto entry = [&](NodeId i) { return Entry{score[i], i, clamp ? std::max<int64_t>(score[i], 0) : score[i]}; };
+  auto entry = [&](NodeId i) {
+    if (completes(g, i)) return Entry{score[i], i, INT64_MIN};
+    return Entry{score[i], i, clamp ? std::max<int64_t>(score[i], 0) : score[i]};
+  };
   std::priority_queue<Entry> ready;
   std::vector<bool> done(n, false);
   std::vector<uint32_t> counted(nb, kNone);  // the last node that counted its read of each buffer
@@ -208,15 +218,64 @@ std::vector<NodeId> greedy_order(const Graph& g, const GreedyStart& start, bool 
   return order;
 }
 
+// Collectives started early and completed late (SPEC §14): each
+// all_reduce_start moves up to right after the last node it depends on (its
+// inputs' producers and the ordered effect before it), each all_reduce_wait
+// down to right before the first node reading one of its outputs. What runs
+// between the two overlaps the communication.
+std::vector<NodeId> overlap_collectives(const Graph& g, std::vector<NodeId> order) {
+  auto is = [&](NodeId i, OpId id) { return g.nodes[i].op && g.nodes[i].op->id == id; };
+  std::vector<NodeId> starts, waits;
+  for (NodeId i : order) {
+    if (is(i, OpId::all_reduce_start)) starts.push_back(i);
+    if (is(i, OpId::all_reduce_wait)) waits.push_back(i);
+  }
+  if (starts.empty()) return order;
+  std::vector<size_t> pos(g.nodes.size());
+  auto number = [&] {
+    for (size_t k = 0; k < order.size(); ++k) pos[order[k]] = k;
+  };
+  auto move = [&](size_t from, size_t to) {  // `to` counted after the removal
+    const NodeId n = order[from];
+    order.erase(order.begin() + ptrdiff_t(from));
+    order.insert(order.begin() + ptrdiff_t(to), n);
+  };
+  for (NodeId s : starts) {
+    number();
+    size_t after = 0;  // one past the last dependency
+    for (ValueId v : g.nodes[s].inputs)
+      if (NodeId p = g.values[v].producer; p != kNone) after = std::max(after, pos[p] + 1);
+    for (NodeId e = s; e-- > 0;)
+      if (g.nodes[e].ordered_effect()) {
+        after = std::max(after, pos[e] + 1);
+        break;
+      }
+    if (after < pos[s]) move(pos[s], after);
+  }
+  std::vector<NodeId> made_by(g.values.size(), kNone);
+  for (NodeId w : waits)
+    for (ValueId v : g.nodes[w].outputs) made_by[v] = w;
+  for (NodeId w : waits) {
+    number();
+    size_t before = order.size();  // the first reader's place
+    for (NodeId i = 0; i < g.nodes.size(); ++i)
+      for (ValueId u : g.nodes[i].inputs)
+        if (made_by[u] == w) before = std::min(before, pos[i]);
+    if (before == order.size()) continue;  // read by no node: its outputs are the graph's
+    if (before > pos[w] + 1) move(pos[w], before - 1);
+  }
+  return order;
+}
+
 }  // namespace
 
 std::vector<NodeId> schedule(const Graph& g, Schedule s) {
-  if (s == Schedule::bfs) return bfs_order(g);
+  if (s == Schedule::bfs) return overlap_collectives(g, bfs_order(g));
   if (s == Schedule::greedy || s == Schedule::frees_first)
-    return greedy_order(g, GreedyStart(g), s == Schedule::frees_first);
+    return overlap_collectives(g, greedy_order(g, GreedyStart(g), s == Schedule::frees_first));
   std::vector<NodeId> order(g.nodes.size());
   for (NodeId i = 0; i < order.size(); ++i) order[i] = i;
-  return order;
+  return overlap_collectives(g, std::move(order));
 }
 
 std::vector<std::vector<NodeId>> schedules(const Graph& g, std::span<const Schedule> kinds) {
@@ -225,7 +284,7 @@ std::vector<std::vector<NodeId>> schedules(const Graph& g, std::span<const Sched
   for (Schedule s : kinds) {
     if (s == Schedule::greedy || s == Schedule::frees_first) {
       if (!start) start.emplace(g);
-      orders.push_back(greedy_order(g, *start, s == Schedule::frees_first));
+      orders.push_back(overlap_collectives(g, greedy_order(g, *start, s == Schedule::frees_first)));
     } else {
       orders.push_back(schedule(g, s));
     }

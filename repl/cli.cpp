@@ -54,6 +54,7 @@ namespace {
 struct CommonOptions {
   std::string device;
   std::optional<int> threads;
+  std::optional<int> nproc;
   std::optional<uint64_t> seed;
   bool eager = false, check_graph = false, explain = false, stats = false;
   std::string profile_path, schedule, memory;
@@ -108,6 +109,9 @@ void add_common_options(CLI::App& app, CommonOptions& c) {
   app.add_option("--threads", c.threads, "CPU threads for kernels (0: all cores)")
       ->check(CLI::Range(0, 4096).description(""))
       ->type_name("N");
+  app.add_option("--nproc", c.nproc, "Run N ranks of the script through mpiexec (SPEC §14)")
+      ->check(CLI::Range(1, 1024).description(""))
+      ->type_name("N");
   app.add_option("--seed", c.seed, "Seed of the random number generator")->check(kUnsigned)->type_name("N");
   app.add_flag("--eager", c.eager, "Run graph functions and blocks as eager code");
   app.add_flag("--check-graph", c.check_graph, "Run graphs both traced and eager and compare the outputs");
@@ -139,6 +143,7 @@ void add_common_options(CLI::App& app, CommonOptions& c) {
 void merge_into(CliOptions& out, const CommonOptions& c) {
   if (!c.device.empty()) out.device = c.device;
   if (c.threads) out.threads = *c.threads;
+  if (c.nproc) out.nproc = *c.nproc;
   if (c.seed) out.seed = *c.seed;
   out.eager |= c.eager;
   out.check_graph |= c.check_graph;

@@ -29,6 +29,7 @@ struct CliOptions {
   // Options for every mode.
   std::string device = "cpu";
   int threads = 0;  // 0: all cores
+  int nproc = 0;    // --nproc N: N ranks through mpiexec (0: not asked)
   uint64_t seed = 0;
   bool eager = false;
   bool check_graph = false;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/comm/communicator.h"
 #include "backend/profiler.h"
 #include "frontend/interpreter.h"
 #include "ir/dot_printer.h"
@@ -25,6 +26,8 @@
 #include "frontend/heap_tuning.h"
 #include "repl/cli.h"
 #include "repl/profile_report.h"
+#include "repl/rank_launch.h"
+#include "repl/rank_output.h"
 #include "repl/repl.h"
 
 namespace {
@@ -47,6 +50,7 @@ void print_error(const std::string& message) {
 
 void print_diagnostics(const Interpreter& interp, const nn::frontend::ScriptError& e) {
   std::cout.flush();
+  nn::repl::before_rank_diagnostic();
   std::string text = interp.render(e);
   if (!text.empty() && text.back() != '\n') text += '\n';
   std::cerr << text;
@@ -170,6 +174,21 @@ bool report_profile(const CliOptions& cli, const nn::backend::Profiler& prof) {
   }
 }
 
+// With several ranks (SPEC §14), a failing rank ends every rank: its
+// diagnostic is out already. Where MPI never started, its exit code tells
+// mpiexec to end the others. A rank that succeeded ends MPI, from the thread
+// that started it.
+void end_ranks(int rc) {
+  namespace comm = nn::backend::comm;
+  comm::Communicator* c = comm::communicator_if_started();
+  if (rc != 0 && c && c->world().size > 1) {
+    std::cout.flush();
+    std::cerr.flush();
+    c->abort(rc);
+  }
+  comm::finalize();
+}
+
 // Runs what the command line asked for; returns the exit code. Every
 // exception ends here, so none crosses the thread boundary.
 int run_script(const CliOptions& cli, std::unique_ptr<Interpreter>& interp);
@@ -183,6 +202,7 @@ int run(const CliOptions& cli) {
   nn::backend::Profiler::set_active(nullptr);
   if (cli.profile && !report_profile(cli, prof) && rc == 0) rc = 1;
   if (cli.stats && interp) print_stats(*interp);
+  end_ranks(rc);
   return rc;
 }
 
@@ -299,6 +319,8 @@ int main(int argc, char** argv) {
     return 3;
   }
   if (int rc = check_unsupported(cli)) return rc;
+  if (cli.nproc > 1 && !nn::backend::comm::launched_by_mpi()) return nn::repl::launch_ranks(cli, argc, argv);
+  nn::repl::prefix_rank_output(nn::backend::comm::launch_world());
 
   // The interactive REPL on a terminal (repl/repl.h); otherwise stdin is a script.
   if (cli.mode == Mode::Repl && !isatty(STDIN_FILENO)) cli.mode = Mode::Stdin;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "backend/comm/communicator.h"
 #include "backend/ops.h"
 #include "backend/philox.h"
 #include "frontend/builtins/builtins.h"
@@ -109,6 +110,21 @@ struct BatchIterator : Iterator {
   std::optional<int64_t> length() const override { return count; }
 };
 
+// shard=true (SPEC §14): rank k of N keeps every N-th sample of the epoch's
+// order from k, as PyTorch's DistributedSampler, so that step i of N ranks
+// with batch B covers step i of one process with batch N·B. The remainder
+// (n mod N samples) is dropped: every rank has as many steps.
+void shard(BatchIterator& it, const backend::comm::World& w) {
+  std::vector<int64_t> mine;
+  const int64_t per_rank = it.n / w.size;
+  for (int64_t t = 0; t < per_rank; ++t) {
+    const int64_t j = t * w.size + w.rank;
+    mine.push_back(it.order.empty() ? j : it.order[size_t(j)]);
+  }
+  it.order = std::move(mine);
+  it.n = int64_t(it.order.size());
+}
+
 // ---- progress ----
 
 // Yields the items of any iterable, as a for loop would, drawing a bar.
@@ -203,7 +219,7 @@ void install_data(Interpreter& vm) {
     return Value(make_tuple({Value(backend::take(x, tr)), Value(backend::take(y, tr)), Value(backend::take(x, te)),
                              Value(backend::take(y, te))}));
   });
-  def(vm, "batches", "x, y, size, shuffle=false, drop_last=false", [](Args& a) {
+  def(vm, "batches", "x, y, size, shuffle=false, drop_last=false, shard=false", [](Args& a) {
     auto it = std::make_shared<BatchIterator>();
     it->x = a.tensor(0);
     it->n = leading(a, 0, it->x);
@@ -215,8 +231,9 @@ void install_data(Interpreter& vm) {
     }
     it->size = a.integer(2);
     if (it->size < 1) a.fail(2, "batches needs a batch size of at least 1, got " + std::to_string(it->size));
-    it->count = a.boolean(4) ? it->n / it->size : (it->n + it->size - 1) / it->size;
     if (a.boolean(3)) it->order = global_permutation(it->n);
+    if (a.boolean(5)) shard(*it, backend::comm::communicator().world());
+    it->count = a.boolean(4) ? it->n / it->size : (it->n + it->size - 1) / it->size;
     return Value(IteratorPtr(it));
   });
   def(vm, "progress", "iterable", [](Args& a) {

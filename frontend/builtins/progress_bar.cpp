@@ -1,6 +1,8 @@
 // Rendering and throttled drawing of progress bars.
 #include "frontend/builtins/progress_bar.h"
 
+#include "backend/comm/communicator.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,7 +45,9 @@ ProgressBar::ProgressBar(std::FILE* out, std::optional<int64_t> total)
     : out_(out), total_(total), start_(std::chrono::steady_clock::now()), last_(start_) {}
 
 ProgressBar ProgressBar::for_stderr(std::optional<int64_t> total) {
-  return ProgressBar(isatty(STDERR_FILENO) ? stderr : nullptr, total);
+  // With several ranks (SPEC §14), rank 0 alone draws.
+  const bool drawn = isatty(STDERR_FILENO) && backend::comm::launch_world().rank == 0;
+  return ProgressBar(drawn ? stderr : nullptr, total);
 }
 
 ProgressBar::ProgressBar(ProgressBar&& o) noexcept

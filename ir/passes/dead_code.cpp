@@ -1,6 +1,7 @@
 // Pass `dead-code`: a node none of whose outputs is read, returned or
-// written back to a state does nothing and goes. Random ops and host calls
-// stay: they draw numbers or print, and later draws depend on earlier ones.
+// written back to a state does nothing and goes. Random ops, host calls and
+// collectives stay: they draw numbers, print or talk to the other ranks, and
+// later draws and messages depend on earlier ones.
 #include "ir/pass.h"
 
 namespace nn::ir {
@@ -16,7 +17,7 @@ class DeadCode : public Pass {
     // Consumers before producers, so a chain of dead nodes goes in one sweep.
     for (NodeId i = NodeId(g.nodes.size()); i-- > 0;) {
       const Node& n = g.nodes[i];
-      if (n.ordered_effect()) continue;
+      if (n.ordered_effect() || n.op->effect == backend::Effect::completion) continue;
       bool live = false;
       for (ValueId v : n.outputs) live = live || u.readers[v] > 0 || u.kept[v];
       if (live) continue;

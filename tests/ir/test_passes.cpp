@@ -154,7 +154,7 @@ TEST_CASE("optimize: runs the pipeline, skips disabled passes, reports each") {
   std::vector<std::string> seen;
   auto results = ir::optimize(g, {"dead-code"}, [&](const std::string& pass, const ir::Graph&) { seen.push_back(pass); });
   CHECK(seen == std::vector<std::string>{"constant-fold", "algebraic", "transpose-transpose", "reshape-reshape",
-                                         "broadcast-into-consumer", "transpose-into-matmul", "cse", "recompute",
+                                         "broadcast-into-consumer", "transpose-into-matmul", "cse", "bucket-all-reduce", "recompute",
                                          "batch-norm-apply-into-elementwise", "fuse-elementwise", "fuse-matmul-epilogue", "inplace"});
   CHECK(results[1].changed == 1);
   CHECK(ops(g) == "exp");

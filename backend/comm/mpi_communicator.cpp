@@ -1,0 +1,155 @@
+// The communicator over MPI (Open MPI; backend/comm/communicator.h), made
+// when nn runs under mpirun or mpiexec. MPI is asked for serialized threads:
+// a mutex keeps calls from two interpreter threads apart. Errors come back
+// as Error (MPI_ERRORS_RETURN), never as MPI's own abort.
+#include <mpi.h>
+
+#include <climits>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "backend/comm/communicator.h"
+#include "backend/error.h"
+
+namespace nn::backend::comm {
+namespace {
+
+MPI_Datatype mpi_type(DType t) {
+  switch (t) {
+    case DType::f32: return MPI_FLOAT;
+    case DType::f64: return MPI_DOUBLE;
+    case DType::i32: return MPI_INT32_T;
+    case DType::i64: return MPI_INT64_T;
+    case DType::boolean: return MPI_UINT8_T;
+    default: throw Error("collectives: no MPI type for " + std::string(dtype_name(t)));
+  }
+}
+
+MPI_Op mpi_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: case ReduceOp::mean: return MPI_SUM;
+    case ReduceOp::max: return MPI_MAX;
+    case ReduceOp::min: return MPI_MIN;
+  }
+  return MPI_SUM;
+}
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw Error(std::string(what) + ": MPI failed: " + std::string(text, size_t(len)));
+}
+
+// The sum divided by the number of ranks, for `mean`.
+void divide(void* data, int64_t count, DType t, int size) {
+  if (t == DType::f32) {
+    float* p = static_cast<float*>(data);
+    for (int64_t i = 0; i < count; ++i) p[i] /= float(size);
+  } else if (t == DType::f64) {
+    double* p = static_cast<double*>(data);
+    for (int64_t i = 0; i < count; ++i) p[i] /= double(size);
+  }
+}
+
+int int_count(int64_t count, const char* what) {
+  if (count > INT_MAX) throw Error(std::string(what) + ": more than 2^31 - 1 elements in one collective");
+  return int(count);
+}
+
+class Mpi final : public Communicator {
+ public:
+  Mpi() {
+    int provided = 0;
+    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_.size);
+    MPI_Comm local;
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_.rank, MPI_INFO_NULL, &local),
+          "MPI_Comm_split_type");
+    MPI_Comm_rank(local, &world_.local_rank);
+    MPI_Comm_free(&local);
+  }
+
+  void all_reduce(void* data, int64_t count, DType dtype, ReduceOp op) override {
+    std::lock_guard lock(mu_);
+    check(MPI_Allreduce(MPI_IN_PLACE, data, int_count(count, "all_reduce"), mpi_type(dtype), mpi_op(op),
+                        MPI_COMM_WORLD),
+          "all_reduce");
+    if (op == ReduceOp::mean) divide(data, count, dtype, world_.size);
+  }
+  void broadcast(void* data, size_t bytes, int root) override {
+    std::lock_guard lock(mu_);
+    check(MPI_Bcast(data, int_count(int64_t(bytes), "broadcast"), MPI_BYTE, root, MPI_COMM_WORLD), "broadcast");
+  }
+  void all_gather(const void* send, void* recv, size_t bytes) override {
+    std::lock_guard lock(mu_);
+    const int n = int_count(int64_t(bytes), "all_gather");
+    check(MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, MPI_COMM_WORLD), "all_gather");
+  }
+  void barrier() override {
+    std::lock_guard lock(mu_);
+    check(MPI_Barrier(MPI_COMM_WORLD), "barrier");
+  }
+
+  Request start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op) override {
+    std::lock_guard lock(mu_);
+    Started s{MPI_REQUEST_NULL, data, count, dtype, op == ReduceOp::mean};
+    check(MPI_Iallreduce(MPI_IN_PLACE, data, int_count(count, "all_reduce"), mpi_type(dtype), mpi_op(op),
+                         MPI_COMM_WORLD, &s.request),
+          "all_reduce");
+    const Request id = ++next_;
+    started_.emplace(id, s);
+    ++pending_;
+    return id;
+  }
+  void wait(Request id) override {
+    std::lock_guard lock(mu_);
+    auto it = started_.find(id);
+    if (it == started_.end()) return;
+    Started s = it->second;
+    started_.erase(it);
+    --pending_;
+    check(MPI_Wait(&s.request, MPI_STATUS_IGNORE), "all_reduce");
+    if (s.mean) divide(s.data, s.count, s.dtype, world_.size);
+  }
+  void progress() override {
+    std::lock_guard lock(mu_);
+    for (auto& [id, s] : started_) {
+      int done = 0;
+      if (s.request != MPI_REQUEST_NULL) MPI_Test(&s.request, &done, MPI_STATUS_IGNORE);
+    }
+  }
+  [[noreturn]] void abort(int code) override {
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
+
+ private:
+  struct Started {
+    MPI_Request request;
+    void* data;
+    int64_t count;
+    DType dtype;
+    bool mean;
+  };
+  std::mutex mu_;
+  std::unordered_map<Request, Started> started_;
+  Request next_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_mpi_communicator() { return std::make_unique<Mpi>(); }
+
+void finalize_mpi() {
+  int init = 0, done = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&done);
+  if (init && !done) MPI_Finalize();
+}
+
+}  // namespace nn::backend::comm

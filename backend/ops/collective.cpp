@@ -1,0 +1,348 @@
+// The collectives as ops (SPEC §14): all_reduce, broadcast and all_gather of
+// a tensor over the ranks of the run (backend/comm/communicator.h), and the
+// two halves of a bucketed gradient all-reduce: all_reduce_start copies its
+// inputs into one flat bucket and starts reducing it; all_reduce_wait waits
+// and gives the pieces back in their shapes. Between the two, a graph runs
+// other kernels (the backward of earlier layers) while the bucket travels.
+// Each kernel works on host memory: a GPU tensor is staged through it.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "backend/comm/buckets.h"
+#include "backend/comm/communicator.h"
+#include "backend/half.h"
+#include "backend/ops.h"
+#include "backend/ops/backward.h"
+#include "backend/ops/register.h"
+
+namespace nn::backend {
+namespace {
+
+using comm::ReduceOp;
+
+ReduceOp reduce_op_of(const Attrs& attrs) {
+  ReduceOp op = ReduceOp::sum;
+  comm::parse_reduce_op(attrs.get_or<std::string>("op", "sum"), op);
+  return op;
+}
+
+// What each reduction takes: mean needs floats, sum integers or floats; max
+// and min anything.
+void check_reducible(const char* name, const TensorType& t, ReduceOp op) {
+  if (op == ReduceOp::mean && !is_floating(t.dtype))
+    throw Error(std::string(name) + ": op=\"mean\" needs a floating tensor, got " + t.str() +
+                " (use op=\"sum\" and divide)");
+  if (op == ReduceOp::sum && t.dtype == DType::boolean)
+    throw Error(std::string(name) + ": op=\"sum\" of a bool tensor " + t.str() + " (use op=\"max\" for any, \"min\" for all)");
+}
+
+// A tensor's elements in host memory, f16 and bf16 widened to f32 (MPI has
+// no type for them); put() writes them back.
+struct HostCopy {
+  const Tensor& t;
+  std::vector<char> bytes;
+  DType dtype;
+  int64_t count;
+
+  explicit HostCopy(const Tensor& x) : t(x), dtype(is_half_float(x.dtype()) ? DType::f32 : x.dtype()), count(x.numel()) {
+    bytes.resize(size_t(count) * dtype_size(dtype));
+    std::vector<char> raw(x.nbytes());
+    x.device()->copy_to_host(raw.data(), x.raw_data(), x.nbytes());
+    if (is_half_float(x.dtype()))
+      for (int64_t i = 0; i < count; ++i) reinterpret_cast<float*>(bytes.data())[i] = load_half_float(x.dtype(), raw.data(), i);
+    else
+      bytes = std::move(raw);
+  }
+  void put(Tensor& out) const {
+    if (!is_half_float(out.dtype())) {
+      out.device()->copy_from_host(out.raw_data(), bytes.data(), bytes.size());
+      return;
+    }
+    std::vector<char> raw(out.nbytes());
+    for (int64_t i = 0; i < count; ++i)
+      store_half_float(out.dtype(), raw.data(), i, reinterpret_cast<const float*>(bytes.data())[i]);
+    out.device()->copy_from_host(out.raw_data(), raw.data(), raw.size());
+  }
+};
+
+// On the CPU a kernel works in the output's memory; elsewhere through a copy.
+bool in_place_on_host(const Tensor& x) {
+  return x.device()->type() == DeviceType::cpu && !is_half_float(x.dtype());
+}
+
+// ---- all_reduce ----
+
+OutTypes all_reduce_type(std::span<const TensorType> in, const Attrs& attrs) {
+  check_reducible("all_reduce", in[0], reduce_op_of(attrs));
+  return {in[0]};
+}
+
+void all_reduce_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const Tensor& x = in[0];
+  comm::Communicator& c = comm::communicator();
+  if (in_place_on_host(x)) {
+    if (out[0].raw_data() != x.raw_data()) std::memcpy(out[0].raw_data(), x.raw_data(), x.nbytes());
+    c.all_reduce(out[0].raw_data(), x.numel(), x.dtype(), reduce_op_of(attrs));
+    return;
+  }
+  HostCopy h(x);
+  c.all_reduce(h.bytes.data(), h.count, h.dtype, reduce_op_of(attrs));
+  h.put(out[0]);
+}
+
+// y = reduce over ranks of x. The loss is the sum of every rank's loss, so
+// the gradient of x on one rank sums every rank's gradient of y: sum gives
+// all_reduce(g), mean all_reduce(g, mean); max and min send it to the
+// elements that were the extreme.
+std::vector<Tensor> all_reduce_backward(const BackwardArgs& a) {
+  if (!bw::wants(a.inputs[0])) return {Tensor()};
+  const ReduceOp op = reduce_op_of(a.attrs);
+  if (op == ReduceOp::sum || op == ReduceOp::mean) return {all_reduce(a.grads[0], op)};
+  return {mul(all_reduce(a.grads[0], ReduceOp::sum), astype(eq(a.inputs[0], a.outputs[0]), a.grads[0].dtype()))};
+}
+
+// ---- broadcast ----
+
+OutTypes broadcast_type(std::span<const TensorType> in, const Attrs& attrs) {
+  const int64_t root = attrs.get_or<int64_t>("root", 0), size = comm::communicator().world().size;
+  if (root < 0 || root >= size)
+    throw Error("broadcast: root " + std::to_string(root) + " is not a rank of this run (ranks 0.." +
+                std::to_string(size - 1) + ")");
+  return {in[0]};
+}
+
+void broadcast_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  const Tensor& x = in[0];
+  comm::Communicator& c = comm::communicator();
+  const int root = int(attrs.get_or<int64_t>("root", 0));
+  if (x.device()->type() == DeviceType::cpu) {
+    if (out[0].raw_data() != x.raw_data()) std::memcpy(out[0].raw_data(), x.raw_data(), x.nbytes());
+    c.broadcast(out[0].raw_data(), x.nbytes(), root);
+    return;
+  }
+  std::vector<char> host(x.nbytes());
+  x.device()->copy_to_host(host.data(), x.raw_data(), host.size());
+  c.broadcast(host.data(), host.size(), root);
+  out[0].device()->copy_from_host(out[0].raw_data(), host.data(), host.size());
+}
+
+// ---- all_gather ----
+
+OutTypes all_gather_type(std::span<const TensorType> in, const Attrs&) {
+  TensorType t = in[0];
+  t.shape = Shape{comm::communicator().world().size};
+  for (int64_t d : in[0].shape.dims()) t.shape.push_back(d);
+  return {t};
+}
+
+void all_gather_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  const Tensor& x = in[0];
+  comm::Communicator& c = comm::communicator();
+  if (x.device()->type() == DeviceType::cpu) {
+    c.all_gather(x.raw_data(), out[0].raw_data(), x.nbytes());
+    return;
+  }
+  std::vector<char> send(x.nbytes()), recv(out[0].nbytes());
+  x.device()->copy_to_host(send.data(), x.raw_data(), send.size());
+  c.all_gather(send.data(), recv.data(), send.size());
+  out[0].device()->copy_from_host(out[0].raw_data(), recv.data(), recv.size());
+}
+
+// y[r] = x on rank r: x's gradient is row `rank` of the sum of every rank's g.
+std::vector<Tensor> all_gather_backward(const BackwardArgs& a) {
+  if (!bw::wants(a.inputs[0])) return {Tensor()};
+  IndexItem it;
+  it.kind = IndexItem::index;
+  it.i = comm::communicator().world().rank;
+  return {index(all_reduce(a.grads[0], ReduceOp::sum), {it})};
+}
+
+// ---- all_reduce_start / all_reduce_wait ----
+
+// The request of each bucket on its way, by the bucket's memory.
+std::mutex g_buckets_mu;
+std::unordered_map<const void*, comm::Request> g_buckets;
+
+OutTypes start_type(std::span<const TensorType> in, const Attrs& attrs) {
+  if (in.empty()) throw Error("all_reduce_start: no tensors");
+  int64_t n = 0;
+  for (const TensorType& t : in) {
+    if (t.dtype != in[0].dtype || t.device != in[0].device)
+      throw Error("all_reduce_start: a bucket holds one dtype on one device, got " + in[0].str() + " and " + t.str());
+    check_reducible("all_reduce", t, reduce_op_of(attrs));
+    n += t.shape.numel();
+  }
+  TensorType b = in[0];
+  b.shape = Shape({n});
+  b.weak = false;
+  return {b};
+}
+
+void start_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  char* dst = static_cast<char*>(out[0].raw_data());
+  for (const Tensor& t : in) {
+    out[0].device()->copy(dst, t.raw_data(), t.nbytes());
+    dst += t.nbytes();
+  }
+  Tensor& b = out[0];
+  if (b.device()->type() != DeviceType::cpu || is_half_float(b.dtype())) {
+    // Staged through the host: reduced now (no overlap off the CPU yet).
+    HostCopy h(b);
+    comm::communicator().all_reduce(h.bytes.data(), h.count, h.dtype, reduce_op_of(attrs));
+    h.put(b);
+    return;
+  }
+  const comm::Request r = comm::communicator().start_all_reduce(b.raw_data(), b.numel(), b.dtype(), reduce_op_of(attrs));
+  std::lock_guard lock(g_buckets_mu);
+  g_buckets[b.raw_data()] = r;
+}
+
+// The pieces' shapes: attribute `shapes`, each as its rank then its dims.
+std::vector<Shape> piece_shapes(const Attrs& attrs) {
+  const std::vector<int64_t>& flat = attrs.get<std::vector<int64_t>>("shapes");
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < flat.size();) {
+    const size_t nd = size_t(flat[i++]);
+    shapes.emplace_back(std::span<const int64_t>(flat.data() + i, nd));
+    i += nd;
+  }
+  return shapes;
+}
+
+OutTypes wait_type(std::span<const TensorType> in, const Attrs& attrs) {
+  OutTypes out;
+  int64_t n = 0;
+  for (const Shape& s : piece_shapes(attrs)) {
+    TensorType t = in[0];
+    t.shape = s;
+    n += s.numel();
+    out.push_back(t);
+  }
+  if (n != in[0].shape.numel())
+    throw Error("all_reduce_wait: the pieces hold " + std::to_string(n) + " elements, the bucket " + in[0].str());
+  return out;
+}
+
+void wait_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  const Tensor& b = in[0];
+  comm::Request r = 0;
+  {
+    std::lock_guard lock(g_buckets_mu);
+    if (auto it = g_buckets.find(b.raw_data()); it != g_buckets.end()) {
+      r = it->second;
+      g_buckets.erase(it);
+    }
+  }
+  if (r) comm::communicator().wait(r);
+  const char* src = static_cast<const char*>(b.raw_data());
+  for (Tensor& t : out) {
+    b.device()->copy(t.raw_data(), src, t.nbytes());
+    src += t.nbytes();
+  }
+}
+
+// Every rank must give a collective tensors of the same types (SPEC §14):
+// checked where the script calls it, so once per trace in a graph. The
+// ranks compare a hash of their types; on a difference the lowest rank that
+// differs from rank 0 reports both types, and the others wait for its
+// diagnostic to end the run (a collective of mismatched sizes would write
+// past its buffers).
+void check_same_types(const char* what, std::span<const Tensor> xs) {
+  comm::Communicator& c = comm::communicator();
+  const comm::World& w = c.world();
+  if (w.size == 1) return;
+  std::string mine;
+  for (const Tensor& x : xs) mine += (mine.empty() ? "" : ", ") + x.type().str();
+  const uint64_t hash = std::hash<std::string>{}(mine);
+  std::vector<uint64_t> hashes(size_t(w.size));
+  c.all_gather(&hash, hashes.data(), sizeof hash);
+  int differs = -1;
+  for (int r = 1; r < w.size && differs < 0; ++r)
+    if (hashes[size_t(r)] != hashes[0]) differs = r;
+  if (differs < 0) return;
+  constexpr size_t kText = 256;
+  std::vector<char> texts(kText * size_t(w.size)), text(kText, '\0');
+  std::memcpy(text.data(), mine.data(), std::min(mine.size(), kText - 1));
+  c.all_gather(text.data(), texts.data(), kText);
+  if (w.rank != differs) {
+    c.barrier();  // never passed: rank `differs` ends the run
+    throw Error(std::string(what) + ": the ranks' tensors differ");
+  }
+  throw Error(std::string(what) + ": every rank must give the same types, but rank 0 has " + texts.data() +
+              " and rank " + std::to_string(differs) + " has " + mine);
+}
+
+}  // namespace
+
+Tensor all_reduce(const Tensor& x, comm::ReduceOp op) {
+  check_same_types("all_reduce", {&x, 1});
+  return call(backend::op(OpId::all_reduce), {x},
+              op == ReduceOp::sum ? Attrs{} : Attrs{{"op", std::string(comm::reduce_op_name(op))}});
+}
+
+Tensor broadcast(const Tensor& x, int64_t root) {
+  check_same_types("broadcast", {&x, 1});
+  return call(backend::op(OpId::broadcast), {x}, root == 0 ? Attrs{} : Attrs{{"root", root}});
+}
+
+Tensor all_gather(const Tensor& x) {
+  check_same_types("all_gather", {&x, 1});
+  return call(backend::op(OpId::all_gather), {x});
+}
+
+std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp op) {
+  const Attrs with_op = op == ReduceOp::sum ? Attrs{} : Attrs{{"op", std::string(comm::reduce_op_name(op))}};
+  Tensor bucket = call(backend::op(OpId::all_reduce_start), xs, with_op);
+  std::vector<int64_t> shapes;
+  for (const Tensor& x : xs) {
+    shapes.push_back(x.ndim());
+    for (int64_t d : x.shape().dims()) shapes.push_back(d);
+  }
+  return dispatch(backend::op(OpId::all_reduce_wait), {&bucket, 1}, Attrs{{"shapes", shapes}});
+}
+
+std::vector<Tensor> average_gradients(std::span<const Tensor> grads, size_t bucket_bytes) {
+  std::vector<Tensor> out(grads.size());
+  if (comm::communicator().world().size == 1) {
+    out.assign(grads.begin(), grads.end());
+    return out;
+  }
+  check_same_types("data_parallel", grads);
+  // Traced: one all-reduce a gradient, marked for the graph pass that puts
+  // them into buckets in the order the graph's backward makes them
+  // (ir/passes/bucket_all_reduce.cpp).
+  if (dispatch_hook()) {
+    const Attrs attrs{{"op", std::string("mean")}, {"bucket_bytes", int64_t(bucket_bytes)}};
+    for (size_t i = 0; i < grads.size(); ++i) out[i] = call(backend::op(OpId::all_reduce), {grads[i]}, attrs);
+    return out;
+  }
+  // Eager: backward made the last params' gradients first.
+  std::vector<TensorType> types;
+  for (size_t i = grads.size(); i-- > 0;) types.push_back(grads[i].type());
+  for (const std::vector<size_t>& bucket : comm::plan_buckets(types, bucket_bytes)) {
+    std::vector<Tensor> xs;
+    for (size_t k : bucket) xs.push_back(grads[grads.size() - 1 - k]);
+    std::vector<Tensor> reduced = all_reduce_bucket(xs, ReduceOp::mean);
+    for (size_t j = 0; j < bucket.size(); ++j) out[grads.size() - 1 - bucket[j]] = std::move(reduced[j]);
+  }
+  return out;
+}
+
+void register_collective_ops(Registry& r) {
+  r.add(OpDef{.id = OpId::all_reduce, .num_inputs = 1, .type_rule = all_reduce_type, .cpu = all_reduce_kernel,
+              .cuda = all_reduce_kernel, .backward = all_reduce_backward, .effect = Effect::collective});
+  r.add(OpDef{.id = OpId::broadcast, .num_inputs = 1, .type_rule = broadcast_type, .cpu = broadcast_kernel,
+              .cuda = broadcast_kernel, .effect = Effect::collective});
+  r.add(OpDef{.id = OpId::all_gather, .num_inputs = 1, .type_rule = all_gather_type, .cpu = all_gather_kernel,
+              .cuda = all_gather_kernel, .backward = all_gather_backward, .effect = Effect::collective});
+  r.add(OpDef{.id = OpId::all_reduce_start, .num_inputs = -1, .type_rule = start_type, .cpu = start_kernel,
+              .cuda = start_kernel, .effect = Effect::collective});
+  r.add(OpDef{.id = OpId::all_reduce_wait, .num_inputs = 1, .type_rule = wait_type, .cpu = wait_kernel,
+              .cuda = wait_kernel, .effect = Effect::completion});
+}
+
+}  // namespace nn::backend

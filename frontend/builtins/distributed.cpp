@@ -1,0 +1,73 @@
+// Built-ins for several processes (SPEC §14): world(), the collectives
+// all_reduce, broadcast, all_gather and barrier, and the helpers of the
+// prelude's data_parallel (_average_gradients, _broadcast_params).
+#include "backend/comm/communicator.h"
+#include "backend/ops.h"
+#include "frontend/builtins/builtins.h"
+#include "frontend/format.h"
+#include "frontend/interpreter.h"
+#include "ir/tracer.h"
+
+namespace nn::frontend::builtins {
+namespace {
+
+using backend::comm::communicator;
+
+std::vector<backend::Tensor> tensor_list(Args& a, size_t i) {
+  if (!a[i].is_list()) a.fail(i, "expected a list of tensors, got " + a_type_name(a[i]));
+  std::vector<backend::Tensor> out;
+  for (const Value& v : a[i].as_list()->items) {
+    if (!v.is_tensor()) a.fail(i, "expected a list of tensors, got an element " + a_type_name(v));
+    out.push_back(v.as_tensor());
+  }
+  return out;
+}
+
+}  // namespace
+
+void install_distributed(Interpreter& vm) {
+  def(vm, "world", "", [](Args&) {
+    const backend::comm::World& w = communicator().world();
+    RecordPtr r = make_record();
+    r->set(intern("rank"), Value(int64_t(w.rank)));
+    r->set(intern("size"), Value(int64_t(w.size)));
+    r->set(intern("local_rank"), Value(int64_t(w.local_rank)));
+    return Value(r);
+  });
+  def(vm, "all_reduce", "x, op=\"sum\"", [](Args& a) {
+    backend::comm::ReduceOp op;
+    if (!backend::comm::parse_reduce_op(a.str(1), op))
+      a.fail(1, "all_reduce: op is \"sum\", \"mean\", \"max\" or \"min\", not \"" + a.str(1) + "\"");
+    return Value(backend::all_reduce(a.tensor(0), op));
+  });
+  def(vm, "broadcast", "x, root=0", [](Args& a) { return Value(backend::broadcast(a.tensor(0), a.integer(1))); });
+  def(vm, "all_gather", "x", [](Args& a) { return Value(backend::all_gather(a.tensor(0))); });
+  def(vm, "barrier", "", [](Args&) {
+    // In a graph, every run waits: a host call node.
+    if (ir::Tracer* tr = ir::Tracer::active()) {
+      tr->add_host_call("barrier", {}, [](std::span<const backend::Tensor>) { communicator().barrier(); });
+      return Value();
+    }
+    communicator().barrier();
+    return Value();
+  });
+  def(vm, "_average_gradients", "grads, bucket_mb", [](Args& a) {
+    const double mb = a.number(1);
+    if (!(mb > 0)) a.fail(1, "data_parallel: bucket_mb must be positive, got " + to_str(a[1]));
+    std::vector<Value> items;
+    for (const backend::Tensor& g : backend::average_gradients(tensor_list(a, 0), size_t(mb * 1024 * 1024)))
+      items.emplace_back(g);
+    return Value(make_list(std::move(items)));
+  });
+  // Every rank's params take rank 0's values, in place.
+  def(vm, "_broadcast_params", "params", [](Args& a) {
+    if (communicator().world().size == 1) return Value();
+    for (const backend::Tensor& p : tensor_list(a, 0)) {
+      backend::Tensor target = p;
+      backend::index_assign(target, {}, backend::broadcast(p, 0));
+    }
+    return Value();
+  });
+}
+
+}  // namespace nn::frontend::builtins

@@ -1,0 +1,62 @@
+// nn --nproc N (repl/rank_launch.h). The defaults, each a trap of running
+// Open MPI on one machine: no core binding (by default each rank is bound to
+// one core, which silently leaves OpenMP and OpenBLAS one thread), the cores
+// split between the ranks (unless --threads says otherwise), oversubscription
+// allowed when N passes the cores (with a note on a terminal), root allowed, the ob1
+// messaging layer (a faster start), and mpiexec's own notices kept quiet: a
+// rank's diagnostic is printed once, by nn.
+#include "repl/rank_launch.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/comm/communicator.h"
+
+namespace nn::repl {
+
+int launch_ranks(const CliOptions& cli, int argc, char** argv) {
+  namespace comm = backend::comm;
+  if (!comm::mpi_built()) {
+    std::cerr << "error: --nproc " << cli.nproc
+              << " needs nn built with MPI (install libopenmpi-dev and openmpi-bin, then build again)\n";
+    return 1;
+  }
+  if (cli.mode == Mode::Repl) {
+    std::cerr << "error: --nproc runs a script on several ranks, not the REPL\n";
+    return 2;
+  }
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::string> args{comm::mpiexec_path(), "-n", std::to_string(cli.nproc), "--bind-to", "none", "--quiet"};
+  if (geteuid() == 0) args.push_back("--allow-run-as-root");
+  if (cli.nproc > cores) {
+    args.push_back("--oversubscribe");
+    if (isatty(STDERR_FILENO))
+      std::cerr << "note: --nproc " << cli.nproc << " runs more ranks than this machine's " << cores
+                << " cores: they share them\n";
+  }
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  args.push_back(n > 0 ? std::string(self, size_t(n)) : std::string(argv[0]));
+  if (cli.threads == 0) {
+    args.push_back("--threads");
+    args.push_back(std::to_string(std::max(1, cores / cli.nproc)));
+  }
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  setenv("OMPI_MCA_pml", "ob1", 0);
+
+  std::vector<char*> cargs;
+  for (std::string& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  execv(cargs[0], cargs.data());
+  std::cerr << "error: --nproc: could not run " << args[0] << ": " << std::strerror(errno) << "\n";
+  return 1;
+}
+
+}  // namespace nn::repl

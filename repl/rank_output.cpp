@@ -1,0 +1,65 @@
+// Line prefixes for the ranks' output (repl/rank_output.h): a streambuf that
+// writes the prefix before the first character of each line.
+#include "repl/rank_output.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <streambuf>
+#include <string>
+#include <thread>
+
+namespace nn::repl {
+namespace {
+
+// Writes whole lines, each in one write, so that ranks sharing mpiexec's
+// output do not mix within a line.
+class LinePrefix final : public std::streambuf {
+ public:
+  LinePrefix(std::streambuf* out, std::string prefix) : out_(out), prefix_(std::move(prefix)), line_(prefix_) {}
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    line_ += traits_type::to_char_type(c);
+    if (line_.back() == '\n' && !flush_line()) return traits_type::eof();
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    for (std::streamsize i = 0; i < n; ++i)
+      if (traits_type::eq_int_type(overflow(traits_type::to_int_type(s[i])), traits_type::eof())) return i;
+    return n;
+  }
+  int sync() override {
+    if (line_.size() > prefix_.size() && !flush_line()) return -1;
+    return out_->pubsync();
+  }
+
+ private:
+  bool flush_line() {
+    const bool ok = out_->sputn(line_.data(), std::streamsize(line_.size())) == std::streamsize(line_.size());
+    out_->pubsync();
+    line_ = prefix_;
+    return ok;
+  }
+  std::streambuf* out_;
+  std::string prefix_;
+  std::string line_;  // the prefix, then what came of this line
+};
+
+}  // namespace
+
+void before_rank_diagnostic() {
+  const backend::comm::World w = backend::comm::launch_world();
+  if (w.size > 1 && w.rank > 0) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(2000, 250 * w.rank)));
+}
+
+void prefix_rank_output(const backend::comm::World& w) {
+  if (w.size <= 1) return;
+  const std::string prefix = "[" + std::to_string(w.rank) + "] ";
+  // Never freed: the streams use them until the process ends.
+  if (w.rank > 0) std::cout.rdbuf(new LinePrefix(std::cout.rdbuf(), prefix));
+  std::cerr.rdbuf(new LinePrefix(std::cerr.rdbuf(), prefix));
+}
+
+}  // namespace nn::repl
