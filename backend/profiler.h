@@ -9,9 +9,14 @@
 
 namespace nn::backend {
 
+// The category of a collective's time on its way, from its start to when it
+// was seen done, and of the part of it its rank was blocked waiting
+// ("blocked"; ops/collective.cpp): a track of its own beside the ops.
+inline constexpr const char* kCollective = "collective";
+
 struct ProfileEvent {
   std::string name;      // the op
-  const char* category;  // "eager", "forward", "backward", "optimizer"
+  const char* category;  // "eager", "forward", "backward", "optimizer", kCollective
   int64_t start_ns, end_ns;
 };
 

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config antlr4 libantlr4-runtime-dev libopenblas-dev
-          graphviz libgraphviz-dev doctest-dev libfmt-dev libcli11-dev libedit-dev nlohmann-json3-dev)
+          graphviz libgraphviz-dev doctest-dev libfmt-dev libcli11-dev libedit-dev nlohmann-json3-dev
+          libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -44,7 +44,9 @@ class Communicator {
   // lets it advance meanwhile (MPI moves a started collective along only
   // inside its calls: the executor calls progress() between kernels).
   virtual Request start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op) = 0;
-  virtual void wait(Request r) = 0;
+  // Returns when it was seen done, in steady_clock nanoseconds (a progress
+  // call may have seen it before the wait began).
+  virtual int64_t wait(Request r) = 0;
   virtual void progress() {}
   bool has_pending() const { return pending_ > 0; }
 
@@ -69,6 +71,8 @@ bool launched_by_mpi();
 bool mpi_built();
 // The mpiexec this build was configured with ("" without MPI).
 const char* mpiexec_path();
+// steady_clock's time in nanoseconds, as the profiler counts it.
+int64_t now_ns();
 // Ends MPI where it was started; call from the thread that first used it.
 void finalize();
 

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <climits>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -62,6 +63,10 @@ int int_count(int64_t count, const char* what) {
 class Mpi final : public Communicator {
  public:
   Mpi() {
+    // Open MPI's non-blocking all-reduce picks an algorithm that takes twice
+    // the blocking one's time on one machine (2 MB, 2 ranks: 1.1 ms against
+    // 0.4); the ring is as fast. A user's own choice stays.
+    setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", 0);
     int provided = 0;
     check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -97,7 +102,7 @@ class Mpi final : public Communicator {
 
   Request start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op) override {
     std::lock_guard lock(mu_);
-    Started s{MPI_REQUEST_NULL, data, count, dtype, op == ReduceOp::mean};
+    Started s{MPI_REQUEST_NULL, data, count, dtype, op == ReduceOp::mean, 0};
     check(MPI_Iallreduce(MPI_IN_PLACE, data, int_count(count, "all_reduce"), mpi_type(dtype), mpi_op(op),
                          MPI_COMM_WORLD, &s.request),
           "all_reduce");
@@ -106,21 +111,24 @@ class Mpi final : public Communicator {
     ++pending_;
     return id;
   }
-  void wait(Request id) override {
+  int64_t wait(Request id) override {
     std::lock_guard lock(mu_);
     auto it = started_.find(id);
-    if (it == started_.end()) return;
+    if (it == started_.end()) return now_ns();
     Started s = it->second;
     started_.erase(it);
     --pending_;
     check(MPI_Wait(&s.request, MPI_STATUS_IGNORE), "all_reduce");
     if (s.mean) divide(s.data, s.count, s.dtype, world_.size);
+    return s.done_ns ? s.done_ns : now_ns();
   }
   void progress() override {
     std::lock_guard lock(mu_);
     for (auto& [id, s] : started_) {
       int done = 0;
-      if (s.request != MPI_REQUEST_NULL) MPI_Test(&s.request, &done, MPI_STATUS_IGNORE);
+      if (s.request == MPI_REQUEST_NULL) continue;
+      MPI_Test(&s.request, &done, MPI_STATUS_IGNORE);
+      if (done) s.done_ns = now_ns();
     }
   }
   [[noreturn]] void abort(int code) override {
@@ -135,6 +143,7 @@ class Mpi final : public Communicator {
     int64_t count;
     DType dtype;
     bool mean;
+    int64_t done_ns;  // when a progress call saw it done; 0: not yet
   };
   std::mutex mu_;
   std::unordered_map<Request, Started> started_;

@@ -18,6 +18,7 @@
 #include "backend/ops.h"
 #include "backend/ops/backward.h"
 #include "backend/ops/register.h"
+#include "backend/profiler.h"
 
 namespace nn::backend {
 namespace {
@@ -37,7 +38,8 @@ void check_reducible(const char* name, const TensorType& t, ReduceOp op) {
     throw Error(std::string(name) + ": op=\"mean\" needs a floating tensor, got " + t.str() +
                 " (use op=\"sum\" and divide)");
   if (op == ReduceOp::sum && t.dtype == DType::boolean)
-    throw Error(std::string(name) + ": op=\"sum\" of a bool tensor " + t.str() + " (use op=\"max\" for any, \"min\" for all)");
+    throw Error(std::string(name) + ": op=\"sum\" cannot add bools (" + t.str() +
+                "); use op=\"max\" for any, op=\"min\" for all, or astype(x, i64) to count");
 }
 
 // A tensor's elements in host memory, f16 and bf16 widened to f32 (MPI has
@@ -110,8 +112,8 @@ std::vector<Tensor> all_reduce_backward(const BackwardArgs& a) {
 OutTypes broadcast_type(std::span<const TensorType> in, const Attrs& attrs) {
   const int64_t root = attrs.get_or<int64_t>("root", 0), size = comm::communicator().world().size;
   if (root < 0 || root >= size)
-    throw Error("broadcast: root " + std::to_string(root) + " is not a rank of this run (ranks 0.." +
-                std::to_string(size - 1) + ")");
+    throw Error("broadcast: root " + std::to_string(root) + " is not a rank of this run (" +
+                (size == 1 ? std::string("its one rank is 0") : "ranks 0 to " + std::to_string(size - 1)) + ")");
   return {in[0]};
 }
 
@@ -128,6 +130,15 @@ void broadcast_kernel(std::span<const Tensor> in, std::span<Tensor> out, const A
   x.device()->copy_to_host(host.data(), x.raw_data(), host.size());
   c.broadcast(host.data(), host.size(), root);
   out[0].device()->copy_from_host(out[0].raw_data(), host.data(), host.size());
+}
+
+// y = x of rank root on every rank: root's x gets the sum of every rank's
+// gradient of y, the others' none (zeros).
+std::vector<Tensor> broadcast_backward(const BackwardArgs& a) {
+  if (!bw::wants(a.inputs[0])) return {Tensor()};
+  Tensor sum = all_reduce(a.grads[0], ReduceOp::sum);
+  if (comm::communicator().world().rank == a.attrs.get_or<int64_t>("root", 0)) return {sum};
+  return {to_device(zeros(sum.shape(), sum.dtype()), sum.device())};
 }
 
 // ---- all_gather ----
@@ -163,9 +174,13 @@ std::vector<Tensor> all_gather_backward(const BackwardArgs& a) {
 
 // ---- all_reduce_start / all_reduce_wait ----
 
-// The request of each bucket on its way, by the bucket's memory.
+// Each bucket on its way, by its memory: its request and when it started.
+struct OnItsWay {
+  comm::Request request;
+  int64_t started_ns;
+};
 std::mutex g_buckets_mu;
-std::unordered_map<const void*, comm::Request> g_buckets;
+std::unordered_map<const void*, OnItsWay> g_buckets;
 
 OutTypes start_type(std::span<const TensorType> in, const Attrs& attrs) {
   if (in.empty()) throw Error("all_reduce_start: no tensors");
@@ -196,9 +211,10 @@ void start_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
     h.put(b);
     return;
   }
+  const int64_t t0 = Profiler::active() ? Profiler::now_ns() : 0;
   const comm::Request r = comm::communicator().start_all_reduce(b.raw_data(), b.numel(), b.dtype(), reduce_op_of(attrs));
   std::lock_guard lock(g_buckets_mu);
-  g_buckets[b.raw_data()] = r;
+  g_buckets[b.raw_data()] = {r, t0};
 }
 
 // The pieces' shapes: attribute `shapes`, each as its rank then its dims.
@@ -229,15 +245,23 @@ OutTypes wait_type(std::span<const TensorType> in, const Attrs& attrs) {
 
 void wait_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
   const Tensor& b = in[0];
-  comm::Request r = 0;
+  OnItsWay way{0, 0};
   {
     std::lock_guard lock(g_buckets_mu);
     if (auto it = g_buckets.find(b.raw_data()); it != g_buckets.end()) {
-      r = it->second;
+      way = it->second;
       g_buckets.erase(it);
     }
   }
-  if (r) comm::communicator().wait(r);
+  if (way.request) {
+    const int64_t called = Profiler::active() ? Profiler::now_ns() : 0;
+    const int64_t done = comm::communicator().wait(way.request);
+    // The bucket's time on its way, and the part of it this rank waited.
+    if (Profiler* prof = Profiler::active(); prof && way.started_ns) {
+      prof->record("all_reduce " + std::to_string(b.nbytes() >> 10) + " KB", kCollective, way.started_ns, done);
+      prof->record("blocked", kCollective, called, std::max(called, done));
+    }
+  }
   const char* src = static_cast<const char*>(b.raw_data());
   for (Tensor& t : out) {
     b.device()->copy(t.raw_data(), src, t.nbytes());
@@ -336,7 +360,7 @@ void register_collective_ops(Registry& r) {
   r.add(OpDef{.id = OpId::all_reduce, .num_inputs = 1, .type_rule = all_reduce_type, .cpu = all_reduce_kernel,
               .cuda = all_reduce_kernel, .backward = all_reduce_backward, .effect = Effect::collective});
   r.add(OpDef{.id = OpId::broadcast, .num_inputs = 1, .type_rule = broadcast_type, .cpu = broadcast_kernel,
-              .cuda = broadcast_kernel, .effect = Effect::collective});
+              .cuda = broadcast_kernel, .backward = broadcast_backward, .effect = Effect::collective});
   r.add(OpDef{.id = OpId::all_gather, .num_inputs = 1, .type_rule = all_gather_type, .cpu = all_gather_kernel,
               .cuda = all_gather_kernel, .backward = all_gather_backward, .effect = Effect::collective});
   r.add(OpDef{.id = OpId::all_reduce_start, .num_inputs = -1, .type_rule = start_type, .cpu = start_kernel,

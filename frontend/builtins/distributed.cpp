@@ -1,6 +1,6 @@
 // Built-ins for several processes (SPEC §14): world(), the collectives
 // all_reduce, broadcast, all_gather and barrier, and the helpers of the
-// prelude's data_parallel (_average_gradients, _broadcast_params).
+// prelude's data_parallel (_data_parallel_start, _average_gradients).
 #include "backend/comm/communicator.h"
 #include "backend/ops.h"
 #include "frontend/builtins/builtins.h"
@@ -51,22 +51,24 @@ void install_distributed(Interpreter& vm) {
     communicator().barrier();
     return Value();
   });
-  def(vm, "_average_gradients", "grads, bucket_mb", [](Args& a) {
+  // data_parallel's start: checks the bucket size, and every rank's params
+  // take rank 0's values, in place.
+  def(vm, "_data_parallel_start", "params, bucket_mb", [](Args& a) {
     const double mb = a.number(1);
     if (!(mb > 0)) a.fail(1, "data_parallel: bucket_mb must be positive, got " + to_str(a[1]));
-    std::vector<Value> items;
-    for (const backend::Tensor& g : backend::average_gradients(tensor_list(a, 0), size_t(mb * 1024 * 1024)))
-      items.emplace_back(g);
-    return Value(make_list(std::move(items)));
-  });
-  // Every rank's params take rank 0's values, in place.
-  def(vm, "_broadcast_params", "params", [](Args& a) {
+    const std::vector<backend::Tensor> ps = tensor_list(a, 0);
     if (communicator().world().size == 1) return Value();
-    for (const backend::Tensor& p : tensor_list(a, 0)) {
+    for (const backend::Tensor& p : ps) {
       backend::Tensor target = p;
       backend::index_assign(target, {}, backend::broadcast(p, 0));
     }
     return Value();
+  });
+  def(vm, "_average_gradients", "grads, bucket_mb", [](Args& a) {
+    std::vector<Value> items;
+    for (const backend::Tensor& g : backend::average_gradients(tensor_list(a, 0), size_t(a.number(1) * 1024 * 1024)))
+      items.emplace_back(g);
+    return Value(make_list(std::move(items)));
   });
 }
 

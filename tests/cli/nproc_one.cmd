@@ -1,0 +1,1 @@
+--nproc 1 nproc_one.nn
