@@ -9,12 +9,15 @@
 // the largest resident size of any process of the run.
 // Usage: bench_distributed [REPEATS]
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -31,7 +34,8 @@ struct Figures {
 };
 
 // Runs argv, reads "step_ms X" from its stdout; the peak is the largest
-// resident size among the process and its descendants. step_ms < 0: failed.
+// resident size among the process and its descendants. step_ms < 0: failed,
+// or still running after two minutes (its process group is killed).
 Figures run(const std::vector<std::string>& argv) {
   int fds[2];
   if (pipe(fds) != 0) return {-1, 0};
@@ -43,13 +47,29 @@ Figures run(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // a group of its own, to kill whole
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   close(fds[1]);
   std::string out;
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, size_t(n));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  for (;;) {
+    struct pollfd p{fds[0], POLLIN, 0};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || poll(&p, 1, int(left.count())) <= 0) {
+      if (rc == 0) kill(-pid, SIGKILL);
+      break;
+    }
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, size_t(n));
+  }
   close(fds[0]);
   if (rc != 0) return {-1, 0};
   int status = 0;

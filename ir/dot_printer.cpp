@@ -19,6 +19,12 @@ namespace {
 // the fill shows memory blocks instead.
 constexpr const char* kPhaseFill[3] = {"#cfe2f3", "#f9cb9c", "#b6d7a8"};
 constexpr const char* kPhaseLine[3] = {"#3d85c6", "#b45f06", "#38761d"};
+// Collectives (SPEC §14): hexagons in a colour of their own, whatever their phase.
+constexpr const char* kCollectiveFill = "#d9c3f0";
+
+bool is_collective(const Node& n) {
+  return n.op && (n.op->effect == backend::Effect::collective || n.op->effect == backend::Effect::completion);
+}
 // Memory picture: ColorBrewer's Set3, distinct pastels that keep text legible.
 constexpr const char* kBlockFill[12] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
                                         "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
@@ -276,8 +282,11 @@ class DotWriter {
     // A host call is a note; an op producing a graph output a double octagon;
     // other ops take the default rounded box.
     if (!node.op) out_ += ", shape=note, style=filled";
+    else if (is_collective(node)) out_ += ", shape=hexagon, style=filled";
     else if (output) out_ += ", shape=doubleoctagon, style=filled";
-    if (memory_on()) {
+    if (is_collective(node) && !memory_on()) {
+      out_ += std::string(", fillcolor=\"") + kCollectiveFill + "\"";
+    } else if (memory_on()) {
       out_ += std::string(", fillcolor=\"") + (node.outputs.empty() ? "#ffffff" : block_fill(node.outputs[0])) + "\"";
       out_ += std::string(", color=\"") + kPhaseLine[ph] + "\", penwidth=2";
     } else {
@@ -381,6 +390,8 @@ class DotWriter {
                           : std::string("<td border=\"1\" style=\"rounded\" bgcolor=\"") + kPhaseFill[p] + "\">";
       out_ += std::string(phase_name(Phase(p))) + "</td>";
     }
+    if (std::any_of(g_.nodes.begin(), g_.nodes.end(), is_collective))
+      out_ += std::string("<td border=\"1\" style=\"rounded\" bgcolor=\"") + kCollectiveFill + "\">collective</td>";
     out_ += "</tr></table>>];\n  }\n";
   }
 
