@@ -19,7 +19,7 @@ namespace {
 // the fill shows memory blocks instead.
 constexpr const char* kPhaseFill[3] = {"#cfe2f3", "#f9cb9c", "#b6d7a8"};
 constexpr const char* kPhaseLine[3] = {"#3d85c6", "#b45f06", "#38761d"};
-// Collectives (SPEC §14): hexagons in a colour of their own, whatever their phase.
+// Collectives (SPEC §14): arrow boxes (cds) in a colour of their own, whatever their phase.
 constexpr const char* kCollectiveFill = "#d9c3f0";
 
 bool is_collective(const Node& n) {
@@ -282,7 +282,7 @@ class DotWriter {
     // A host call is a note; an op producing a graph output a double octagon;
     // other ops take the default rounded box.
     if (!node.op) out_ += ", shape=note, style=filled";
-    else if (is_collective(node)) out_ += ", shape=hexagon, style=filled";
+    else if (is_collective(node)) out_ += ", shape=cds, style=filled";
     else if (output) out_ += ", shape=doubleoctagon, style=filled";
     if (is_collective(node) && !memory_on()) {
       out_ += std::string(", fillcolor=\"") + kCollectiveFill + "\"";

@@ -95,6 +95,15 @@ struct Dependencies {
   }
 };
 
+// An order that left nodes out met a cycle: a pass's bug, never to reach the
+// executor.
+std::vector<NodeId> all_placed(const Graph& g, std::vector<NodeId> order) {
+  if (order.size() != g.nodes.size())
+    throw backend::Error("internal: graph " + g.name + " has a cycle (" + std::to_string(g.nodes.size() - order.size()) +
+                         " nodes could not be ordered)");
+  return order;
+}
+
 // A node completing a collective (all_reduce_wait): BFS and greedy run it
 // only when nothing else is ready, so the communication overlaps the rest.
 bool completes(const Graph& g, NodeId i) { return g.nodes[i].op && g.nodes[i].op->effect == backend::Effect::completion; }
@@ -115,7 +124,7 @@ std::vector<NodeId> bfs_order(const Graph& g) {
     for (uint32_t e = d.first[i]; e < d.first[i + 1]; ++e)
       if (--d.pending[d.next[e]] == 0) push(d.next[e]);
   }
-  return order;
+  return all_placed(g, std::move(order));
 }
 
 // Greedy: of the ready nodes, the one whose run frees the most arena bytes
@@ -215,7 +224,7 @@ std::vector<NodeId> greedy_order(const Graph& g, const GreedyStart& start, bool 
     for (uint32_t k = d.first[i]; k < d.first[i + 1]; ++k)
       if (--d.pending[d.next[k]] == 0) ready.push(entry(d.next[k]));
   }
-  return order;
+  return all_placed(g, std::move(order));
 }
 
 // Collectives started early and completed late (SPEC §14): each

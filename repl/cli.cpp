@@ -142,7 +142,10 @@ void add_common_options(CLI::App& app, CommonOptions& c) {
 // Later (subcommand) values win over earlier (top-level) ones; lists add up.
 void merge_into(CliOptions& out, const CommonOptions& c) {
   if (!c.device.empty()) out.device = c.device;
-  if (c.threads) out.threads = *c.threads;
+  if (c.threads) {
+    out.threads = *c.threads;
+    out.threads_given = true;
+  }
   if (c.nproc) out.nproc = *c.nproc;
   if (c.seed) out.seed = *c.seed;
   out.eager |= c.eager;

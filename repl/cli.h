@@ -29,6 +29,7 @@ struct CliOptions {
   // Options for every mode.
   std::string device = "cpu";
   int threads = 0;  // 0: all cores
+  bool threads_given = false;  // --threads was on the command line
   int nproc = 0;    // --nproc N: N ranks through mpiexec (0: not asked)
   uint64_t seed = 0;
   bool eager = false;

@@ -319,10 +319,9 @@ int main(int argc, char** argv) {
     return 3;
   }
   if (int rc = check_unsupported(cli)) return rc;
-  if (cli.nproc > 1 && !nn::backend::comm::launched_by_mpi()) return nn::repl::launch_ranks(cli, argc, argv);
-  nn::repl::prefix_rank_output(nn::backend::comm::launch_world());
-
   // The interactive REPL on a terminal (repl/repl.h); otherwise stdin is a script.
   if (cli.mode == Mode::Repl && !isatty(STDIN_FILENO)) cli.mode = Mode::Stdin;
+  if (cli.nproc > 1 && !nn::backend::comm::launched_by_mpi()) return nn::repl::launch_ranks(cli, argc, argv);
+  nn::repl::prefix_rank_output(nn::backend::comm::launch_world());
   return run_with_big_stack(cli);
 }

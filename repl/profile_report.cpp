@@ -38,7 +38,9 @@ void print_profile_table(const std::vector<backend::ProfileEvent>& events, std::
   for (const Row& r : rows)
     out << fmt::format("{:<32} {:>9} {:>12.3f} {:>12.2f} {:>6.1f}%\n", r.op, r.count, r.total_ns / 1e6,
                        r.total_ns / 1e3 / double(r.count), all_ns ? 100.0 * double(r.total_ns) / double(all_ns) : 0.0);
-  out << fmt::format("{:<32} {:>9} {:>12.3f}\n", "all ops", events.size(), all_ns / 1e6);
+  int64_t ops = 0;
+  for (const Row& r : rows) ops += r.count;
+  out << fmt::format("{:<32} {:>9} {:>12.3f}\n", "all ops", ops, all_ns / 1e6);
   // What of the buckets' time on their way the other ops covered (SPEC §14).
   if (flight_ns > 0)
     out << fmt::format("collectives: {:.3f} ms on their way, {:.3f} ms waited for: {:.0f}% hidden behind other work\n",

@@ -23,14 +23,15 @@ namespace nn::repl {
 
 int launch_ranks(const CliOptions& cli, int argc, char** argv) {
   namespace comm = backend::comm;
+  // Standard input reaches rank 0 alone: every rank must read the same script.
+  if (cli.mode == Mode::Repl || cli.mode == Mode::Stdin || (cli.mode == Mode::Script && cli.file == "-")) {
+    std::cerr << "error: --nproc runs a script file (or -e code) on every rank, not the REPL or standard input\n";
+    return 2;
+  }
   if (!comm::mpi_built()) {
     std::cerr << "error: --nproc " << cli.nproc
               << " needs nn built with MPI (install libopenmpi-dev and openmpi-bin, then build again)\n";
     return 1;
-  }
-  if (cli.mode == Mode::Repl) {
-    std::cerr << "error: --nproc runs a script on several ranks, not the REPL\n";
-    return 2;
   }
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> args{comm::mpiexec_path(), "-n", std::to_string(cli.nproc), "--bind-to", "none", "--quiet"};
@@ -44,7 +45,7 @@ int launch_ranks(const CliOptions& cli, int argc, char** argv) {
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   args.push_back(n > 0 ? std::string(self, size_t(n)) : std::string(argv[0]));
-  if (cli.threads == 0) {
+  if (!cli.threads_given) {
     args.push_back("--threads");
     args.push_back(std::to_string(std::max(1, cores / cli.nproc)));
   }

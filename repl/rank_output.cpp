@@ -13,16 +13,17 @@ namespace nn::repl {
 namespace {
 
 // Writes whole lines, each in one write, so that ranks sharing mpiexec's
-// output do not mix within a line.
+// output do not mix within a line; a flush in mid-line (std::cerr flushes
+// after every <<) writes what came so far, and the line goes on unprefixed.
 class LinePrefix final : public std::streambuf {
  public:
-  LinePrefix(std::streambuf* out, std::string prefix) : out_(out), prefix_(std::move(prefix)), line_(prefix_) {}
+  LinePrefix(std::streambuf* out, std::string prefix) : out_(out), prefix_(std::move(prefix)) {}
 
  protected:
   int_type overflow(int_type c) override {
     if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
-    line_ += traits_type::to_char_type(c);
-    if (line_.back() == '\n' && !flush_line()) return traits_type::eof();
+    pending_ += traits_type::to_char_type(c);
+    if (pending_.back() == '\n' && !write_pending()) return traits_type::eof();
     return c;
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
@@ -30,21 +31,22 @@ class LinePrefix final : public std::streambuf {
       if (traits_type::eq_int_type(overflow(traits_type::to_int_type(s[i])), traits_type::eof())) return i;
     return n;
   }
-  int sync() override {
-    if (line_.size() > prefix_.size() && !flush_line()) return -1;
-    return out_->pubsync();
-  }
+  int sync() override { return write_pending() ? out_->pubsync() : -1; }
 
  private:
-  bool flush_line() {
-    const bool ok = out_->sputn(line_.data(), std::streamsize(line_.size())) == std::streamsize(line_.size());
+  bool write_pending() {
+    if (pending_.empty()) return true;
+    const std::string text = (at_line_start_ ? prefix_ : std::string()) + pending_;
+    at_line_start_ = pending_.back() == '\n';
+    pending_.clear();
+    const bool ok = out_->sputn(text.data(), std::streamsize(text.size())) == std::streamsize(text.size());
     out_->pubsync();
-    line_ = prefix_;
     return ok;
   }
   std::streambuf* out_;
   std::string prefix_;
-  std::string line_;  // the prefix, then what came of this line
+  std::string pending_;  // what came since the last write
+  bool at_line_start_ = true;
 };
 
 }  // namespace

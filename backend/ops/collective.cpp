@@ -6,6 +6,7 @@
 // other kernels (the backward of earlier layers) while the bucket travels.
 // Each kernel works on host memory: a GPU tensor is staged through it.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -45,12 +46,11 @@ void check_reducible(const char* name, const TensorType& t, ReduceOp op) {
 // A tensor's elements in host memory, f16 and bf16 widened to f32 (MPI has
 // no type for them); put() writes them back.
 struct HostCopy {
-  const Tensor& t;
   std::vector<char> bytes;
   DType dtype;
   int64_t count;
 
-  explicit HostCopy(const Tensor& x) : t(x), dtype(is_half_float(x.dtype()) ? DType::f32 : x.dtype()), count(x.numel()) {
+  explicit HostCopy(const Tensor& x) : dtype(is_half_float(x.dtype()) ? DType::f32 : x.dtype()), count(x.numel()) {
     bytes.resize(size_t(count) * dtype_size(dtype));
     std::vector<char> raw(x.nbytes());
     x.device()->copy_to_host(raw.data(), x.raw_data(), x.nbytes());
@@ -269,18 +269,18 @@ void wait_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
   }
 }
 
-// Every rank must give a collective tensors of the same types (SPEC §14):
-// checked where the script calls it, so once per trace in a graph. The
-// ranks compare a hash of their types; on a difference the lowest rank that
-// differs from rank 0 reports both types, and the others wait for its
-// diagnostic to end the run (a collective of mismatched sizes would write
-// past its buffers).
-void check_same_types(const char* what, std::span<const Tensor> xs) {
+// Every rank must make the same collective call with tensors of the same
+// types (SPEC §14): checked where the script makes it, so once per trace in
+// a graph. The ranks compare a hash of the call (`what`, with its op or
+// root) and the types; on a difference the lowest rank that differs from
+// rank 0 reports both, and the others wait for its diagnostic to end the
+// run (a collective of mismatched sizes would write past its buffers).
+void check_same_call(const std::string& what, std::span<const Tensor> xs) {
   comm::Communicator& c = comm::communicator();
   const comm::World& w = c.world();
   if (w.size == 1) return;
-  std::string mine;
-  for (const Tensor& x : xs) mine += (mine.empty() ? "" : ", ") + x.type().str();
+  std::string mine = what + " of ";
+  for (size_t i = 0; i < xs.size(); ++i) mine += (i ? ", " : "") + xs[i].type().str();
   const uint64_t hash = std::hash<std::string>{}(mine);
   std::vector<uint64_t> hashes(size_t(w.size));
   c.all_gather(&hash, hashes.data(), sizeof hash);
@@ -294,27 +294,29 @@ void check_same_types(const char* what, std::span<const Tensor> xs) {
   c.all_gather(text.data(), texts.data(), kText);
   if (w.rank != differs) {
     c.barrier();  // never passed: rank `differs` ends the run
-    throw Error(std::string(what) + ": the ranks' tensors differ");
+    throw Error("the ranks' collective calls differ");
   }
-  throw Error(std::string(what) + ": every rank must give the same types, but rank 0 has " + texts.data() +
-              " and rank " + std::to_string(differs) + " has " + mine);
+  throw Error("every rank must make the same collective call with the same types, but rank 0 made " +
+              std::string(texts.data()) + " and rank " + std::to_string(differs) + " made " + mine);
 }
+
+std::string with_op(const char* what, ReduceOp op) { return std::string(what) + "(op=\"" + comm::reduce_op_name(op) + "\")"; }
 
 }  // namespace
 
 Tensor all_reduce(const Tensor& x, comm::ReduceOp op) {
-  check_same_types("all_reduce", {&x, 1});
+  check_same_call(with_op("all_reduce", op), {&x, 1});
   return call(backend::op(OpId::all_reduce), {x},
               op == ReduceOp::sum ? Attrs{} : Attrs{{"op", std::string(comm::reduce_op_name(op))}});
 }
 
 Tensor broadcast(const Tensor& x, int64_t root) {
-  check_same_types("broadcast", {&x, 1});
+  check_same_call("broadcast(root=" + std::to_string(root) + ")", {&x, 1});
   return call(backend::op(OpId::broadcast), {x}, root == 0 ? Attrs{} : Attrs{{"root", root}});
 }
 
 Tensor all_gather(const Tensor& x) {
-  check_same_types("all_gather", {&x, 1});
+  check_same_call("all_gather", {&x, 1});
   return call(backend::op(OpId::all_gather), {x});
 }
 
@@ -335,12 +337,14 @@ std::vector<Tensor> average_gradients(std::span<const Tensor> grads, size_t buck
     out.assign(grads.begin(), grads.end());
     return out;
   }
-  check_same_types("data_parallel", grads);
+  check_same_call("data_parallel's gradient average", grads);
   // Traced: one all-reduce a gradient, marked for the graph pass that puts
   // them into buckets in the order the graph's backward makes them
   // (ir/passes/bucket_all_reduce.cpp).
   if (dispatch_hook()) {
-    const Attrs attrs{{"op", std::string("mean")}, {"bucket_bytes", int64_t(bucket_bytes)}};
+    // Each call's gradients are bucketed apart (a graph may take two steps).
+    static std::atomic<int64_t> calls{0};
+    const Attrs attrs{{"op", std::string("mean")}, {"bucket_bytes", int64_t(bucket_bytes)}, {"step", ++calls}};
     for (size_t i = 0; i < grads.size(); ++i) out[i] = call(backend::op(OpId::all_reduce), {grads[i]}, attrs);
     return out;
   }

@@ -115,6 +115,7 @@ struct BatchIterator : Iterator {
 // with batch B covers step i of one process with batch N·B. The remainder
 // (n mod N samples) is dropped: every rank has as many steps.
 void shard(BatchIterator& it, const backend::comm::World& w) {
+  if (w.size == 1) return;
   std::vector<int64_t> mine;
   const int64_t per_rank = it.n / w.size;
   for (int64_t t = 0; t < per_rank; ++t) {

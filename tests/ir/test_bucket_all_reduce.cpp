@@ -82,6 +82,19 @@ TEST_CASE("pass bucket-all-reduce: a small cap gives each gradient its bucket; t
   CHECK(run_pass(h, "bucket-all-reduce") == 0);
 }
 
+TEST_CASE("pass bucket-all-reduce: two optimizer steps in one graph are bucketed apart") {
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({4}), "x");
+  auto step_all_reduce = [&](ir::ValueId v, int64_t step) {
+    return add(g, "all_reduce", {v}, {{"op", std::string("mean")}, {"bucket_bytes", int64_t(1024)}, {"step", step}});
+  };
+  ir::ValueId r1 = step_all_reduce(add(g, "exp", {x}), 1);
+  // The second step's gradient depends on the first step's result.
+  output(g, step_all_reduce(add(g, "neg", {r1}), 2));
+  CHECK(run_pass(g, "bucket-all-reduce") == 2);
+  CHECK(ops(g) == "exp all_reduce_start all_reduce_wait neg all_reduce_start all_reduce_wait");
+}
+
 TEST_CASE("schedule: a bucket starts right after its last gradient and is waited for right before its first reader") {
   ir::Graph g;
   ir::ValueId x = input(g, f32({4}), "x");

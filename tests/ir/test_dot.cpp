@@ -160,6 +160,13 @@ TEST_CASE("dot: counts match the IR, with every kind of node and a legend") {
   CHECK(dot.find("subgraph cluster_s4") != std::string::npos);     // nested scopes are clusters
   CHECK(ir::print_dot(g) == dot);                                  // deterministic
 
+  // A collective (SPEC §14) is an arrow box of its own colour, in the legend too.
+  CHECK(dot.find("shape=cds") == std::string::npos);
+  add_op(g, "all_reduce", {out_of(g, bw)}, f32({}), 0, ir::Phase::backward);
+  const std::string with = ir::print_dot(g);
+  CHECK(with.find("shape=cds, style=filled, fillcolor=\"#d9c3f0\"") != std::string::npos);
+  CHECK(with.find("\">collective</td>") != std::string::npos);
+
   // A forward-only graph has no legend.
   ir::Graph f = nested();
   c = ir::parse_dot_counts(ir::print_dot(f));
