@@ -78,7 +78,12 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs
   }
   out.reserve(types.size());
   if (op.view) {
-    out.push_back(in[0].view(types[0].shape));
+    size_t at = 0;
+    for (const TensorType& t : types) {
+      out.push_back(in[0].view(t.shape, at));
+      at += t.nbytes();
+    }
+    if (op.waits) kernel_for(op, in, out)(in, out, attrs);
     if (op.backward) record_op(op, in, attrs, out);
     return out;
   }

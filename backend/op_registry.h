@@ -92,7 +92,12 @@ struct OpDef {
   // output, so any output may overwrite an input of its own dtype and shape.
   bool elementwise = false;
   TileKernels tile = {};      // set: graph fusion may merge the op into a fused kernel
-  bool view = false;          // output shares input 0's block (reshape)
+  // The outputs share input 0's block, each right after the one before
+  // (reshape: its one output over the whole input); no kernel runs, unless
+  // `waits`: a view whose kernel runs too, waiting for the collective that
+  // fills the input before its pieces are read (all_reduce_wait).
+  bool view = false;
+  bool waits = false;
   int inplace_input = -1;     // input the output may overwrite when it dies here
   // Inputs from this index on are read at element i before any output is
   // written at i: any output may overwrite one of them of its own dtype and

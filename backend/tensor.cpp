@@ -77,11 +77,11 @@ void Block::allocate() {
   ptr_ = device_->pool().allocate(bytes_, exact_);
 }
 
-Tensor Tensor::view(const Shape& shape) const {
+Tensor Tensor::view(const Shape& shape, size_t bytes) const {
   Tensor t;
   t.impl_ = make_ref<TensorImpl>();
   t.impl_->block = impl_->block;
-  t.impl_->offset = impl_->offset;
+  t.impl_->offset = impl_->offset + bytes;
   t.impl_->shape = shape;
   t.impl_->dtype = impl_->dtype;
   return t;

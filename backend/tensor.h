@@ -70,8 +70,9 @@ class Tensor {
   template <class T> T* data() { return static_cast<T*>(raw_data()); }
   template <class T> const T* data() const { return static_cast<const T*>(raw_data()); }
 
-  // Same block and offset, another shape of the same element count.
-  Tensor view(const Shape& shape) const;
+  // Same block, another shape: from this tensor's start (a reshape), or from
+  // `bytes` past it (a piece of it).
+  Tensor view(const Shape& shape, size_t bytes = 0) const;
   // The one element of a 1-element tensor, converted (copies from the device).
   double item_double() const;
   int64_t item_int() const;

@@ -77,9 +77,14 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
       if (!n.op) {
         n.host->fn(in);
       } else if (n.op->view) {
-        const backend::TensorType& t = g.values[n.outputs[0]].type;
-        out.push_back(in[0].view(t.shape));
-        if (t.weak) out.back().set_weak(true);
+        size_t at = 0;
+        for (ValueId o : n.outputs) {
+          const backend::TensorType& t = g.values[o].type;
+          out.push_back(in[0].view(t.shape, at));
+          if (t.weak) out.back().set_weak(true);
+          at += t.nbytes();
+        }
+        if (n.op->waits) backend::kernel_for(*n.op, in, out)(in, out, n.attrs);
       } else {
         const bool stateful = n.op->effect == backend::Effect::stateful;
         for (size_t i = 0; i < n.outputs.size(); ++i) {

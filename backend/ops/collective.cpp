@@ -2,7 +2,7 @@
 // a tensor over the ranks of the run (backend/comm/communicator.h), and the
 // two halves of a bucketed gradient all-reduce: all_reduce_start copies its
 // inputs into one flat bucket and starts reducing it; all_reduce_wait waits
-// and gives the pieces back in their shapes. Between the two, a graph runs
+// and gives the pieces back in their shapes, as views of the bucket. Between the two, a graph runs
 // other kernels (the backward of earlier layers) while the bucket travels.
 // Each kernel works on host memory: a GPU tensor is staged through it.
 #include <algorithm>
@@ -173,6 +173,8 @@ std::vector<Tensor> all_gather_backward(const BackwardArgs& a) {
 }
 
 // ---- all_reduce_start / all_reduce_wait ----
+// The wait's outputs are views of the bucket (OpDef::view): the optimizer
+// reads the averaged gradients where the all-reduce left them.
 
 // Each bucket on its way, by its memory: its request and when it started.
 struct OnItsWay {
@@ -243,7 +245,7 @@ OutTypes wait_type(std::span<const TensorType> in, const Attrs& attrs) {
   return out;
 }
 
-void wait_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+void wait_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs&) {
   const Tensor& b = in[0];
   OnItsWay way{0, 0};
   {
@@ -261,11 +263,6 @@ void wait_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
       prof->record("all_reduce " + std::to_string(b.nbytes() >> 10) + " KB", kCollective, way.started_ns, done);
       prof->record("blocked", kCollective, called, std::max(called, done));
     }
-  }
-  const char* src = static_cast<const char*>(b.raw_data());
-  for (Tensor& t : out) {
-    b.device()->copy(t.raw_data(), src, t.nbytes());
-    src += t.nbytes();
   }
 }
 
@@ -370,7 +367,7 @@ void register_collective_ops(Registry& r) {
   r.add(OpDef{.id = OpId::all_reduce_start, .num_inputs = -1, .type_rule = start_type, .cpu = start_kernel,
               .cuda = start_kernel, .effect = Effect::collective});
   r.add(OpDef{.id = OpId::all_reduce_wait, .num_inputs = 1, .type_rule = wait_type, .cpu = wait_kernel,
-              .cuda = wait_kernel, .effect = Effect::completion});
+              .cuda = wait_kernel, .view = true, .waits = true, .effect = Effect::completion});
 }
 
 }  // namespace nn::backend
