@@ -38,6 +38,7 @@
   X(cumsum) X(cumprod)                             /* ops/scan.cpp */                    \
   X(gather) X(scatter_add)                         /* ops/gather.cpp */                  \
   X(argsort)                                       /* ops/sort.cpp */                    \
+  X(multinomial)                                   /* ops/sampling.cpp */                \
   X(all_reduce) X(broadcast) X(all_gather)         /* ops/collective.cpp */              \
   X(all_reduce_start) X(all_reduce_wait)                                                 \
   X(fused)                                         /* ops/fused.cpp */

@@ -138,6 +138,9 @@ std::vector<Tensor> unbind(const Tensor& x, int64_t axis = 0);
 Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false);
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t axis = -1, bool descending = false);
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t axis = -1, bool largest = true);
+// n category ids drawn from each row of probs ([k] or [rows, k]; weights need
+// not sum to 1), without replacement unless asked, seeded like randn (ops/sampling.cpp).
+Tensor multinomial(const Tensor& probs, int64_t n = 1, bool replacement = false);
 // x with (before, after) elements of value around each axis, from the first (ops/pad.cpp).
 Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& widths, double value = 0);
 

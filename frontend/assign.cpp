@@ -86,11 +86,31 @@ Value Interpreter::update_in_place(const Value& old, BinOp op, const Value& v, S
   return old;
 }
 
+// SPEC §13: inside a graph, `v = 0.9 * v + g` on a tensor the graph captured
+// (a variable outside it holding a tensor of the same shape, the new value
+// of a dtype it can hold) is a state update, as `v *= 0.9; v += g` is: the
+// variable keeps its tensor, which takes the new value after every run.
+bool Interpreter::state_update(const Value& old, const Value& v, const Env& env, Symbol name) {
+  ir::Tracer* tr = ir::Tracer::active();
+  if (!tr || !old.is_tensor() || !v.is_tensor() || old.as_tensor().is_traced() || !v.as_tensor().is_traced())
+    return false;
+  const backend::Tensor& target = old.as_tensor();
+  const backend::Tensor& r = v.as_tensor();
+  if (r.shape() != target.shape() || r.device() != target.device() ||
+      backend::category(r.dtype()) > backend::category(target.dtype()) ||
+      !outside_the_graph(env, name))
+    return false;
+  tr->rebind(target, r.dtype() == target.dtype() ? r : backend::astype(r, target.dtype()));
+  return true;
+}
+
 void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
   auto combine = [&](const Value& old, Value v) {
     if (s.op != AssignOp::Set) return update_in_place(old, compound_op(s.op), v, s.span);
     // A traced tensor stored anywhere may escape the graph: remember where.
-    if (v.is_tensor() && v.as_tensor().is_traced() && ir::Tracer::active()) traced_stores_[v.as_tensor().impl()] = {v.as_tensor(), &s, old.is_tensor()};
+    if (v.is_tensor() && v.as_tensor().is_traced() && ir::Tracer::active())
+      traced_stores_[v.as_tensor().impl()] = {v.as_tensor(), &s, old.is_tensor(),
+                                              old.is_tensor() ? old.as_tensor().type() : backend::TensorType{}};
     return v;
   };
   switch (s.target->kind) {
@@ -103,6 +123,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         if (slot) fail(n.span, "cannot assign to the built-in `" + n.name + "`; declare a new name with `let`");
         fail(n.span, "assignment to undeclared name `" + n.name + "`; declare it first with `let " + n.name + " = ...`");
       }
+      if (s.op == AssignOp::Set && state_update(*slot, v, *env, n.sym)) return;
       *slot = combine(*slot, std::move(v));
       return;
     }

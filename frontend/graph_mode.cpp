@@ -173,6 +173,12 @@ void Interpreter::check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symb
 // which `m.w -= d` makes (a state update, written back on every run).
 std::string Interpreter::escape_hint(const TracedStore& store, const std::string& where) const {
   if (!store.over_tensor) return "return it from the graph instead";
+  // A plain assignment of another shape or dtype (SPEC §13 updates the
+  // tensor only with a value it can hold).
+  const backend::TensorType now = store.tensor.type();
+  if (store.assign->target->kind == ExprKind::Name && (now.shape != store.replaced.shape || now.device != store.replaced.device))
+    return "a graph updates a captured tensor only with a value of its shape (`" + where + "` is " + store.replaced.str() +
+           ", the new value " + now.str() + "); return the new value from the graph instead";
   const AssignStmt& a = *store.assign;
   auto text = [&](const Span& s) {
     return sources_.file(s.file).text().substr(s.begin, s.end - s.begin);
@@ -298,15 +304,21 @@ HostReadRecording::~HostReadRecording() {
   vm.host_reads_outside_ = saved_outside;
 }
 
-// A name read while tracing is guarded when it lives in the scope the graph
-// was defined in or one around it (not in the graph's own code, nor among
-// the built-ins).
-void Interpreter::note_host_read(const Env& env, Symbol name, const Value& v) {
+// Whether `name`, seen from `env` while tracing, lives in the scope the
+// graph was defined in or one around it (not in the graph's own code, nor
+// among the built-ins).
+bool Interpreter::outside_the_graph(const Env& env, Symbol name) const {
   const Env* holder = &env;
   while (holder && !const_cast<Env*>(holder)->find_local(name)) holder = holder->parent.get();
-  if (!holder || holder == prelude_.get()) return;
+  if (!holder || holder == prelude_.get()) return false;
   for (const Env* e = host_reads_outside_; e && e != prelude_.get(); e = e->parent.get())
-    if (e == holder) return host_reads_->note_name(name, v);
+    if (e == holder) return true;
+  return false;
+}
+
+// A name read while tracing is guarded when it lives outside the graph.
+void Interpreter::note_host_read(const Env& env, Symbol name, const Value& v) {
+  if (outside_the_graph(env, name)) host_reads_->note_name(name, v);
 }
 
 CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span,

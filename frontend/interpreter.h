@@ -222,6 +222,7 @@ class Interpreter {
     backend::Tensor tensor;  // held, so that its address is not reused while tracing
     const AssignStmt* assign;
     bool over_tensor;  // it replaced a tensor (which an in-place update would have changed)
+    backend::TensorType replaced = {};  // that tensor's type
   };
   void check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symbol>& skip, Span span);
   std::string escape_hint(const TracedStore& store, const std::string& where) const;
@@ -257,6 +258,8 @@ class Interpreter {
   HostReads* host_reads_ = nullptr;
   Env* host_reads_outside_ = nullptr;
   void note_host_read(const Env& env, Symbol name, const Value& v);
+  bool outside_the_graph(const Env& env, Symbol name) const;
+  bool state_update(const Value& old, const Value& v, const Env& env, Symbol name);
   friend struct HostReadRecording;
   bool explain_retrace_ = false;
   bool in_eager_graph_ = false;  // --eager: inside a graph run as plain code

@@ -21,6 +21,7 @@ void register_triangle_ops(Registry& r);    // ops/triangle.cpp (tril, triu)
 void register_scan_ops(Registry& r);        // ops/scan.cpp (cumsum, cumprod)
 void register_gather_ops(Registry& r);      // ops/gather.cpp (gather, scatter_add)
 void register_sort_ops(Registry& r);        // ops/sort.cpp (argsort, under sort and topk)
+void register_sampling_ops(Registry& r);    // ops/sampling.cpp (multinomial)
 void register_collective_ops(Registry& r);  // ops/collective.cpp (all_reduce, broadcast, all_gather, buckets)
 void register_fused_ops(Registry& r);       // ops/fused.cpp (fused elementwise kernels of graph fusion)
 void register_matmul_epilogue_ops(Registry& r);  // ops/matmul_epilogue.cpp (a GEMM with a fused epilogue)
@@ -43,6 +44,7 @@ inline void register_all_ops(Registry& r) {
   register_scan_ops(r);
   register_gather_ops(r);
   register_sort_ops(r);
+  register_sampling_ops(r);
   register_collective_ops(r);
   register_fused_ops(r);
   register_matmul_epilogue_ops(r);

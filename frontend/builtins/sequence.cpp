@@ -2,7 +2,7 @@
 // (tril, triu), running sums and products, picking and scattering along an
 // axis (gather, scatter_add, index_select), splitting a tensor into a list
 // of pieces (chunk, split_sizes, unbind), sorting (sort, argsort, topk) and
-// padding (pad).
+// padding (pad), sampling (multinomial; categorical is in the prelude).
 #include "backend/ops.h"
 #include "frontend/builtins/builtins.h"
 #include "frontend/interpreter.h"
@@ -68,6 +68,9 @@ void install_sequence(Interpreter& vm) {
   });
   def(vm, "topk", "x, k, axis=-1, largest=true", [](Args& a) {
     return pair_of(backend::topk(a.tensor(0), a.integer(1), a.integer(2), a.boolean(3)));
+  });
+  def(vm, "multinomial", "probs, n=1, replacement=false", [](Args& a) {
+    return Value(backend::multinomial(a.tensor(0), a.integer(1), a.boolean(2)));
   });
   def(vm, "pad", "x, widths, value=0", [](Args& a) {
     return Value(backend::pad(a.tensor(0), widths_of(a, 1), a.number(2)));
