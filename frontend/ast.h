@@ -34,6 +34,7 @@ enum class ExprKind : uint8_t {
   Index,    // x[i, a:b:s]
   Field,    // x.name
   Lambda,   // fn(x) { ... }
+  If,       // if c { a } else { b }: the value of the branch taken
 };
 
 enum class BinOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, MatMul, Pow, Eq, Ne, Lt, Le, Gt, Ge };
@@ -195,6 +196,16 @@ struct Stmt {
 struct Block {
   std::vector<StmtPtr> stmts;
   Span span;  // from `{` to `}`
+};
+
+// `if c { a } else { b }` as a value (SPEC §13): the value of the last
+// statement of the branch taken, an expression (the name check sees to
+// it); `else if` is an else block holding one expression statement.
+struct IfExpr : Expr {
+  ExprPtr cond;
+  std::unique_ptr<Block> then_block, else_block;
+  IfExpr(ExprPtr c, std::unique_ptr<Block> t, std::unique_ptr<Block> e, Span s)
+      : Expr(ExprKind::If, s), cond(std::move(c)), then_block(std::move(t)), else_block(std::move(e)) {}
 };
 
 struct LetStmt : Stmt {

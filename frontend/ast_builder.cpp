@@ -79,7 +79,6 @@ class Builder {
       return std::make_unique<FnDeclStmt>(std::move(def), span(c));
     }
     if (auto* c = ctx->graphBlock()) return std::make_unique<GraphBlockStmt>(block(c->block()), span(c));
-    if (auto* c = ctx->ifStmt()) return if_stmt(c);
     if (auto* c = ctx->forStmt())
       return std::make_unique<ForStmt>(pattern(c->pattern()), expr(c->expr()), block(c->block()), span(c));
     if (auto* c = ctx->whileStmt()) return std::make_unique<WhileStmt>(expr(c->expr()), block(c->block()), span(c));
@@ -91,6 +90,7 @@ class Builder {
   }
 
   StmtPtr expr_stmt(P::ExprStmtContext* ctx) {
+    if (P::IfExprContext* c = lone_if(ctx)) return if_stmt(c);
     if (!ctx->assignOp()) return std::make_unique<ExprStmt>(expr(ctx->expr(0)), span(ctx));
     ExprPtr target = expr(ctx->expr(0));
     if (target->kind != ExprKind::Name && target->kind != ExprKind::Field && target->kind != ExprKind::Index)
@@ -107,10 +107,11 @@ class Builder {
     return std::make_unique<AssignStmt>(op, std::move(target), expr(ctx->expr(1)), span(ctx), span(op_token));
   }
 
-  // `else if` becomes an else block holding just the inner `if`.
-  StmtPtr if_stmt(P::IfStmtContext* ctx) {
+  // An `if` standing alone as a statement. `else if` becomes an else block
+  // holding just the inner `if`.
+  StmtPtr if_stmt(P::IfExprContext* ctx) {
     std::unique_ptr<Block> else_block;
-    if (P::IfStmtContext* inner = ctx->ifStmt()) {
+    if (P::IfExprContext* inner = ctx->ifExpr()) {
       else_block = std::make_unique<Block>();
       else_block->span = span(inner);
       else_block->stmts.push_back(if_stmt(inner));
@@ -118,6 +119,14 @@ class Builder {
       else_block = block(ctx->block(1));
     }
     return std::make_unique<IfStmt>(expr(ctx->expr()), block(ctx->block(0)), std::move(else_block), span(ctx));
+  }
+
+  // The `if` of an expression statement that is nothing else, or null.
+  static P::IfExprContext* lone_if(P::ExprStmtContext* ctx) {
+    if (ctx->assignOp()) return nullptr;
+    auto* e = dynamic_cast<P::PrimaryExprContext*>(ctx->expr(0));
+    auto* v = e ? dynamic_cast<P::IfValueContext*>(e->primary()) : nullptr;
+    return v ? v->ifExpr() : nullptr;
   }
 
   StmtPtr import_stmt(P::ImportStmtContext* ctx) {
@@ -315,9 +324,30 @@ class Builder {
       return tuple;
     }
     if (auto* c = dynamic_cast<P::RecordLitContext*>(ctx)) return record(c);
+    if (auto* c = dynamic_cast<P::IfValueContext*>(ctx)) return if_expr(c->ifExpr());
     auto* c = dynamic_cast<P::LambdaContext*>(ctx);
     auto def = function("", span(c->FN()), c->params(), c->block(), false, span(c));
     return std::make_unique<LambdaExpr>(std::move(def), span(c));
+  }
+
+  // An `if` used as a value; `else if` becomes an else block holding the
+  // inner `if` as its value.
+  ExprPtr if_expr(P::IfExprContext* ctx) {
+    std::unique_ptr<Block> else_block;
+    if (ctx->block().size() == 1 && !ctx->ifExpr()) {
+      error("an `if` used as a value needs an `else`: `if c { a } else { b }`", ctx);
+      else_block = std::make_unique<Block>();
+      else_block->span = span(ctx);
+    } else if (P::IfExprContext* inner = ctx->ifExpr()) {
+      else_block = std::make_unique<Block>();
+      else_block->span = span(inner);
+      ExprPtr value = if_expr(inner);
+      const Span at = value->span;
+      else_block->stmts.push_back(std::make_unique<ExprStmt>(std::move(value), at));
+    } else {
+      else_block = block(ctx->block(1));
+    }
+    return std::make_unique<IfExpr>(expr(ctx->expr()), block(ctx->block(0)), std::move(else_block), span(ctx));
   }
 
   ExprPtr record(P::RecordLitContext* ctx) {

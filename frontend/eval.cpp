@@ -65,6 +65,14 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
     case ExprKind::Lambda: {
       return Value(make_closure(static_cast<const LambdaExpr&>(e).def, env));
     }
+    case ExprKind::If: {
+      auto& i = static_cast<const IfExpr&>(e);
+      const Block& taken = truthy(eval(*i.cond, env), i.cond->span, "`if`") ? *i.then_block : *i.else_block;
+      Value v;
+      if (exec_block(taken, env, &v) != Flow::Normal)
+        fail(taken.span, "`break`, `continue` and `return` cannot leave an `if` used as a value");
+      return v;
+    }
   }
   fail(e.span, "internal: unknown expression");
 }

@@ -105,6 +105,17 @@ class NameChecker {
     error(span, "unknown name `" + name + "`", hint.empty() ? "" : "help: did you mean `" + hint + "`?");
   }
 
+  // Whether a branch of an `if` used as a value gives one: its last
+  // statement is an expression, or an `if` whose branches both do.
+  static bool ends_in_value(const Block& b) {
+    if (b.stmts.empty()) return false;
+    const Stmt& last = *b.stmts.back();
+    if (last.kind == StmtKind::ExprStmt) return true;
+    if (last.kind != StmtKind::If) return false;
+    auto& i = static_cast<const IfStmt&>(last);
+    return i.else_block && ends_in_value(*i.then_block) && ends_in_value(*i.else_block);
+  }
+
   void block(const Block& b) {
     push(b.stmts);
     stmts(b.stmts);
@@ -292,6 +303,17 @@ class NameChecker {
       }
       case ExprKind::Field: expr(*static_cast<const FieldExpr&>(e).target); break;
       case ExprKind::Lambda: function(*static_cast<const LambdaExpr&>(e).def); break;
+      case ExprKind::If: {
+        auto& i = static_cast<const IfExpr&>(e);
+        expr(*i.cond);
+        for (const Block* b : {i.then_block.get(), i.else_block.get()}) {
+          block(*b);
+          if (!ends_in_value(*b))
+            error(b->span, "an `if` used as a value needs each branch to end in an expression",
+                  "the branch's last line gives its value: `let y = if c { a } else { b }`");
+        }
+        break;
+      }
       default: break;
     }
   }

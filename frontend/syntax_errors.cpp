@@ -168,13 +168,13 @@ std::string expected_list(const antlr4::misc::IntervalSet& expected, const antlr
   return out;
 }
 
-// The rule of the innermost statement being parsed (RuleIfStmt, ...), or
+// The rule of the innermost statement being parsed (RuleIfExpr, ...), or
 // the current rule when there is none.
 size_t statement_rule(antlr4::ParserRuleContext* ctx) {
   for (antlr4::ParserRuleContext* c = ctx; c; c = dynamic_cast<antlr4::ParserRuleContext*>(c->parent)) {
     switch (c->getRuleIndex()) {
       case NNParser::RuleLetStmt: case NNParser::RuleFnDecl: case NNParser::RuleGraphBlock:
-      case NNParser::RuleIfStmt: case NNParser::RuleForStmt: case NNParser::RuleWhileStmt:
+      case NNParser::RuleIfExpr: case NNParser::RuleForStmt: case NNParser::RuleWhileStmt:
       case NNParser::RuleReturnStmt: case NNParser::RuleImportStmt: case NNParser::RuleExprStmt:
         return c->getRuleIndex();
       default:
@@ -196,7 +196,7 @@ antlr4::misc::IntervalSet statement_ends() {
 // "`{` after the condition of `if`": how to name the `{` that `rule` needs.
 std::string block_phrase(size_t rule) {
   switch (rule) {
-    case NNParser::RuleIfStmt: return "`{` after the condition of `if`";
+    case NNParser::RuleIfExpr: return "`{` after the condition of `if`";
     case NNParser::RuleWhileStmt: return "`{` after the condition of `while`";
     case NNParser::RuleForStmt: return "`{` to start the body of `for`";
     case NNParser::RuleFnDecl: case NNParser::RulePrimary: return "`{` to start the body of the function";
@@ -271,7 +271,7 @@ std::string wording(const Situation& s, const antlr4::dfa::Vocabulary& vocabular
   if (s.rule == P::RuleForStmt && s.expects(P::IN)) return s.here("`in` after the loop variable of `for`");
   if (s.expects(P::LBRACE) && !s.expects(P::INT) && !s.expects(P::IF) && !block_phrase(s.owner).empty())
     return s.here(block_phrase(s.owner));
-  if (s.rule == P::RuleIfStmt && s.expects(P::IF)) return s.here("`if` or `{` after `else`");
+  if (s.rule == P::RuleIfExpr && s.expects(P::IF)) return s.here("`if` or `{` after `else`");
   if (s.rule == P::RuleFnDecl && s.expects(P::NAME) && s.prev_type != P::LPAREN && s.prev_type != P::COMMA)
     return s.after_prev("a name");
   if (s.rule == P::RuleFnDecl && s.expects(P::LPAREN)) return s.here("`(` after the function name");

@@ -19,7 +19,6 @@ stmt
   : letStmt
   | fnDecl
   | graphBlock
-  | ifStmt
   | forStmt
   | whileStmt
   | breakStmt
@@ -33,7 +32,6 @@ letStmt      : 'let' pattern '=' expr ;
 // `fn name(...)` / `graph name(...)`; kind tells which.
 fnDecl       : kind=('fn' | 'graph') NAME '(' params? ')' block ;
 graphBlock   : 'graph' block ;
-ifStmt       : 'if' expr block (NEWLINE? 'else' (ifStmt | block))? ;
 forStmt      : 'for' pattern 'in' expr block ;
 whileStmt    : 'while' expr block ;
 breakStmt    : 'break' ;
@@ -93,7 +91,13 @@ primary
   // The token filter adds a NEWLINE before a `}` that follows a value.
   | '{' (field (',' field)* ','?)? NEWLINE? '}'        # recordLit
   | 'fn' '(' params? ')' block                         # lambda
+  | ifExpr                                             # ifValue
   ;
+// `if`: a statement when it stands alone (an expression statement of just
+// this), else a value (SPEC §13), which needs both branches, each ending in
+// an expression (frontend/ast_builder.cpp, frontend/name_check.cpp). One
+// rule for both, so that a statement starting with `if` is never ambiguous.
+ifExpr : 'if' expr block (NEWLINE? 'else' (ifExpr | block))? ;
 field : NAME ':' expr ;
 
 // ---------------------------------------------------------------- tokens

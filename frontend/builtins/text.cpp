@@ -53,7 +53,9 @@ std::vector<std::string> vocab_of(Args& a, size_t i) {
 std::string shown(std::string_view c) {
   if (c == "\n") return "\"\\n\"";
   if (c == "\t") return "\"\\t\"";
-  return "\"" + std::string(c) + "\"";
+  std::string out = "\"";
+  out.append(c);
+  return out += '"';
 }
 
 }  // namespace
