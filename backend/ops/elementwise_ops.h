@@ -82,7 +82,7 @@
   X(sub, Sub, arith_no_bool, false, false, sub_backward)                           \
   X(mul, Mul, arith, true, false, mul_backward)                                    \
   X(div, Div, true_div, false, false, div_backward)                                \
-  X(pow, Pow, arith_no_bool, false, false, pow_backward)                           \
+  X(pow, Pow, arith_no_bool, false, true, pow_backward)                            \
   X(mod, Mod, arith_no_bool, false, false, mod_backward)                           \
   /* a // b (Python's floor division): piecewise constant, zero gradients */     \
   X(floordiv, FloorDiv, arith_no_bool, false, false, floordiv_backward)            \
