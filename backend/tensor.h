@@ -36,6 +36,9 @@ struct TensorImpl : RefCounted {
   // Computed by a compiled graph: no history, whatever it was computed from
   // (grad() says so rather than give zeros).
   bool graph_result = false;
+  // Holds a host number that changes between a graph's runs (an optimizer's
+  // rate, SPEC §13): a graph reads it on every run, never folds it.
+  bool fed = false;
   uint32_t output_index = 0;  // which output of grad_fn this tensor is
   std::shared_ptr<GradNode> grad_fn;
 };

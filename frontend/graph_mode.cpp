@@ -361,9 +361,14 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
 
 // A compiled entry (the cache's latest, found for this call) whose captured
 // tensors were rebound, or whose host values changed, is traced again in its
-// place: dropped here, with the reason for the retrace note; "" when it holds.
+// place: dropped here, with the reason for the retrace note; "" when it
+// holds, and then the host numbers it is fed are copied in for the run.
 std::string Interpreter::drop_if_stale(GraphCache& cache, CompiledGraph*& cg, const GuardScope& scope) {
-  if (!cg || (cg->guards.hold(scope) && cg->host_reads.hold(scope.env))) return "";  // the common case: cheap
+  if (!cg) return "";
+  if (cg->guards.hold(scope) && cg->host_reads.hold(scope.env)) {  // the common case: cheap
+    cg->host_reads.feed();  // the run about to start reads the host numbers fed to it now
+    return "";
+  }
   std::string why = cg->guards.why_not(scope);
   if (why.empty()) why = cg->host_reads.why_not(scope.env);
   cache.entries.pop_back();

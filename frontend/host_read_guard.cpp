@@ -32,11 +32,39 @@ void HostReads::note_field(const RecordPtr& r, Symbol field, const Value& v) {
   fields_.push_back({r, field, v});
 }
 
+void write_fed(const backend::Tensor& t, double v) {
+  backend::Tensor target = t;
+  const float f = float(v);
+  if (t.dtype() == backend::DType::f64) target.device()->copy_from_host(target.raw_data(), &v, sizeof v);
+  else target.device()->copy_from_host(target.raw_data(), &f, sizeof f);
+}
+
+void HostReads::note_fed(const RecordPtr& r, Symbol field, const backend::Tensor& t) {
+  for (const Fed& f : fed_)
+    if (f.record == r && f.field == field) return;
+  fed_.push_back({r, field, t});
+}
+
+std::optional<double> fed_number(const Value& v) {
+  if (v.is_number()) return v.as_number();
+  if (v.is_tensor() && v.as_tensor().numel() == 1 && !v.as_tensor().is_traced()) return v.as_tensor().item_double();
+  return std::nullopt;
+}
+
+void HostReads::feed() const {
+  for (const Fed& f : fed_) write_fed(f.tensor, *fed_number(*f.record->find(f.field)));
+}
+
 std::string HostReads::why_not(Env* env) const {
   for (const Name& n : names_) {
     const Value* now = env ? env->find(n.name) : nullptr;
     if (!now) return "`" + symbol_name(n.name) + "` no longer exists";
     if (!same(*now, n.value)) return "`" + symbol_name(n.name) + "` is now " + to_str(*now) + " (was " + to_str(n.value) + ")";
+  }
+  for (const Fed& f : fed_) {
+    const Value* now = f.record->find(f.field);
+    if (!now || !fed_number(*now))
+      return "a record's field `" + symbol_name(f.field) + "` no longer holds a number";
   }
   for (const Field& f : fields_) {
     const Value* now = f.record->find(f.field);

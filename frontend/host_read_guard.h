@@ -4,13 +4,22 @@
 // Checked on every call, so that `lr = 0.05` or `eval(m)` makes the graph
 // trace again instead of replaying the old value.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "backend/tensor.h"
 #include "frontend/environment.h"
 #include "frontend/value.h"
 
 namespace nn::frontend {
+
+// Writes v into a fed 0-d f32 or f64 tensor, on its device; not a write a
+// version counter sees (SPEC §17): the tensor holds a copy of a host number.
+void write_fed(const backend::Tensor& t, double v);
+
+// The number a fed field holds: a host number or a one-element tensor.
+std::optional<double> fed_number(const Value& v);
 
 class HostReads {
  public:
@@ -24,12 +33,17 @@ class HostReads {
   // A record's field read while tracing.
   void note_field(const RecordPtr& r, Symbol field, const Value& v);
 
+  // A record's field read into a fed tensor (backend TensorImpl::fed): not
+  // a constant of the graph; feed() copies its value in before every run.
+  void note_fed(const RecordPtr& r, Symbol field, const backend::Tensor& t);
+  void feed() const;
+
   // Whether every value read is still the same; names are looked up from
   // `env` outwards, as the graph's code sees them on this call.
   bool hold(Env* env) const { return why_not(env).empty(); }
   // "`lr` is now 0.05"; "" when they hold.
   std::string why_not(Env* env) const;
-  bool empty() const { return names_.empty() && fields_.empty(); }
+  bool empty() const { return names_.empty() && fields_.empty() && fed_.empty(); }
 
  private:
   struct Name {
@@ -41,8 +55,14 @@ class HostReads {
     Symbol field;
     Value value;
   };
+  struct Fed {
+    RecordPtr record;
+    Symbol field;
+    backend::Tensor tensor;
+  };
   std::vector<Name> names_;
   std::vector<Field> fields_;
+  std::vector<Fed> fed_;
 };
 
 }  // namespace nn::frontend

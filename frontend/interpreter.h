@@ -259,6 +259,13 @@ class Interpreter {
   Env* host_reads_outside_ = nullptr;
   void note_host_read(const Env& env, Symbol name, const Value& v);
   bool outside_the_graph(const Env& env, Symbol name) const;
+ public:
+  // While a graph is traced: r.field is read into the fed tensor t, which
+  // every later run of the graph gets the field's value in (SPEC §13).
+  void note_fed(const RecordPtr& r, Symbol field, const backend::Tensor& t) {
+    if (host_reads_) host_reads_->note_fed(r, field, t);
+  }
+ private:
   bool state_update(const Value& old, const Value& v, const Env& env, Symbol name);
   friend struct HostReadRecording;
   bool explain_retrace_ = false;

@@ -140,8 +140,9 @@ ValueId Tracer::capture(const backend::Tensor& t) {
     }
   }
   // A param stays a param; anything else is a constant until the trace
-  // writes into it (finish() makes it a state then).
-  Role role = t.impl()->requires_grad ? Role::param : Role::constant;
+  // writes into it (finish() makes it a state then), but for a fed host
+  // number, which changes between runs: a state, so that no pass folds it.
+  Role role = t.impl()->requires_grad ? Role::param : t.impl()->fed ? Role::state : Role::constant;
   ValueId v = graph_.add_value(t.type(), role);
   graph_.values[v].captured = t;
   set_value(t, v);

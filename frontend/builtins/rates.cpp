@@ -1,0 +1,60 @@
+// Learning rates a graph reads on every run (SPEC §13): `_rate(o)` gives
+// the optimizer record o's `lr` as a 0-d tensor (f32, or f64 for f64
+// params; weak like a host number) that the optimizers' steps multiply by. The tensor is fed
+// (backend TensorImpl::fed): a graph that traced the step reads it on every
+// run, and before each run the graph copies o.lr's current value in, so
+// that `opt.lr = cosine_lr(...)` between steps changes the rate without
+// tracing again. One tensor per record, kept while the record lives.
+#include <memory>
+
+#include "backend/ops.h"
+#include "frontend/builtins/builtins.h"
+#include "frontend/host_data.h"
+#include "frontend/host_read_guard.h"
+#include "frontend/interpreter.h"
+
+namespace nn::frontend::builtins {
+namespace {
+
+struct FedRate {
+  std::weak_ptr<Record> record;
+  backend::Tensor tensor;
+};
+
+}  // namespace
+
+void install_rates(Interpreter& vm) {
+  auto rates = std::make_shared<std::vector<FedRate>>();
+  def(vm, "_rate", "o", [rates](Args& a) {
+    if (!a[0].is_record()) a.fail(0, "expected an optimizer record, got " + a_type_name(a[0]));
+    const RecordPtr& o = a[0].as_record();
+    static const Symbol lr = intern("lr");
+    const Value* v = o->find(lr);
+    const std::optional<double> rate = v ? fed_number(*v) : std::nullopt;
+    if (!rate)
+      a.fail(0, "an optimizer's `lr` must be a number, got " + (v ? a_type_name(*v) : std::string("no field `lr`")));
+    backend::Tensor t;
+    std::erase_if(*rates, [](const FedRate& r) { return r.record.expired(); });
+    for (const FedRate& r : *rates)
+      if (r.record.lock() == o) t = r.tensor;
+    if (!t.defined()) {
+      // In the params' own float type, so that graph fusion takes the rate
+      // into the update's kernel (an f64 rate would keep f32 updates apart).
+      backend::DType d = backend::DType::f32;
+      static const Symbol params = intern("params");
+      if (const Value* ps = o->find(params); ps && ps->is_list() && !ps->as_list()->items.empty() &&
+                                             ps->as_list()->items[0].is_tensor() &&
+                                             ps->as_list()->items[0].as_tensor().dtype() == backend::DType::f64)
+        d = backend::DType::f64;
+      t = on_default_device(backend::scalar(0.0, d));
+      t.set_weak(true);
+      t.impl()->fed = true;
+      rates->push_back({o, t});
+    }
+    write_fed(t, *rate);
+    a.vm().note_fed(o, lr, t);
+    return Value(t);
+  });
+}
+
+}  // namespace nn::frontend::builtins
