@@ -25,4 +25,24 @@ std::vector<std::vector<size_t>> plan_buckets(std::span<const TensorType> types,
   return buckets;
 }
 
+Attrs wait_attrs(std::span<const Shape> pieces) {
+  std::vector<int64_t> flat;
+  for (const Shape& s : pieces) {
+    flat.push_back(s.ndim());
+    for (int64_t d : s.dims()) flat.push_back(d);
+  }
+  return Attrs{{"shapes", flat}};
+}
+
+std::vector<Shape> wait_pieces(const Attrs& attrs) {
+  const std::vector<int64_t>& flat = attrs.get<std::vector<int64_t>>("shapes");
+  std::vector<Shape> pieces;
+  for (size_t i = 0; i < flat.size();) {
+    const size_t nd = size_t(flat[i++]);
+    pieces.emplace_back(std::span<const int64_t>(flat.data() + i, nd));
+    i += nd;
+  }
+  return pieces;
+}
+
 }  // namespace nn::backend::comm

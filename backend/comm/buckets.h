@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "backend/attrs.h"
 #include "backend/tensor.h"
 
 namespace nn::backend::comm {
@@ -16,5 +17,10 @@ inline constexpr size_t kFirstBucketBytes = size_t(1) << 20;
 
 // Indices into `types`, one list per bucket, in order.
 std::vector<std::vector<size_t>> plan_buckets(std::span<const TensorType> types, size_t cap_bytes);
+
+// all_reduce_wait's attributes: the shapes of the pieces it gives back, in
+// order (attribute `shapes`: each as its rank, then its dims), and back.
+Attrs wait_attrs(std::span<const Shape> pieces);
+std::vector<Shape> wait_pieces(const Attrs& attrs);
 
 }  // namespace nn::backend::comm

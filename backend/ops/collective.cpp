@@ -219,22 +219,10 @@ void start_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
   g_buckets[b.raw_data()] = {r, t0};
 }
 
-// The pieces' shapes: attribute `shapes`, each as its rank then its dims.
-std::vector<Shape> piece_shapes(const Attrs& attrs) {
-  const std::vector<int64_t>& flat = attrs.get<std::vector<int64_t>>("shapes");
-  std::vector<Shape> shapes;
-  for (size_t i = 0; i < flat.size();) {
-    const size_t nd = size_t(flat[i++]);
-    shapes.emplace_back(std::span<const int64_t>(flat.data() + i, nd));
-    i += nd;
-  }
-  return shapes;
-}
-
 OutTypes wait_type(std::span<const TensorType> in, const Attrs& attrs) {
   OutTypes out;
   int64_t n = 0;
-  for (const Shape& s : piece_shapes(attrs)) {
+  for (const Shape& s : comm::wait_pieces(attrs)) {
     TensorType t = in[0];
     t.shape = s;
     n += s.numel();
@@ -320,12 +308,9 @@ Tensor all_gather(const Tensor& x) {
 std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp op) {
   const Attrs with_op = op == ReduceOp::sum ? Attrs{} : Attrs{{"op", std::string(comm::reduce_op_name(op))}};
   Tensor bucket = call(backend::op(OpId::all_reduce_start), xs, with_op);
-  std::vector<int64_t> shapes;
-  for (const Tensor& x : xs) {
-    shapes.push_back(x.ndim());
-    for (int64_t d : x.shape().dims()) shapes.push_back(d);
-  }
-  return dispatch(backend::op(OpId::all_reduce_wait), {&bucket, 1}, Attrs{{"shapes", shapes}});
+  std::vector<Shape> pieces;
+  for (const Tensor& x : xs) pieces.push_back(x.shape());
+  return dispatch(backend::op(OpId::all_reduce_wait), {&bucket, 1}, comm::wait_attrs(pieces));
 }
 
 std::vector<Tensor> average_gradients(std::span<const Tensor> grads, size_t bucket_bytes) {

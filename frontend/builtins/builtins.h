@@ -16,6 +16,9 @@ namespace builtins {
 // positional arguments (Args::rest()).
 void def(Interpreter& vm, const std::string& name, const std::string& params, std::function<Value(Args&)> fn);
 
+// An nn list of tensors (chunk's pieces, averaged gradients).
+Value list_of(const std::vector<backend::Tensor>& ts);
+
 void install_creation(Interpreter& vm);
 void install_shape(Interpreter& vm);
 void install_math(Interpreter& vm);

@@ -65,10 +65,7 @@ void install_distributed(Interpreter& vm) {
     return Value();
   });
   def(vm, "_average_gradients", "grads, bucket_mb", [](Args& a) {
-    std::vector<Value> items;
-    for (const backend::Tensor& g : backend::average_gradients(tensor_list(a, 0), size_t(a.number(1) * 1024 * 1024)))
-      items.emplace_back(g);
-    return Value(make_list(std::move(items)));
+    return list_of(backend::average_gradients(tensor_list(a, 0), size_t(a.number(1) * 1024 * 1024)));
   });
 }
 

@@ -49,6 +49,12 @@ void def(Interpreter& vm, const std::string& name, const std::string& params, st
   vm.define_builtin(std::move(b));
 }
 
+Value list_of(const std::vector<backend::Tensor>& ts) {
+  std::vector<Value> items;
+  for (const backend::Tensor& t : ts) items.emplace_back(t);
+  return Value(make_list(std::move(items)));
+}
+
 }  // namespace builtins
 
 void Interpreter::install_builtins() {

@@ -9,13 +9,6 @@
 
 namespace nn::frontend::builtins {
 namespace {
-// An nn list of the pieces.
-Value list_of(const std::vector<backend::Tensor>& ts) {
-  std::vector<Value> items;
-  for (const backend::Tensor& t : ts) items.emplace_back(t);
-  return Value(make_list(std::move(items)));
-}
-
 Value pair_of(const std::pair<backend::Tensor, backend::Tensor>& p) {
   return Value(make_tuple({Value(p.first), Value(p.second)}));
 }

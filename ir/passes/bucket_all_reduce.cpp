@@ -33,14 +33,13 @@ std::vector<Node> bucket_nodes(Graph& g, std::vector<NodeId> grads) {
   std::vector<Node> starts, waits;
   for (const std::vector<size_t>& bucket : backend::comm::plan_buckets(types, cap)) {
     ValueList in, out;
-    std::vector<int64_t> shapes;
+    std::vector<backend::Shape> pieces;
     int64_t n = 0;
     for (size_t k : bucket) {
       const Node& ar = g.nodes[grads[k]];
       in.push_back(ar.inputs[0]);
       out.push_back(ar.outputs[0]);
-      shapes.push_back(types[k].shape.ndim());
-      for (int64_t d : types[k].shape.dims()) shapes.push_back(d);
+      pieces.push_back(types[k].shape);
       n += types[k].shape.numel();
     }
     const Node& first = g.nodes[grads[bucket[0]]];
@@ -58,7 +57,7 @@ std::vector<Node> bucket_nodes(Graph& g, std::vector<NodeId> grads) {
     start.inputs = std::move(in);
     start.outputs = {g.add_value(flat, Role::intermediate)};
     wait.op = &backend::op(OpId::all_reduce_wait);
-    wait.attrs = backend::Attrs{{"shapes", shapes}};
+    wait.attrs = backend::comm::wait_attrs(pieces);
     wait.inputs = start.outputs;
     wait.outputs = std::move(out);
     starts.push_back(std::move(start));
