@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "backend/autocast.h"
 #include "backend/ops.h"
 
 namespace nn::backend {
@@ -357,6 +358,9 @@ std::vector<Tensor> grad(const Tensor& y, const std::vector<Tensor>& wrt) {
     if (!t.defined()) throw Error("grad: a tensor to differentiate with respect to is undefined");
   // Rules compute with grad mode off: no graph of the backward pass itself.
   NoGradGuard no_grad;
+  // and without autocast: each gradient keeps its forward value's dtype
+  // (the casts autocast placed are on the tape and cast gradients back).
+  AutocastScope plain(DType::f32);
   return BackwardWalk(y, wrt).run();
 }
 

@@ -4,8 +4,11 @@
 
 #include <array>
 
+#include "backend/autocast.h"
 #include "backend/autograd.h"
+#include "backend/half.h"
 #include "backend/interrupt.h"
+#include "backend/ops/elementwise.h"
 #include "backend/profiler.h"
 
 namespace nn::backend {
@@ -26,6 +29,44 @@ Kernel kernel_for(const OpDef& op, std::span<const Tensor> in, std::span<const T
   Kernel k = dev->type() == DeviceType::cpu ? op.cpu : op.cuda;
   if (!k) throw Error(op.name + ": no kernel for device " + dev->name() + " yet");
   return k;
+}
+
+namespace {
+// The CPU kernels compute in f32, f64 and the integer types. An op given
+// f16 or bf16 on the CPU runs its f32 kernel on the operands widened
+// exactly to f32, and its results are rounded once to their dtype (to
+// nearest, ties to even), as the GPU's kernels widen on load and round on
+// store. The casts themselves convert 16-bit values directly.
+bool touches_half(std::span<const Tensor> in, std::span<const Tensor> out) {
+  for (const Tensor& t : in)
+    if (t.defined() && is_half_float(t.dtype())) return true;
+  for (const Tensor& t : out)
+    if (is_half_float(t.dtype())) return true;
+  return false;
+}
+
+void run_widened(const OpDef& op, std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  std::vector<Tensor> wide_in, wide_out;
+  wide_in.reserve(in.size());
+  for (const Tensor& t : in) wide_in.push_back(t.defined() && is_half_float(t.dtype()) ? ew::converted(t, DType::f32) : t);
+  wide_out.reserve(out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Tensor& t = out[i];
+    if (!is_half_float(t.dtype())) wide_out.push_back(t);
+    else if (op.effect == Effect::stateful && i == 0) wide_out.push_back(wide_in[0]);  // writes into input 0
+    else wide_out.push_back(Tensor::empty(t.shape(), DType::f32, cpu_device()));
+  }
+  op.cpu(wide_in, wide_out, attrs);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (is_half_float(out[i].dtype())) ew::convert_into(wide_out[i], out[i]);
+}
+}  // namespace
+
+void run_kernel(const OpDef& op, std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  Kernel k = kernel_for(op, in, out);
+  if (k == op.cpu && op.id != OpId::cast && op.id != OpId::to_device && touches_half(in, out))
+    return run_widened(op, in, out, attrs);
+  k(in, out, attrs);
 }
 
 void set_dispatch_hook(DispatchHook* hook) { t_hook = hook; }
@@ -67,6 +108,8 @@ OutTypes infer_types(const OpDef& op, std::span<const Tensor> in, const Attrs& a
 }
 
 Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs) {
+  std::vector<Tensor> autocast_in;
+  if (autocast_on() && autocast_operands(op.id, in, autocast_in)) in = autocast_in;
   OutTypes types = infer_types(op, in, attrs);
   if (op.effect == Effect::stateful) in[0].block()->note_write();
   Tensors out;
@@ -83,7 +126,7 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs
       out.push_back(in[0].view(t.shape, at));
       at += t.nbytes();
     }
-    if (op.waits) kernel_for(op, in, out)(in, out, attrs);
+    if (op.waits) run_kernel(op, in, out, attrs);
     if (op.backward) record_op(op, in, attrs, out);
     return out;
   }
@@ -102,11 +145,11 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs
       Device* dev = out.empty() ? in[0].device() : out[0].device();
       dev->synchronize();  // a GPU's earlier kernels are not this op's time
       const int64_t t0 = Profiler::now_ns();
-      kernel_for(op, in, out)(in, out, attrs);
+      run_kernel(op, in, out, attrs);
       dev->synchronize();  // the kernel's time, not its launch's
       prof->record(op.name, "eager", t0, Profiler::now_ns());
     } else {
-      kernel_for(op, in, out)(in, out, attrs);
+      run_kernel(op, in, out, attrs);
     }
     // A long kernel stopped early for Ctrl-C: its output is not whole.
     if (take_interrupt()) throw Error("interrupted");
@@ -120,14 +163,14 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs
 }
 
 bool call_into(const OpDef& op, std::span<const Tensor> in, const Tensor& out, const Attrs& attrs) {
-  if (t_hook || !op.elementwise || op.effect != Effect::pure) return false;
+  if (t_hook || !op.elementwise || op.effect != Effect::pure || autocast_on()) return false;
   OutTypes types = infer_types(op, in, attrs);
   if (types.size() != 1 || types[0].dtype != out.dtype() || types[0].shape != out.shape() ||
       types[0].device != out.device())
     return false;
   Tensor target = out;
   out.block()->note_write();
-  kernel_for(op, in, std::span<const Tensor>(&target, 1))(in, std::span<Tensor>(&target, 1), attrs);
+  run_kernel(op, in, std::span<Tensor>(&target, 1), attrs);
   return true;
 }
 

@@ -47,5 +47,9 @@ OutTypes infer_types(const OpDef& op, std::span<const Tensor> in, const Attrs& a
 // on a GPU (to_device's included), else the CPU one. Throws Error when the
 // op has none for that device.
 Kernel kernel_for(const OpDef& op, std::span<const Tensor> in, std::span<const Tensor> out);
+// Runs that kernel on outputs already allocated. On the CPU, f16 and bf16
+// operands are widened to f32 for kernels that compute in f32, and their
+// results rounded back (casts aside, which convert them directly).
+void run_kernel(const OpDef& op, std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs);
 
 }  // namespace nn::backend

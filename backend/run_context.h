@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "backend/autocast.h"
 #include "backend/device.h"
 
 namespace nn::backend {
@@ -23,11 +24,14 @@ struct Generator {
 Generator& current_generator();
 
 // Installs a generator, a kernel thread count (OpenMP's, which is per thread;
-// 0 keeps the caller's) and a default device on this thread; the destructor
-// puts back what was there.
+// 0 keeps the caller's), a default device and an autocast dtype (f32: off)
+// on this thread; the destructor puts back what was there. A scope opened
+// while the same generator is installed (an interpreter called back from
+// its own built-ins) leaves autocast as it is: an `autocast(...)` around
+// the call holds.
 class RunScope {
  public:
-  RunScope(Generator* g, int threads, Device* device);
+  RunScope(Generator* g, int threads, Device* device, DType autocast = DType::f32);
   ~RunScope();
   RunScope(const RunScope&) = delete;
   RunScope& operator=(const RunScope&) = delete;
@@ -36,6 +40,8 @@ class RunScope {
   Generator* saved_generator_;
   int saved_threads_ = 0;  // 0: not changed
   DeviceScope device_;
+  DType saved_autocast_;
+  bool nested_;
 };
 
 }  // namespace nn::backend

@@ -18,8 +18,12 @@
 // its defaults' TF32 Tensor Cores on; its rows are skipped with a note when
 // python3 cannot import torch or sees no GPU.
 //
+// With --precision bf16 (autocast) nn runs a sixth row; PyTorch two more:
+// bf16 autocast with channels_last, eagerly and under torch.compile.
+//
 // Usage: bench_gpu [--steps N] [--resnet-steps N] [--warmup N] [--no-torch]
-//                  [--no-resnet] [--no-64]
+//                  [--no-resnet] [--no-64] [--quick]
+// --quick: graph rows only, ResNet-50 at batch 32 only, PyTorch's ResNet-50 only.
 // The models and torch_gpu.py are read from the source's bench/ folder, or
 // from $NN_BENCH_DIR. Built only with the CUDA backend; without a GPU it says
 // so and exits 0.
@@ -59,6 +63,7 @@ struct Config {
   int resnet_steps = 10;  // ResNet-50
   int warmup = 3;
   bool torch = true, resnet = true, batch64 = true;
+  bool quick = false;  // the rows a comparison needs: graph modes, batch 32
 };
 
 struct Row {
@@ -83,12 +88,15 @@ std::string describe(Interpreter& vm, const std::exception& e) {
 struct Mode {
   const char* name;
   bool eager, fused, deterministic, tf32 = false;
+  const char* precision = "f32";  // --precision: bf16 runs the script under autocast
+  bool quick = false;             // one of --quick's rows
 };
 const Mode kModes[] = {{"nn eager", true, true, true},
                        {"nn graph unfused", false, false, true},
-                       {"nn graph", false, true, true},
-                       {"nn graph fastest", false, true, false},
-                       {"nn graph TF32", false, true, false, true}};
+                       {"nn graph", false, true, true, false, "f32", true},
+                       {"nn graph fastest", false, true, false, false, "f32", true},
+                       {"nn graph TF32", false, true, false, true, "f32", true},
+                       {"nn graph bf16", false, true, false, true, "bf16", true}};
 
 // Steps of an nn script's train_step on its first batch, on the GPU.
 Row run_nn(const std::string& model, const std::string& script, const std::string& batch_arg, Mode mode, int steps,
@@ -103,6 +111,7 @@ Row run_nn(const std::string& model, const std::string& script, const std::strin
   InterpreterOptions o;
   o.device = "cuda";
   o.eager_graphs = mode.eager;
+  o.precision = mode.precision;
   if (!batch_arg.empty()) o.args = {batch_arg};
   std::ostringstream out;
   o.out = &out;
@@ -156,9 +165,13 @@ std::string bench_dir() {
 struct TorchMode {
   const char* arg;
   const char* name;
+  bool quick = true;
 };
-const TorchMode kTorchModes[] = {
-    {"f32", "PyTorch f32"}, {"deterministic", "PyTorch f32 determ."}, {"tf32", "PyTorch (TF32)"}};
+const TorchMode kTorchModes[] = {{"f32", "PyTorch f32"},
+                                 {"deterministic", "PyTorch f32 determ.", false},
+                                 {"tf32", "PyTorch (TF32)"},
+                                 {"bf16", "PyTorch bf16 NHWC"},
+                                 {"compile", "PyTorch compile bf16"}};
 
 // PyTorch's steps, from bench/torch_gpu.py in a child process.
 Row run_torch(const std::string& model, const char* torch_model, int64_t batch, int steps, int warmup,
@@ -218,8 +231,9 @@ int main(int argc, char** argv) {
     else if (a == "--no-torch") cfg.torch = false;
     else if (a == "--no-resnet") cfg.resnet = false;
     else if (a == "--no-64") cfg.batch64 = false;
+    else if (a == "--quick") cfg.quick = true, cfg.batch64 = false;
     else {
-      std::fprintf(stderr, "usage: bench_gpu [--steps N] [--resnet-steps N] [--warmup N] [--no-torch] [--no-resnet] [--no-64]\n");
+      std::fprintf(stderr, "usage: bench_gpu [--steps N] [--resnet-steps N] [--warmup N] [--no-torch] [--no-resnet] [--no-64] [--quick]\n");
       return 2;
     }
   }
@@ -232,19 +246,21 @@ int main(int argc, char** argv) {
               cfg.steps, cfg.resnet_steps, cfg.warmup);
   const std::string models = bench_dir() + "/models/";
   std::vector<Row> rows;
-  for (Mode mode : kModes) rows.push_back(run_nn("cnn", models + "digits_cnn.nn", "", mode, cfg.steps, cfg.warmup));
+  for (Mode mode : kModes)
+    if (mode.quick || !cfg.quick) rows.push_back(run_nn("cnn", models + "digits_cnn.nn", "", mode, cfg.steps, cfg.warmup));
   std::vector<int64_t> batches{32};
   if (cfg.batch64) batches.push_back(64);
   if (cfg.resnet)
     for (int64_t b : batches)
       for (Mode mode : kModes)
-        rows.push_back(run_nn("resnet50", models + "resnet50.nn", std::to_string(b), mode, cfg.resnet_steps,
+        if (mode.quick || !cfg.quick) rows.push_back(run_nn("resnet50", models + "resnet50.nn", std::to_string(b), mode, cfg.resnet_steps,
                               cfg.warmup));
   print(rows);
   if (!cfg.torch) return 0;
   std::vector<Row> torch_rows;
   for (const TorchMode& mode : kTorchModes) {
-    torch_rows.push_back(run_torch("cnn", "cnn", rows[0].batch, cfg.steps, cfg.warmup, mode));
+    if (cfg.quick && !mode.quick) continue;
+    if (!cfg.quick) torch_rows.push_back(run_torch("cnn", "cnn", rows[0].batch, cfg.steps, cfg.warmup, mode));
     if (cfg.resnet)
       for (int64_t b : batches)
         torch_rows.push_back(run_torch("resnet50", "resnet50", b, cfg.resnet_steps, cfg.warmup, mode));

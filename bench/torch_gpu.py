@@ -14,8 +14,11 @@
 # matrix products in full f32 (as nn does); deterministic does too and takes
 # only deterministic cuDNN algorithms (cudnn.deterministic, as nn's conv2d by
 # default); tf32 lets them use TF32 Tensor Cores (PyTorch's default for
-# convolutions). cuDNN times its algorithms (cudnn.benchmark), as nn's
-# conv2d does.
+# convolutions); bf16 runs the step under torch.autocast(bfloat16) with the
+# model and input channels_last (and TF32 for what stays f32); compile does
+# that with the model wrapped in torch.compile (Inductor; its compilation
+# falls in the warm-up steps). cuDNN times its algorithms
+# (cudnn.benchmark), as nn's conv2d does.
 import statistics
 import sys
 import time
@@ -75,9 +78,10 @@ def build(name, batch):
 
 def main():
     name, batch, steps, warmup, math = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    if math not in ("f32", "deterministic", "tf32"):
-        raise ValueError("MATH is f32, deterministic or tf32, not " + math)
-    tf32 = math == "tf32"
+    if math not in ("f32", "deterministic", "tf32", "bf16", "compile"):
+        raise ValueError("MATH is f32, deterministic, tf32, bf16 or compile, not " + math)
+    tf32 = math in ("tf32", "bf16", "compile")
+    mixed = math in ("bf16", "compile")
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cudnn.deterministic = math == "deterministic"
     torch.backends.cudnn.benchmark = True  # times the algorithms, as nn's conv2d does
@@ -85,10 +89,16 @@ def main():
     torch.manual_seed(0)
     model, opt, x, y = build(name, batch)
     loss_fn = tnn.CrossEntropyLoss()
+    if mixed:
+        model = model.to(memory_format=torch.channels_last)
+        x = x.to(memory_format=torch.channels_last)
+    forward = torch.compile(model) if math == "compile" else model
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss_fn(model(x), y).backward()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=mixed):
+            loss = loss_fn(forward(x), y)
+        loss.backward()
         opt.step()
         torch.cuda.synchronize()
 

@@ -62,6 +62,7 @@ Interpreter::Interpreter(Options options) : impl_(std::make_unique<Impl>()) {
   fo.threads = o.threads;
   fo.device = o.device.empty() ? "cpu" : o.device;
   fo.seed = o.seed;
+  fo.precision = o.precision;
   fo.search_paths = o.search_paths;
   fo.allow_files = o.allow_files;
   fo.max_memory_bytes = o.max_memory_bytes;

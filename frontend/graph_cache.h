@@ -31,6 +31,9 @@ using Signature = std::vector<SignatureItem>;
 // what the interpreter adds.
 struct CompiledGraph : ir::CompiledGraph {
   Signature signature;
+  // The autocast dtype it was traced under (f32: none): its casts are in
+  // the graph, so a call under another autocast traces again.
+  backend::DType autocast = backend::DType::f32;
   Value result;                     // graph functions: the traced return value
   std::vector<Symbol> assigns;      // graph blocks: the variable of each output
   CaptureGuards guards;             // where its captured tensors were found

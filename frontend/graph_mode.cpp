@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/autocast.h"
 #include "backend/error.h"
 #include "frontend/graph_cache.h"
 #include "frontend/interpreter.h"
@@ -199,7 +200,7 @@ bool Interpreter::graph_mode_on() const { return !opts_.eager_graphs && !ir::Tra
 // The cache entry for `sig`, most recently used last; null when none fits.
 static CompiledGraph* find_entry(GraphCache& cache, const Signature& sig) {
   for (size_t i = 0; i < cache.entries.size(); ++i) {
-    if (cache.entries[i]->signature != sig) continue;
+    if (cache.entries[i]->signature != sig || cache.entries[i]->autocast != backend::autocast_dtype()) continue;
     std::unique_ptr<CompiledGraph> e = std::move(cache.entries[i]);
     cache.entries.erase(cache.entries.begin() + std::ptrdiff_t(i));
     cache.entries.push_back(std::move(e));
@@ -350,6 +351,7 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
     for (ir::ValueId v : g.inputs) made.push_back({g.values[v].name, true, g.values[v].type, {}});
     cg = &add_entry(cache, std::move(made), span, why);
   }
+  cg->autocast = backend::autocast_dtype();
   cg->guards = CaptureGuards::build(g, scope);
   cg->host_reads = std::move(reads);
   cg->result = std::move(traced.result);
@@ -465,7 +467,7 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
   std::vector<backend::Tensor> inputs;
   CompiledGraph* cg = nullptr;
   for (size_t i = cache.entries.size(); i-- > 0;)
-    if (bind(*cache.entries[i], inputs)) {
+    if (cache.entries[i]->autocast == backend::autocast_dtype() && bind(*cache.entries[i], inputs)) {
       cg = find_entry(cache, cache.entries[i]->signature);
       break;
     }

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "backend/cuda_backend.h"
 #include "backend/error.h"
 #include "backend/interrupt.h"
 #include "backend/ops.h"
@@ -32,6 +33,10 @@ Interpreter::Interpreter(InterpreterOptions opts)
   if (!device_)
     throw backend::Error("device `" + opts_.device + "` is not available: " +
                          backend::device_unavailable_reason(opts_.device));
+  if (opts_.precision == "bf16" || opts_.precision == "f16") backend::parse_dtype(opts_.precision, autocast_);
+  else if (opts_.precision == "tf32") backend::set_gpu_tf32(true);
+  else if (opts_.precision != "f32")
+    throw backend::Error("precision `" + opts_.precision + "` is not one of f32, tf32, bf16, f16");
   auto scope = run_scope();
   if (opts_.max_memory_bytes) backend::cpu_device()->pool().set_limit(opts_.max_memory_bytes);
   if (const char* p = std::getenv("NN_PATH")) {

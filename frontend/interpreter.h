@@ -37,6 +37,9 @@ struct InterpreterOptions {
   std::vector<std::string> search_paths;  // NN_PATH entries are added too
   bool allow_files = true;
   size_t max_memory_bytes = 0;            // 0: the machine's memory
+  // --precision (SPEC §15): f32, tf32 (TF32 matmul and convolution on
+  // GPUs), or bf16 / f16 (the whole script runs under autocast).
+  std::string precision = "f32";
   std::vector<std::string> args;          // `args` in scripts
   // Graph mode (SPEC §6).
   bool eager_graphs = false;              // --eager: graphs run as plain code
@@ -294,9 +297,10 @@ class Interpreter {
   InterpreterOptions opts_;
   // This interpreter's backend state, installed by each public entry.
   backend::Generator rng_;
+  backend::DType autocast_ = backend::DType::f32;  // --precision bf16 / f16
   int threads_ = 1;
   backend::Device* device_ = nullptr;
-  backend::RunScope run_scope() { return backend::RunScope(&rng_, threads_, device_); }
+  backend::RunScope run_scope() { return backend::RunScope(&rng_, threads_, device_, autocast_); }
 
   SourceManager sources_;
   EnvPtr prelude_;  // built-ins and the stdlib

@@ -84,7 +84,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
           if (t.weak) out.back().set_weak(true);
           at += t.nbytes();
         }
-        if (n.op->waits) backend::kernel_for(*n.op, in, out)(in, out, n.attrs);
+        if (n.op->waits) backend::run_kernel(*n.op, in, out, n.attrs);
       } else {
         const bool stateful = n.op->effect == backend::Effect::stateful;
         for (size_t i = 0; i < n.outputs.size(); ++i) {
@@ -109,7 +109,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
           const auto [offset, bytes] = mp.scratch[step * arenas.size() + size_t(a)];
           if (bytes) scratch.emplace(arenas[size_t(a)], offset, bytes);
         }
-        backend::kernel_for(*n.op, in, out)(in, out, n.attrs);
+        backend::run_kernel(*n.op, in, out, n.attrs);
         if (prof) dev->synchronize();  // the kernel's time on a GPU, not its launch's
       }
     } catch (const RunError&) {

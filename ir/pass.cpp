@@ -10,6 +10,7 @@ std::unique_ptr<Pass> make_constant_fold();
 std::unique_ptr<Pass> make_algebraic();
 std::unique_ptr<Pass> make_transpose_transpose();
 std::unique_ptr<Pass> make_reshape_reshape();
+std::unique_ptr<Pass> make_cast_round_trip();
 std::unique_ptr<Pass> make_broadcast_into_consumer();
 std::unique_ptr<Pass> make_transpose_into_matmul();
 std::unique_ptr<Pass> make_common_subexpr();
@@ -27,6 +28,7 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   p.push_back(make_algebraic());
   p.push_back(make_transpose_transpose());
   p.push_back(make_reshape_reshape());
+  p.push_back(make_cast_round_trip());
   p.push_back(make_broadcast_into_consumer());
   p.push_back(make_transpose_into_matmul());
   p.push_back(make_common_subexpr());

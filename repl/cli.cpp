@@ -52,7 +52,7 @@ namespace {
 // Options accepted by every mode; each app writes into its own copy so that
 // repeatable options given both before and after a subcommand add up.
 struct CommonOptions {
-  std::string device;
+  std::string device, precision;
   std::optional<int> threads;
   std::optional<int> nproc;
   std::optional<uint64_t> seed;
@@ -112,6 +112,10 @@ void add_common_options(CLI::App& app, CommonOptions& c) {
   app.add_option("--nproc", c.nproc, "Run N ranks of the script through mpiexec (SPEC §14)")
       ->check(CLI::Range(1, 1024).description(""))
       ->type_name("N");
+  app.add_option("--precision", c.precision,
+                 "Arithmetic of the script (SPEC §15): f32, tf32 on GPUs, or bf16 / f16 mixed precision")
+      ->check(CLI::IsMember({"f32", "tf32", "bf16", "f16"}))
+      ->type_name("f32|tf32|bf16|f16");
   app.add_option("--seed", c.seed, "Seed of the random number generator")->check(kUnsigned)->type_name("N");
   app.add_flag("--eager", c.eager, "Run graph functions and blocks as eager code");
   app.add_flag("--check-graph", c.check_graph, "Run graphs both traced and eager and compare the outputs");
@@ -148,6 +152,7 @@ void merge_into(CliOptions& out, const CommonOptions& c) {
   }
   if (c.nproc) out.nproc = *c.nproc;
   if (c.seed) out.seed = *c.seed;
+  if (!c.precision.empty()) out.precision = c.precision;
   out.eager |= c.eager;
   out.check_graph |= c.check_graph;
   out.explain |= c.explain;

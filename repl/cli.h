@@ -32,6 +32,7 @@ struct CliOptions {
   bool threads_given = false;  // --threads was on the command line
   int nproc = 0;    // --nproc N: N ranks through mpiexec (0: not asked)
   uint64_t seed = 0;
+  std::string precision = "f32";  // --precision f32|tf32|bf16|f16 (SPEC §15)
   bool eager = false;
   bool check_graph = false;
   bool explain = false;

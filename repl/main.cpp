@@ -66,6 +66,7 @@ nn::frontend::InterpreterOptions interpreter_options(const CliOptions& cli) {
   o.threads = cli.threads;
   o.device = cli.device;
   o.seed = cli.seed;
+  o.precision = cli.precision;
   o.max_memory_bytes = cli.max_memory_bytes;
   o.args = cli.script_args;
   o.eager_graphs = cli.eager;

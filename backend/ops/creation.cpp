@@ -242,9 +242,13 @@ namespace {
 template <class V>
 Tensor from_values(const std::vector<V>& v, const Shape& shape, DType dtype) {
   check_shape("tensor", shape);
-  ew::check_cpu_dtype("tensor", dtype);
   if (int64_t(v.size()) != shape.numel())
     throw Error("tensor: " + std::to_string(v.size()) + " values do not fill shape " + shape.str());
+  if (is_half_float(dtype)) {  // each value rounds once, from f64 through f32 as PyTorch does
+    Tensor t = Tensor::empty(shape, dtype);
+    for (size_t i = 0; i < v.size(); ++i) store_half_float(dtype, t.raw_data(), int64_t(i), ew::convert_value<float>(v[i]));
+    return t;
+  }
   Tensor t = Tensor::empty(shape, dtype);
   visit_dtype(dtype, [&]<class T>() {
     T* o = t.data<T>();

@@ -46,15 +46,14 @@ inline void require_window_attr(std::string_view op, std::string_view what, Pair
 }
 
 // ---- dtypes ----
-// Float ops compute in f32 or f64, and on a GPU in f16 and bf16 too (their
-// kernels widen to f32); on the CPU those two are storage only. Inputs of
+// Float ops compute in f32 or f64; f16 and bf16 are widened to f32 by the
+// kernels (on a GPU) or by dispatch (on the CPU, backend/dispatch.h). Inputs of
 // other dtypes are converted by the ops.h-level functions before dispatch
 // (so a trace shows the cast), and a direct op call with them is refused.
 inline void require_float(std::string_view op, std::span<const TensorType> in, std::span<const int> which) {
   DType first = in[size_t(which[0])].dtype;
   for (int i : which) {
     const TensorType& t = in[size_t(i)];
-    if (!t.device || t.device->type() == DeviceType::cpu) ew::check_cpu_dtype(std::string(op).c_str(), t.dtype);
     if (!is_floating(t.dtype) || t.dtype != first) throw_dtype_error(op, "expects float tensors of one dtype", in);
   }
 }

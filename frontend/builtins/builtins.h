@@ -30,6 +30,7 @@ void install_data(Interpreter& vm);   // data.cpp: load_digits split batches pro
 void install_files(Interpreter& vm);
 void install_training_state(Interpreter& vm);  // training_state.cpp: state load_state rng_state set_rng_state
 void install_rates(Interpreter& vm);  // rates.cpp: _rate (an optimizer's lr, fed to graphs)
+void install_precision(Interpreter& vm);  // precision.cpp: autocast
 void install_text(Interpreter& vm);  // text.cpp: load_text chars encode decode
 void install_distributed(Interpreter& vm);  // distributed.cpp: world all_reduce broadcast all_gather barrier
 void install_graphs(Interpreter& vm);  // graphs.cpp: ir graph_stats dot  // files.cpp: load_npy save_npy load_idx load_csv save load

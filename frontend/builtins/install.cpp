@@ -69,6 +69,7 @@ void Interpreter::install_builtins() {
   builtins::install_files(*this);
   builtins::install_training_state(*this);
   builtins::install_rates(*this);
+  builtins::install_precision(*this);
   builtins::install_text(*this);
   builtins::install_distributed(*this);
   builtins::install_graphs(*this);

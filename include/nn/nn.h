@@ -230,6 +230,7 @@ struct Options {
   size_t max_memory_bytes = 0;            // 0: no limit (process-wide CPU pool)
   std::vector<std::string> args;          // `args` in scripts
   uint64_t seed = 0;                      // random seed
+  std::string precision = "f32";          // f32, tf32, bf16 or f16 (as nn --precision)
   std::ostream* out = nullptr;            // where print() writes; null: std::cout
   double time_limit = 0;                  // seconds a call from the host may run; 0: no limit
 };

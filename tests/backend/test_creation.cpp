@@ -232,13 +232,15 @@ TEST_CASE("randint range and dtypes") {
   CHECK_THROWS_WITH_AS(randint(0, 5, {3}, DType::boolean), "randint: the dtype must be a float or integer dtype, not bool",
                        Error);
   CHECK_THROWS_WITH_AS(rand({3}, DType::i64), "rand: the dtype must be a float dtype, not i64", Error);
-  // f16 and bf16 draw on a GPU only (tests/gpu/test_half.cpp).
-  CHECK_THROWS_WITH_AS(rand({3}, DType::f16), "rand: f16 tensors have no CPU kernels (compute on a GPU, or astype to f32 first)",
-                       Error);
-  CHECK_THROWS_WITH_AS(randn({3}, DType::bf16),
-                       "randn: bf16 tensors have no CPU kernels (compute on a GPU, or astype to f32 first)", Error);
-  CHECK_THROWS_WITH_AS(randint(0, 5, {3}, DType::f16),
-                       "randint: f16 tensors have no CPU kernels (compute on a GPU, or astype to f32 first)", Error);
+  // f16 and bf16 draw the f32 numbers and round them (as on a GPU).
+  for (DType d : {DType::f16, DType::bf16}) {
+    manual_seed(7);
+    const Tensor wide = randn({5});
+    manual_seed(7);
+    const Tensor narrow = randn({5}, d);
+    CHECK(narrow.dtype() == d);
+    CHECK(vals<float>(astype(narrow, DType::f32)) == vals<float>(astype(astype(wide, d), DType::f32)));
+  }
   CHECK_THROWS_WITH_AS(randn({-3}), "randn: negative dimension -3 in shape [-3]", Error);
   CHECK(rand({0}).numel() == 0);
 }

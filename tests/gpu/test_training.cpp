@@ -23,9 +23,11 @@ namespace {
 const std::string kTrainLoop = nntest::digits_training(30);
 
 // Runs `code` on `device` and returns the list of numbers it ends with.
-std::vector<double> numbers(const std::string& device, const std::string& code, bool eager = false) {
+std::vector<double> numbers(const std::string& device, const std::string& code, bool eager = false,
+                            const std::string& precision = "f32") {
   InterpreterOptions o;
   o.device = device;
+  o.precision = precision;
   o.eager_graphs = eager;
   o.threads = 1;
   std::ostringstream out;
@@ -161,6 +163,29 @@ let opt = sgd([w1, b1, w2, b2], lr=0.1, momentum=0.9)
     CHECK(std::abs(low.front() - f32.front()) <= 0.02 * f32.front());
     CHECK(std::abs(tail_mean(low) - tail_mean(f32)) <= 0.25 * tail_mean(f32));
     CHECK(tail_mean(low) < 0.5 * low.front());
+  }
+}
+
+TEST_CASE("the digits CNN trains under autocast in bf16 and f16 on the GPU, following the CPU's autocast and f32") {
+  NN_NEED_GPU();
+  // f32 params, casts placed by autocast (SPEC §15): convolutions and
+  // matmuls in the 16-bit dtype, the loss in f32.
+  const std::string code = std::string(nntest::kDigitsCnn) + kTrainLoop;
+  const std::vector<double> f32 = numbers("cuda", code);
+  auto tail_mean = [](const std::vector<double>& v) {
+    return (v[v.size() - 1] + v[v.size() - 2] + v[v.size() - 3]) / 3;
+  };
+  for (const char* p : {"bf16", "f16"}) {
+    const std::vector<double> gpu = numbers("cuda", code, false, p), cpu = numbers("cpu", code, false, p);
+    REQUIRE(gpu.size() == f32.size());
+    INFO(p << ": first loss " << gpu.front() << " (cpu " << cpu.front() << ", f32 " << f32.front() << "), last three "
+           << tail_mean(gpu) << " (cpu " << tail_mean(cpu) << ", f32 " << tail_mean(f32) << ")");
+    // The same roundings in another summation order: the first step's loss
+    // within a few 16-bit ulps of the CPU's.
+    CHECK(std::abs(gpu.front() - cpu.front()) <= 0.02 * cpu.front());
+    CHECK(std::abs(gpu.front() - f32.front()) <= 0.02 * f32.front());
+    CHECK(std::abs(tail_mean(gpu) - tail_mean(f32)) <= 0.25 * tail_mean(f32));
+    CHECK(tail_mean(gpu) < 0.5 * gpu.front());
   }
 }
 

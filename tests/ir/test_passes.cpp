@@ -134,6 +134,22 @@ TEST_CASE("pass reshape-reshape: a chain of reshapes is one, a reshape to its ow
   CHECK(g.nodes[0].inputs[0] == 0);
 }
 
+TEST_CASE("pass cast-round-trip: a cast through a dtype that holds every value is one cast, or none") {
+  ir::Graph g;
+  ir::ValueId x = input(g, {backend::DType::bf16, backend::Shape({2, 3}), backend::cpu_device()}, "x");
+  auto cast = [&](ir::ValueId v, backend::DType d) { return add(g, "cast", {v}, {{"dtype", d}}); };
+  ir::ValueId wide = cast(x, backend::DType::f32);
+  output(g, add(g, "exp", {cast(wide, backend::DType::bf16)}));  // bf16 -> f32 -> bf16: x
+  output(g, cast(wide, backend::DType::f16));                    // bf16 -> f32 -> f16: one cast of x
+  ir::ValueId y = input(g, f32({2}), "y");
+  output(g, cast(cast(y, backend::DType::bf16), backend::DType::f32));  // f32 -> bf16 rounds: stays
+  CHECK(run_pass(g, "cast-round-trip") == 2);
+  run_pass(g, "dead-code");
+  CHECK(ops(g) == "exp cast cast cast");
+  CHECK(g.nodes[0].inputs[0] == 0);  // exp reads x itself
+  CHECK(g.nodes[1].inputs[0] == 0);  // the f16 cast reads x
+}
+
 TEST_CASE("pass broadcast-into-consumer: an elementwise op broadcasts by itself") {
   ir::Graph g;
   ir::ValueId y = input(g, f32({1, 2}), "y");
@@ -154,7 +170,7 @@ TEST_CASE("optimize: runs the pipeline, skips disabled passes, reports each") {
   std::vector<std::string> seen;
   auto results = ir::optimize(g, {"dead-code"}, [&](const std::string& pass, const ir::Graph&) { seen.push_back(pass); });
   CHECK(seen == std::vector<std::string>{"constant-fold", "algebraic", "transpose-transpose", "reshape-reshape",
-                                         "broadcast-into-consumer", "transpose-into-matmul", "cse", "bucket-all-reduce", "recompute",
+                                         "cast-round-trip", "broadcast-into-consumer", "transpose-into-matmul", "cse", "bucket-all-reduce", "recompute",
                                          "batch-norm-apply-into-elementwise", "fuse-elementwise", "fuse-matmul-epilogue", "inplace"});
   CHECK(results[1].changed == 1);
   CHECK(ops(g) == "exp");
