@@ -18,12 +18,14 @@
 // its defaults' TF32 Tensor Cores on; its rows are skipped with a note when
 // python3 cannot import torch or sees no GPU.
 //
-// With --precision bf16 (autocast) nn runs a sixth row; PyTorch two more:
+// With --precision bf16 (autocast) nn runs two more rows (with and without
+// fused kernels); PyTorch two more:
 // bf16 autocast with channels_last, eagerly and under torch.compile.
 //
 // Usage: bench_gpu [--steps N] [--resnet-steps N] [--warmup N] [--no-torch]
-//                  [--no-resnet] [--no-64] [--quick]
-// --quick: graph rows only, ResNet-50 at batch 32 only, PyTorch's ResNet-50 only.
+//                  [--no-resnet] [--no-64] [--quick] [--64]
+// --quick: graph rows only, ResNet-50 at batch 32 only (--64 after it: and
+// 64), PyTorch's ResNet-50 only.
 // The models and torch_gpu.py are read from the source's bench/ folder, or
 // from $NN_BENCH_DIR. Built only with the CUDA backend; without a GPU it says
 // so and exits 0.
@@ -96,6 +98,7 @@ const Mode kModes[] = {{"nn eager", true, true, true},
                        {"nn graph", false, true, true, false, "f32", true},
                        {"nn graph fastest", false, true, false, false, "f32", true},
                        {"nn graph TF32", false, true, false, true, "f32", true},
+                       {"nn graph bf16 unfused", false, false, false, true, "bf16", true},
                        {"nn graph bf16", false, true, false, true, "bf16", true}};
 
 // Steps of an nn script's train_step on its first batch, on the GPU.
@@ -232,8 +235,9 @@ int main(int argc, char** argv) {
     else if (a == "--no-resnet") cfg.resnet = false;
     else if (a == "--no-64") cfg.batch64 = false;
     else if (a == "--quick") cfg.quick = true, cfg.batch64 = false;
+    else if (a == "--64") cfg.batch64 = true;
     else {
-      std::fprintf(stderr, "usage: bench_gpu [--steps N] [--resnet-steps N] [--warmup N] [--no-torch] [--no-resnet] [--no-64] [--quick]\n");
+      std::fprintf(stderr, "usage: bench_gpu [--steps N] [--resnet-steps N] [--warmup N] [--no-torch] [--no-resnet] [--no-64] [--quick] [--64]\n");
       return 2;
     }
   }

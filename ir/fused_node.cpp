@@ -23,27 +23,34 @@ uint8_t fusible_dtypes(const Graph& g, const Node& n) {
   if (!n.op || !n.op->tile.any() || n.op->effect != backend::Effect::pure || n.outputs.size() != 1) return 0;
   const backend::TensorType& out = g.values[n.outputs[0]].type;
   if (out.weak || !fused_kernels_on(out.device)) return 0;
-  uint8_t m = out.dtype == DType::f32       ? kFuseF32
-              : out.dtype == DType::f64     ? kFuseF64
-              : out.dtype == DType::boolean ? kFuseF32 | kFuseF64
-                                            : 0;
+  // On a GPU, f16 and bf16 join f32 programs: the kernel widens their
+  // loads exactly and rounds each 16-bit step's result as the lone op
+  // stores it (cuda/fused_source.cpp). The CPU's tile evaluator has no
+  // 16-bit steps.
+  const bool gpu = !on_cpu(out.device);
+  auto dtype_mask = [gpu](DType t) -> uint8_t {
+    if (t == DType::f32 || (gpu && (t == DType::f16 || t == DType::bf16))) return kFuseF32;
+    if (t == DType::f64) return kFuseF64;
+    if (t == DType::boolean) return kFuseF32 | kFuseF64;
+    return 0;
+  };
+  uint8_t m = dtype_mask(out.dtype);
   if (!n.op->tile.f32) m &= uint8_t(~kFuseF32);
   if (!n.op->tile.f64) m &= uint8_t(~kFuseF64);
   for (ValueId v : n.inputs) {
     const Value& val = g.values[v];
     if (fusion_immediate(val)) continue;
     if (!same_device(val.type.device, out.device)) return 0;
-    if (val.type.dtype == DType::f32) m &= kFuseF32;
-    else if (val.type.dtype == DType::f64) m &= kFuseF64;
-    else if (val.type.dtype != DType::boolean) return 0;
+    const uint8_t d = dtype_mask(val.type.dtype);
+    if (!d) return 0;
+    m &= d;
   }
   if (out.dtype == DType::boolean) {
     std::vector<backend::TensorType> types;
     for (ValueId v : n.inputs) types.push_back(g.values[v].type);
-    const DType cd = backend::promote_types(types).dtype;
-    if (cd == DType::f32) m &= kFuseF32;
-    else if (cd == DType::f64) m &= kFuseF64;
-    else if (cd != DType::boolean) return 0;
+    const uint8_t d = dtype_mask(backend::promote_types(types).dtype);
+    if (!d) return 0;
+    m &= d;
   }
   return m;
 }

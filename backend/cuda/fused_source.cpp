@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "backend/half.h"
 #include "backend/op_registry.h"
 #include "backend/ops/elementwise_params.h"
 
@@ -47,9 +48,31 @@ const char* c_type(DType t) {
     case DType::i32: return "int";
     case DType::i64: return "long long";
     case DType::boolean: return "bool";
-    default: return nullptr;
+    case DType::f16: case DType::bf16: return "unsigned short";  // the bits (nn_widen_*, nn_narrow_*)
   }
+  return nullptr;
 }
+
+// f16 and bf16 in a program that computes in f32: each load widens exactly,
+// each store rounds once to nearest, ties to even, as the plain kernels'
+// cuda_fp16/cuda_bf16 conversions do (PTX cvt for f16; bf16 keeps float's
+// upper half, rounded in integers: any GPU). NaN stays a quiet NaN.
+constexpr const char* kHalfConversions = R"(
+__device__ inline float nn_widen_f16(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ inline unsigned short nn_narrow_f16(float f) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ inline float nn_widen_bf16(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
+__device__ inline unsigned short nn_narrow_bf16(float f) {
+  const unsigned u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+)";
+
+const char* half_name(DType t) { return t == DType::f16 ? "f16" : "bf16"; }
 
 // A double as a C++ literal that reads back exactly.
 std::string literal(double v) { return fmt::format("{:a}", v); }
@@ -75,13 +98,15 @@ std::optional<std::string> fused_kernel_source(const FusedProgram& p, std::span<
   if (inputs.size() > size_t(kFusedInputs) || outputs.size() > size_t(kFusedOutputs) ||
       outputs.size() != p.outputs.size() || (p.compute != DType::f32 && p.compute != DType::f64))
     return std::nullopt;
-  for (DType t : inputs)
-    if (!c_type(t)) return std::nullopt;
-  for (DType t : outputs)
-    if (!c_type(t)) return std::nullopt;
+  bool half = false;
+  for (DType t : inputs) half = half || is_half_float(t);
+  for (DType t : outputs) half = half || is_half_float(t);
+  for (const FusedProgram::Step& st : p.steps) half = half || is_half_float(st.dtype);
+  if (half && p.compute != DType::f32) return std::nullopt;
 
   std::string s = kElementwiseMathSource;
   s += kIndexDividerSource;
+  if (half) s += kHalfConversions;
   s += fmt::format(R"(
 struct FusedArgs {{
   long long n;
@@ -102,8 +127,11 @@ __device__ inline void nn_element(const FusedArgs& a, long long i, const Off* o)
   using T = {4};
 )",
                    kFusedInputs, kFusedOutputs, kFusedDims, sizeof(FusedArgs), c_type(p.compute));
-  for (size_t k = 0; k < inputs.size(); ++k)
-    s += fmt::format("  const T x{0} = T(static_cast<const {1}*>(a.in[{0}])[o[{0}]]);\n", k, c_type(inputs[k]));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string load = fmt::format("static_cast<const {}*>(a.in[{}])[o[{}]]", c_type(inputs[k]), k, k);
+    if (is_half_float(inputs[k])) s += fmt::format("  const T x{} = nn_widen_{}({});\n", k, half_name(inputs[k]), load);
+    else s += fmt::format("  const T x{} = T({});\n", k, load);
+  }
   for (size_t k = 0; k < p.immediates.size(); ++k)
     s += fmt::format("  const T m{} = T({});\n", k, literal(p.immediates[k]));
   for (size_t k = 0; k < p.steps.size(); ++k) {
@@ -134,10 +162,15 @@ __device__ inline void nn_element(const FusedArgs& a, long long i, const Off* o)
     }
     s += fmt::format("  T t{} = T({});\n", k, expr);
     if (st.dtype == DType::boolean) s += fmt::format("  t{0} = t{0} != T(0) ? T(1) : T(0);\n", k);
+    // A 16-bit step rounds its result as the lone op stores it.
+    if (is_half_float(st.dtype)) s += fmt::format("  t{0} = nn_widen_{1}(nn_narrow_{1}(t{0}));\n", k, half_name(st.dtype));
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (outputs[k] == DType::boolean)
       s += fmt::format("  static_cast<bool*>(a.out[{}])[i] = t{} != T(0);\n", k, p.outputs[k]);
+    else if (is_half_float(outputs[k]))
+      s += fmt::format("  static_cast<unsigned short*>(a.out[{}])[i] = nn_narrow_{}(t{});\n", k, half_name(outputs[k]),
+                       p.outputs[k]);
     else
       s += fmt::format("  static_cast<{}*>(a.out[{}])[i] = {}(t{});\n", c_type(outputs[k]), k, c_type(outputs[k]),
                        p.outputs[k]);

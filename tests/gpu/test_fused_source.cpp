@@ -101,7 +101,29 @@ TEST_CASE("fused GPU kernels: a relu's mask and an sgd update, step by step as o
   // What the kernels cannot take.
   std::vector<DType> many(size_t(cuda::kFusedInputs) + 1, DType::f32);
   CHECK_FALSE(cuda::fused_kernel_source(sgd, many, outs));
-  CHECK_FALSE(cuda::fused_kernel_source(sgd, three, std::vector<DType>{DType::f16, DType::f32}));
+  FusedProgram wide = sgd;
+  wide.compute = DType::f64;  // 16-bit values join f32 programs only
+  CHECK_FALSE(cuda::fused_kernel_source(wide, three, std::vector<DType>{DType::f16, DType::f32}));
+}
+
+TEST_CASE("fused GPU kernels: f16 and bf16 load widened, and each 16-bit step rounds as its lone op stores") {
+  // relu(cast(x, f32) + b) stored as bf16, and the f32 sum kept: x is bf16,
+  // b f32; the cast to f32 is exact, relu's result rounds to bf16.
+  FusedProgram p;
+  p.num_inputs = 2;
+  p.steps = {step("cast", {in(0)}, DType::f32, Attrs{{"dtype", DType::f32}}), step("add", {st(0), in(1)}),
+             step("relu", {st(1)}, DType::bf16), step("mul", {st(2), in(0)}, DType::f16)};
+  p.outputs = {2, 3};
+  const std::vector<DType> inputs = {DType::bf16, DType::f32}, outputs = {DType::bf16, DType::f16};
+  const std::string src = *cuda::fused_kernel_source(p, inputs, outputs);
+  CHECK(contains(src, "const T x0 = nn_widen_bf16(static_cast<const unsigned short*>(a.in[0])[o[0]]);"));
+  CHECK(contains(src, "const T x1 = T(static_cast<const float*>(a.in[1])[o[1]]);"));
+  CHECK(contains(src, "t2 = nn_widen_bf16(nn_narrow_bf16(t2));"));
+  CHECK(contains(src, "t3 = nn_widen_f16(nn_narrow_f16(t3));"));
+  CHECK_FALSE(contains(src, "t1 = nn_widen"));  // an f32 step keeps its value
+  CHECK(contains(src, "static_cast<unsigned short*>(a.out[0])[i] = nn_narrow_bf16(t2);"));
+  CHECK(contains(src, "static_cast<unsigned short*>(a.out[1])[i] = nn_narrow_f16(t3);"));
+  CHECK(contains(cuda::nvrtc_ptx(src, 90), "cvt.rn.f16.f32"));
 }
 
 TEST_CASE("fused GPU kernels: one index split serves every input, with the 32-bit dividers when the space allows") {

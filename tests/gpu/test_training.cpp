@@ -186,6 +186,9 @@ TEST_CASE("the digits CNN trains under autocast in bf16 and f16 on the GPU, foll
     CHECK(std::abs(gpu.front() - f32.front()) <= 0.02 * f32.front());
     CHECK(std::abs(tail_mean(gpu) - tail_mean(f32)) <= 0.25 * tail_mean(f32));
     CHECK(tail_mean(gpu) < 0.5 * gpu.front());
+    // Fused kernels load, compute and round 16-bit values as the ops one by one do.
+    const std::vector<double> unfused = with_fusion(false, [&] { return numbers("cuda", code, false, p); });
+    close(unfused, gpu, 0, "autocast fused against unfused on the GPU");
   }
 }
 

@@ -312,6 +312,33 @@ TEST_CASE("fuse-elementwise on a GPU: only with GPU fusion on, and no wider than
   CHECK(run_pass(cpu, "fuse-elementwise") == 1);
 }
 
+TEST_CASE("fuse-elementwise: f16 and bf16 ops fuse into f32 programs on a GPU, not on the CPU") {
+  if (!backend::cuda_built()) return;
+  // relu(cast(x, f32) + b) cast back to bf16, as autocast leaves a linear
+  // layer's bias and activation.
+  auto graph = [](backend::Device* dev) {
+    ir::Graph g;
+    ir::ValueId x = input(g, {backend::DType::bf16, backend::Shape({4}), dev}, "x");
+    ir::ValueId b = input(g, {backend::DType::f32, backend::Shape({4}), dev}, "b");
+    ir::ValueId wide = add(g, "cast", {x}, {{"dtype", backend::DType::f32}});
+    ir::ValueId r = add(g, "relu", {add(g, "add", {wide, b})});
+    output(g, add(g, "cast", {r}, {{"dtype", backend::DType::bf16}}));
+    return g;
+  };
+  nntest::FakeGpu gpu;
+  nntest::GpuFusionScope fusion(true);
+  ir::Graph on_gpu = graph(&gpu), on_cpu = graph(backend::cpu_device());
+  CHECK(run_pass(on_gpu, "fuse-elementwise") == 1);
+  CHECK(ops(on_gpu) == "fused");
+  const auto& p = *on_gpu.nodes[0].attrs.get<backend::ProgramPtr>("program");
+  CHECK(p.compute == backend::DType::f32);
+  CHECK(p.steps.back().dtype == backend::DType::bf16);
+  // The CPU's tile evaluator computes in f32 or f64 only: the add and relu
+  // fuse, the casts stay.
+  CHECK(run_pass(on_cpu, "fuse-elementwise") == 1);
+  CHECK(ops(on_cpu) == "cast fused cast");
+}
+
 TEST_CASE("fuse-elementwise: no merge that makes a cycle through another group (it will be one node too)") {
   // a1 = exp(x) and a2 = a1 * k2 are forward; k1 = -a1, k2 = |x| and
   // k3 = k1 + k2 are one backward group K. a2 joining a1 would give
