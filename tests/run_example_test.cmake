@@ -1,10 +1,30 @@
-# Runs an example and checks the accuracy it prints: NN=path to nn,
-# EXAMPLE=path to the script, MIN=the lowest acceptable "test accuracy".
+# Runs an example and checks the figure it prints: NN=path to nn,
+# EXAMPLE=path to the script, ARGS=its arguments (a ;-list), and either
+# MIN=the lowest acceptable "test accuracy" or MAX_LOSS=the highest
+# acceptable last "val loss". Runs in WORK (default: the example's folder).
 get_filename_component(dir ${EXAMPLE} DIRECTORY)
-execute_process(COMMAND ${NN} ${EXAMPLE} WORKING_DIRECTORY ${dir}
+if(DEFINED WORK)
+  set(dir ${WORK})
+  file(MAKE_DIRECTORY ${dir})
+endif()
+string(REPLACE " " ";" args "${ARGS}")
+execute_process(COMMAND ${NN} ${EXAMPLE} ${args} WORKING_DIRECTORY ${dir}
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${EXAMPLE}: exit code ${rc}\n${out}\n${err}")
+endif()
+if(DEFINED MAX_LOSS)
+  string(REGEX MATCHALL "val loss ([0-9.]+)" losses "${out}")
+  list(POP_BACK losses last)
+  if(NOT last MATCHES "val loss ([0-9.]+)")
+    message(FATAL_ERROR "${EXAMPLE}: no `val loss` line in\n${out}")
+  endif()
+  set(loss ${CMAKE_MATCH_1})
+  if(loss GREATER MAX_LOSS)
+    message(FATAL_ERROR "${EXAMPLE}: validation loss ${loss} is above ${MAX_LOSS}\n${out}")
+  endif()
+  message(STATUS "${EXAMPLE}: validation loss ${loss}")
+  return()
 endif()
 if(NOT out MATCHES "test accuracy ([0-9.]+)")
   message(FATAL_ERROR "${EXAMPLE}: no `test accuracy` line in\n${out}")
