@@ -141,6 +141,10 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t axis = -1, bo
 // n category ids drawn from each row of probs ([k] or [rows, k]; weights need
 // not sum to 1), without replacement unless asked, seeded like randn (ops/sampling.cpp).
 Tensor multinomial(const Tensor& probs, int64_t n = 1, bool replacement = false);
+// Einstein summation over one to three operands, "ij,jk->ik" (or NumPy's
+// implicit output, "ij,jk"), as permutes, sums and one batched matmul per
+// pair of operands (ops/einsum.cpp).
+Tensor einsum(const std::string& spec, const std::vector<Tensor>& xs);
 // x with (before, after) elements of value around each axis, from the first (ops/pad.cpp).
 Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& widths, double value = 0);
 

@@ -46,6 +46,15 @@ void install_sequence(Interpreter& vm) {
   def(vm, "index_select", "x, ids, axis", [](Args& a) {
     return Value(backend::index_select(a.tensor(0), a.tensor(1), a.integer(2)));
   });
+  def(vm, "einsum", "spec, *xs", [](Args& a) {
+    std::vector<backend::Tensor> xs;
+    for (size_t i = 0; i < a.rest().size(); ++i) {
+      if (!a.rest()[i].is_tensor())
+        a.fail(0, "einsum's operands are tensors; operand " + std::to_string(i + 1) + " is " + a_type_name(a.rest()[i]));
+      xs.push_back(a.rest()[i].as_tensor());
+    }
+    return Value(backend::einsum(a.str(0), xs));
+  });
   def(vm, "chunk", "x, n, axis=0", [](Args& a) {
     return list_of(backend::chunk(a.tensor(0), a.integer(1), a.integer(2)));
   });

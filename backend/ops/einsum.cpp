@@ -1,0 +1,135 @@
+// einsum(spec, xs) for one to three operands (SPEC §13), as a composite of
+// differentiable ops: letters only one operand has and the output lacks
+// are summed first; two operands become one batched matmul, their letters
+// grouped as batch (both and the output), left and right (one and the
+// output) and contracted (both, not the output); a third operand joins the
+// pair's result the same way. Its gradient is the ops'.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backend/ops.h"
+
+namespace nn::backend {
+namespace {
+
+[[noreturn]] void fail(const std::string& spec, const std::string& why) {
+  throw Error("einsum(\"" + spec + "\"): " + why);
+}
+
+// A tensor whose axes are named by letters.
+struct Named {
+  Tensor t;
+  std::string letters;
+};
+
+// x's axes reordered to `order` (a permutation of its letters).
+Tensor arranged(const Named& x, const std::string& order) {
+  if (order == x.letters) return x.t;
+  std::vector<int64_t> dims;
+  for (char c : order) dims.push_back(int64_t(x.letters.find(c)));
+  return permute(x.t, dims);
+}
+
+// x with the axes whose letters `keep` lacks summed away.
+Named sum_out(const Named& x, const std::string& keep) {
+  std::vector<int64_t> axes;
+  std::string left;
+  for (size_t i = 0; i < x.letters.size(); ++i) {
+    if (keep.find(x.letters[i]) == std::string::npos) axes.push_back(int64_t(i));
+    else left += x.letters[i];
+  }
+  if (axes.empty()) return x;
+  return {sum(x.t, axes), left};
+}
+
+// The letters of a and b that `needed` (the output and any later operand)
+// keeps, as the product of a and b: batch letters, then a's, then b's.
+Named contract(const Named& a0, const Named& b0, const std::string& needed, const std::map<char, int64_t>& size) {
+  auto wanted = [&](char c, const std::string& other) {
+    return needed.find(c) != std::string::npos || other.find(c) != std::string::npos;
+  };
+  std::string keep_a, keep_b;
+  for (char c : a0.letters) if (wanted(c, b0.letters)) keep_a += c;
+  for (char c : b0.letters) if (wanted(c, a0.letters)) keep_b += c;
+  const Named a = sum_out(a0, keep_a), b = sum_out(b0, keep_b);
+  std::string batch, left, right, inner;
+  for (char c : a.letters) {
+    const bool in_b = b.letters.find(c) != std::string::npos, out = needed.find(c) != std::string::npos;
+    (in_b ? (out ? batch : inner) : left) += c;
+  }
+  for (char c : b.letters)
+    if (a.letters.find(c) == std::string::npos) right += c;
+  auto extent = [&](const std::string& ls) {
+    int64_t n = 1;
+    for (char c : ls) n *= size.at(c);
+    return n;
+  };
+  const int64_t nb = extent(batch), nl = extent(left), nk = extent(inner), nr = extent(right);
+  const Tensor am = reshape(arranged(a, batch + left + inner), {nb, nl, nk});
+  const Tensor bm = reshape(arranged(b, batch + inner + right), {nb, nk, nr});
+  std::vector<int64_t> shape;
+  for (char c : batch + left + right) shape.push_back(size.at(c));
+  return {reshape(matmul(am, bm), shape), batch + left + right};
+}
+
+}  // namespace
+
+Tensor einsum(const std::string& spec, const std::vector<Tensor>& xs) {
+  std::string text;
+  for (char c : spec)
+    if (c != ' ') text += c;
+  if (text.find("...") != std::string::npos) fail(spec, "`...` is not supported; name every axis");
+  const size_t arrow = text.find("->");
+  const std::string lhs = text.substr(0, arrow);
+  std::vector<std::string> subs;
+  for (size_t at = 0;;) {
+    const size_t comma = lhs.find(',', at);
+    subs.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (xs.empty() || xs.size() > 3) fail(spec, "takes one to three operands, got " + std::to_string(xs.size()));
+  if (subs.size() != xs.size())
+    fail(spec, "names " + std::to_string(subs.size()) + " operands but is given " + std::to_string(xs.size()));
+  std::map<char, int64_t> size, count;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const std::string& s = subs[i];
+    if (int64_t(s.size()) != xs[i].ndim())
+      fail(spec, "operand " + std::to_string(i + 1) + " (" + xs[i].type().str() + ") has " +
+                     std::to_string(xs[i].ndim()) + " axes, its subscripts `" + s + "` name " + std::to_string(s.size()));
+    for (size_t d = 0; d < s.size(); ++d) {
+      const char c = s[d];
+      if (!std::isalpha(static_cast<unsigned char>(c))) fail(spec, std::string("`") + c + "` is not a letter");
+      if (s.find(c) != d) fail(spec, std::string("`") + c + "` names two axes of operand " + std::to_string(i + 1) +
+                                         " (a diagonal), which is not supported");
+      const int64_t n = xs[i].shape()[int(d)];
+      if (auto it = size.find(c); it != size.end() && it->second != n)
+        fail(spec, std::string("`") + c + "` is " + std::to_string(it->second) + " in one operand and " +
+                       std::to_string(n) + " in operand " + std::to_string(i + 1));
+      size[c] = n;
+      ++count[c];
+    }
+  }
+  std::string out;
+  if (arrow == std::string::npos) {  // NumPy's implicit output: the letters seen once, in order
+    for (auto [c, n] : count)
+      if (n == 1) out += c;
+  } else {
+    out = text.substr(arrow + 2);
+    for (size_t d = 0; d < out.size(); ++d) {
+      if (!size.count(out[d])) fail(spec, std::string("the output's `") + out[d] + "` names no operand's axis");
+      if (out.find(out[d]) != d) fail(spec, std::string("the output names `") + out[d] + "` twice");
+    }
+  }
+  Named acc{xs[0], subs[0]};
+  for (size_t i = 1; i < xs.size(); ++i) {
+    std::string needed = out;
+    for (size_t j = i + 1; j < xs.size(); ++j) needed += subs[j];
+    acc = contract(acc, Named{xs[i], subs[i]}, needed, size);
+  }
+  return arranged(sum_out(acc, out), out);
+}
+
+}  // namespace nn::backend
