@@ -1,6 +1,6 @@
 // The launch interface of the data-movement kernels (data_movement.cu):
 // the strided copy behind permute, broadcast_to, concat and the slices, the
-// row gather of take and its scatter-add, and one_hot. Plain data.
+// row gather of take and its scatter-add, one_hot, and tril/triu. Plain data.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -34,6 +34,11 @@ void take_launch(const void* x, const void* ids, DType id_dtype, void* out, int6
 // the additions of repeated ids are atomic. An id out of range raises *flag.
 bool take_backward_launch(const void* g, const void* ids, DType id_dtype, void* out, DType dtype, int64_t n_ids,
                           int64_t rows, int64_t width, int* flag, cudaStream_t stream);
+
+// tril (lower) or triu of each rows x cols matrix of x: n elements of
+// `elem` bytes (zero bits are 0 in every dtype).
+void triangle_launch(const void* x, void* out, int elem, int64_t n, int64_t rows, int64_t cols, int64_t k, bool lower,
+                     cudaStream_t stream);
 
 // out (f32, n_ids x n) = one-hot rows of ids; an id outside [0, n) raises *flag.
 void one_hot_launch(const void* ids, DType id_dtype, float* out, int64_t n_ids, int64_t n, int* flag,

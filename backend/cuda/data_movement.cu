@@ -65,7 +65,36 @@ __global__ void one_hot_rows(const void* ids, DType id_dtype, float* out, int64_
   }
 }
 
+// tril / triu: element (i, j) of each rows x cols matrix is kept where
+// j - i <= k (tril) or j - i >= k (triu), else zero.
+template <class E>
+__global__ void triangle(const E* x, E* out, int64_t n, int64_t rows, int64_t cols, int64_t k, bool lower) {
+  for (int64_t e = global_index(); e < n; e += grid_stride()) {
+    const int64_t j = e % cols, i = (e / cols) % rows;
+    const bool keep = lower ? j - i <= k : j - i >= k;
+    out[e] = keep ? x[e] : E(0);
+  }
+}
+
+template <class E>
+void triangle_of(const void* x, void* out, int64_t n, int64_t rows, int64_t cols, int64_t k, bool lower, unsigned blocks,
+                 cudaStream_t s) {
+  triangle<<<blocks, kThreads, 0, s>>>(static_cast<const E*>(x), static_cast<E*>(out), n, rows, cols, k, lower);
+}
+
 }  // namespace
+
+void triangle_launch(const void* x, void* out, int elem, int64_t n, int64_t rows, int64_t cols, int64_t k, bool lower,
+                     cudaStream_t s) {
+  if (n == 0) return;
+  const unsigned b = blocks_for(n);
+  switch (elem) {
+    case 1: triangle_of<uint8_t>(x, out, n, rows, cols, k, lower, b, s); break;
+    case 2: triangle_of<uint16_t>(x, out, n, rows, cols, k, lower, b, s); break;
+    case 4: triangle_of<uint32_t>(x, out, n, rows, cols, k, lower, b, s); break;
+    default: triangle_of<uint64_t>(x, out, n, rows, cols, k, lower, b, s); break;
+  }
+}
 
 void strided_copy_launch(const CopyLaunch& l, cudaStream_t s) {
   if (l.n == 0) return;

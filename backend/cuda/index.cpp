@@ -1,8 +1,9 @@
 // CUDA kernels of the indexing ops (backend/ops/index.cpp): slice,
 // slice_backward and assign_slice as strided copies over the region the
 // attributes describe, take as a row gather and take_backward as an atomic
-// scatter-add. Out-of-range ids are raised in a device flag and reported
-// as the CPU kernels word them (the check waits for the GPU).
+// scatter-add; tril and triu (ops/triangle.cpp) as a masked copy.
+// Out-of-range ids are raised in a device flag and reported as the CPU
+// kernels word them (the check waits for the GPU).
 #include <algorithm>
 
 #include "backend/cuda/copy_kernels.h"
@@ -102,12 +103,26 @@ void take_backward(std::span<const Tensor> in, std::span<Tensor> out, const Attr
 
 }  // namespace
 
+namespace {
+template <bool Lower>
+void triangle(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  CudaDevice& dev = call_device(in, out);
+  const Tensor& x = in[0];
+  const int nd = x.ndim();
+  triangle_launch(x.raw_data(), out[0].raw_data(), int(dtype_size(x.dtype())), x.numel(), x.shape()[nd - 2],
+                  x.shape()[nd - 1], attrs.get_or<int64_t>("k", 0), Lower, dev.stream());
+  check_launch(Lower ? "tril" : "triu");
+}
+}  // namespace
+
 void register_index(Registry& r) {
   r.edit(OpId::slice).cuda = slice;
   r.edit(OpId::slice_backward).cuda = slice_backward;
   r.edit(OpId::assign_slice).cuda = assign_slice;
   r.edit(OpId::take).cuda = take;
   r.edit(OpId::take_backward).cuda = take_backward;
+  r.edit(OpId::tril).cuda = triangle<true>;
+  r.edit(OpId::triu).cuda = triangle<false>;
 }
 
 }  // namespace nn::backend::cuda

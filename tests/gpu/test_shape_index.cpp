@@ -72,3 +72,15 @@ TEST_CASE("slices, index assignment and take on the GPU") {
   CHECK(error_of([&] { take(x, on(gpu(), from_ints({-1}, Shape{1}, DType::i32))); }) ==
         "take: id -1 is out of range for axis 0 of size 6 in f32[6, 5]");
 }
+
+TEST_CASE("tril and triu on the GPU, over batches of matrices and with offsets, and their gradients") {
+  NN_NEED_GPU();
+  same_on_gpu("tril, triu", [](const std::vector<Tensor>& in) {
+    const Tensor& x = in[0];
+    return std::vector<Tensor>{tril(x), triu(x), tril(x, 2), triu(x, -1), triu(x, 9), tril(astype(x, DType::i64), -1),
+                               triu(astype(x, DType::bf16), 1), tril(astype(x, DType::boolean))};
+  }, {random({2, 4, 5})}, 0, 0);
+  same_grads_on_gpu("tril and triu gradients", [](const std::vector<Tensor>& in) {
+    return add(weighted_sum(tril(in[0], 1)), weighted_sum(triu(in[0])));
+  }, {random({3, 4}, -1, 1, DType::f64)}, 1e-12, 1e-12);
+}
