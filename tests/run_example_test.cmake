@@ -1,7 +1,8 @@
 # Runs an example and checks the figure it prints: NN=path to nn,
-# EXAMPLE=path to the script, ARGS=its arguments (a ;-list), and either
-# MIN=the lowest acceptable "test accuracy" or MAX_LOSS=the highest
-# acceptable last "val loss". Runs in WORK (default: the example's folder).
+# EXAMPLE=path to the script, ARGS=its arguments (space-separated), and
+# either MIN=the lowest acceptable (last) "test accuracy" or MAX_LOSS=the
+# highest acceptable last "val loss". Runs in WORK (default: the example's
+# folder).
 get_filename_component(dir ${EXAMPLE} DIRECTORY)
 if(DEFINED WORK)
   set(dir ${WORK})
@@ -14,23 +15,17 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${EXAMPLE}: exit code ${rc}\n${out}\n${err}")
 endif()
 if(DEFINED MAX_LOSS)
-  string(REGEX MATCHALL "val loss ([0-9.]+)" losses "${out}")
-  list(POP_BACK losses last)
-  if(NOT last MATCHES "val loss ([0-9.]+)")
-    message(FATAL_ERROR "${EXAMPLE}: no `val loss` line in\n${out}")
-  endif()
-  set(loss ${CMAKE_MATCH_1})
-  if(loss GREATER MAX_LOSS)
-    message(FATAL_ERROR "${EXAMPLE}: validation loss ${loss} is above ${MAX_LOSS}\n${out}")
-  endif()
-  message(STATUS "${EXAMPLE}: validation loss ${loss}")
-  return()
+  set(label "val loss")
+else()
+  set(label "test accuracy")
 endif()
-if(NOT out MATCHES "test accuracy ([0-9.]+)")
-  message(FATAL_ERROR "${EXAMPLE}: no `test accuracy` line in\n${out}")
+string(REGEX MATCHALL "${label} [0-9.]+" found "${out}")
+list(POP_BACK found last)
+if(NOT last MATCHES "${label} ([0-9.]+)")
+  message(FATAL_ERROR "${EXAMPLE}: no `${label}` line in\n${out}")
 endif()
-set(acc ${CMAKE_MATCH_1})
-if(acc LESS MIN)
-  message(FATAL_ERROR "${EXAMPLE}: test accuracy ${acc} is below ${MIN}\n${out}")
+set(value ${CMAKE_MATCH_1})
+if((DEFINED MAX_LOSS AND value GREATER MAX_LOSS) OR (DEFINED MIN AND value LESS MIN))
+  message(FATAL_ERROR "${EXAMPLE}: ${label} ${value} is out of bounds (${MIN}${MAX_LOSS})\n${out}")
 endif()
-message(STATUS "${EXAMPLE}: test accuracy ${acc}")
+message(STATUS "${EXAMPLE}: ${label} ${value}")
