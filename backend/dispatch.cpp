@@ -60,12 +60,19 @@ void run_widened(const OpDef& op, std::span<const Tensor> in, std::span<Tensor> 
   for (size_t i = 0; i < out.size(); ++i)
     if (is_half_float(out[i].dtype())) ew::convert_into(wide_out[i], out[i]);
 }
+
+// Casts convert 16-bit values themselves, and the collectives stage them
+// through f32 on their own (an all-reduce still in flight writes into its
+// bucket, which must not be a temporary).
+bool converts_half_itself(const OpDef& op) {
+  return op.id == OpId::cast || op.id == OpId::to_device || op.effect == Effect::collective ||
+         op.effect == Effect::completion;
+}
 }  // namespace
 
 void run_kernel(const OpDef& op, std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   Kernel k = kernel_for(op, in, out);
-  if (k == op.cpu && op.id != OpId::cast && op.id != OpId::to_device && touches_half(in, out))
-    return run_widened(op, in, out, attrs);
+  if (k == op.cpu && !converts_half_itself(op) && touches_half(in, out)) return run_widened(op, in, out, attrs);
   k(in, out, attrs);
 }
 
