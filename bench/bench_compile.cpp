@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/median.h"
 #include "frontend/graph_cache.h"
 #include "frontend/heap_tuning.h"
 #include "frontend/interpreter.h"
@@ -112,11 +113,7 @@ Phases compile_once(int steps) {
   return p;
 }
 
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  const size_t n = xs.size();
-  return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-}
+using nn::bench::median;
 
 // Each phase's median over the compiles.
 Phases medians(const std::vector<Phases>& runs) {

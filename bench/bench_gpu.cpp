@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "common/median.h"
 #include "backend/cuda_backend.h"
 #include "backend/device.h"
 #include "frontend/interpreter.h"
@@ -53,12 +54,7 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using nn::bench::median;
 
 struct Config {
   int steps = 100;        // digits CNN

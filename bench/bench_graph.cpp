@@ -47,6 +47,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/median.h"
 #include "backend/device.h"
 #include "backend/op_registry.h"
 #include "common/torch_peer.h"
@@ -63,12 +64,7 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using nn::bench::median;
 
 struct Config {
   int threads = 2;

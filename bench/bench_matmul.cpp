@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/median.h"
 #include "backend/device.h"
 #include "backend/ops.h"
 
@@ -24,10 +25,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using nn::bench::median;
 
 }  // namespace
 

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/median.h"
 #include "common/torch_peer.h"
 #include "frontend/graph_cache.h"
 #include "frontend/interpreter.h"
@@ -33,11 +34,7 @@ using nn::frontend::InterpreterOptions;
 using nn::frontend::Value;
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using nn::bench::median;
 
 struct Mode {
   const char* name;

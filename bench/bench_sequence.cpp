@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/median.h"
 #include "frontend/interpreter.h"
 
 namespace {
@@ -28,12 +29,7 @@ using nn::frontend::InterpreterOptions;
 using nn::frontend::Value;
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using nn::bench::median;
 
 // One model's interpreter, its step ready to call.
 struct NnModel {
