@@ -3,6 +3,8 @@
 
 #include <omp.h>
 
+#include "backend/autocast.h"
+
 namespace nn::backend {
 namespace {
 Generator g_process_generator;  // code outside any RunScope (the process's)

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "backend/autocast.h"
 #include "backend/device.h"
+#include "backend/dtype.h"
 
 namespace nn::backend {
 

@@ -72,18 +72,21 @@ Value Interpreter::update_in_place(const Value& old, BinOp op, const Value& v, S
     fail(span, std::string("`") + binop_symbol(op) + "=` writes into " + target.type().str() +
                    " in place and cannot store a result of dtype " + std::string(backend::dtype_name(r.dtype())) +
                    " in it; write `x = x " + binop_symbol(op) + " v`");
-  // Inside a graph the update is a new value the tensor stands for from
-  // here on; the last one is written back after each run (ir/tracer.h).
-  if (ir::Tracer* tr = ir::Tracer::active()) {
-    tr->rebind(target, r.dtype() == target.dtype() ? r : backend::astype(r, target.dtype()));
-    return old;
-  }
   try {
-    backend::index_assign(target, {}, r);
+    write_whole(target, r);
   } catch (const backend::Error& e) {
     fail(span, e.what());
   }
   return old;
+}
+
+// Inside a graph the update is a new value the tensor stands for from here
+// on; the last one is written back after each run (ir/tracer.h).
+void write_whole(const backend::Tensor& target, const backend::Tensor& v) {
+  const backend::Tensor r = v.dtype() == target.dtype() ? v : backend::astype(v, target.dtype());
+  if (ir::Tracer* tr = ir::Tracer::active()) return tr->rebind(target, r);
+  backend::Tensor t = target;
+  backend::index_assign(t, {}, r);
 }
 
 // SPEC §13: inside a graph, `v = 0.9 * v + g` on a tensor the graph captured
@@ -100,7 +103,7 @@ bool Interpreter::state_update(const Value& old, const Value& v, const Env& env,
       backend::category(r.dtype()) > backend::category(target.dtype()) ||
       !outside_the_graph(env, name))
     return false;
-  tr->rebind(target, r.dtype() == target.dtype() ? r : backend::astype(r, target.dtype()));
+  write_whole(target, r);
   return true;
 }
 

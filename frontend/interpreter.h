@@ -56,6 +56,10 @@ struct InterpreterOptions {
   std::ostream* log = nullptr;            // notes (graph retraced); null: std::cerr
 };
 
+// target takes v's value (cast to its dtype): in place eagerly; inside a
+// graph as a state update, written back after each run (`x -= v`, SPEC §6).
+void write_whole(const backend::Tensor& target, const backend::Tensor& v);
+
 // Ctrl-C in the REPL: a process-wide request to stop the code that runs.
 // request_interrupt() is safe to call from a signal handler; the interpreter
 // checks the flag at each statement and loop iteration, clears it and throws

@@ -11,19 +11,9 @@
 #include "frontend/builtins/training_state.h"
 #include "frontend/host_data.h"
 #include "frontend/interpreter.h"
-#include "ir/tracer.h"
 
 namespace nn::frontend::builtins {
 namespace {
-
-// target takes v's value: in place eagerly, as a state update in a graph
-// (the tracer writes it back after each run, as `x -= v` does).
-void assign_whole(const backend::Tensor& target, const backend::Tensor& v) {
-  const backend::Tensor r = v.dtype() == target.dtype() ? v : backend::astype(v, target.dtype());
-  if (ir::Tracer* tr = ir::Tracer::active()) return tr->rebind(target, r);
-  backend::Tensor t = target;
-  backend::index_assign(t, {}, r);
-}
 
 const backend::Tensor& tensor_arg(Args& a, size_t i) {
   if (!a[i].is_tensor()) a.fail(i, "expected a tensor, got " + a_type_name(a[i]));
@@ -58,7 +48,7 @@ void install_precision(Interpreter& vm) {
   });
   def(vm, "_autocast_dtype", "", [](Args&) { return Value(backend::autocast_dtype()); });
   // Copies of the tensors of state(x) (an optimizer: its params and
-  // buffers), in its order.
+  // buffers), in its order: x * 1, a copy eagerly and no node in a graph.
   def(vm, "_snapshot", "x", [](Args& a) {
     backend::NoGradGuard no_grad;
     std::vector<backend::Tensor> copies;
@@ -75,13 +65,13 @@ void install_precision(Interpreter& vm) {
       a.fail(2, "expected the list _snapshot made of the same record");
     for (size_t i = 0; i < entries.size(); ++i) {
       const backend::Tensor& t = entries[i].second;
-      assign_whole(t, backend::where(ok, t, a[2].as_list()->items[i].as_tensor()));
+      write_whole(t, backend::where(ok, t, a[2].as_list()->items[i].as_tensor()));
     }
     return Value();
   });
   def(vm, "_assign", "target, v", [](Args& a) {
     backend::NoGradGuard no_grad;
-    assign_whole(tensor_arg(a, 0), tensor_arg(a, 1));
+    write_whole(tensor_arg(a, 0), tensor_arg(a, 1));
     return Value();
   });
 }
