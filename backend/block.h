@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backend/device.h"
+#include "backend/memory_account.h"
 #include "backend/ref.h"
 #include "backend/source_loc.h"
 
@@ -35,6 +36,7 @@ class Block : public RefCounted {
   Block(Device* device, size_t bytes, Ref<TraceMark> mark) : device_(device), bytes_(bytes), mark_(std::move(mark)) {}
   ~Block() {
     if (ptr_ && !external_) device_->pool().release(ptr_, bytes_, exact_);
+    if (account_) account_->refund(CachingPool::size_of(bytes_, exact_));
   }
   // Before its memory is taken: ask the pool for exactly these bytes, not
   // a size class (CachingPool::allocate).
@@ -69,6 +71,7 @@ class Block : public RefCounted {
   uint32_t version_ = 0;
   SourceLoc written_at_;
   Ref<TraceMark> mark_;
+  Ref<MemoryAccount> account_;  // what paid for CPU memory from the pool
   void allocate();  // from the pool; a traced block throws its mark's error
 };
 

@@ -19,7 +19,7 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
     f(int64_t(0), n);
     return;
   }
-  int chunks = int(std::min<int64_t>(threads, (n + grain - 1) / grain));
+  [[maybe_unused]] int chunks = int(std::min<int64_t>(threads, (n + grain - 1) / grain));  // unused without OpenMP (NN_TSAN)
 #pragma omp parallel num_threads(chunks)
   {
     int t = omp_get_thread_num(), k = omp_get_num_threads();

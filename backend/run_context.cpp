@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include "backend/autocast.h"
+#include "backend/interrupt.h"
 
 namespace nn::backend {
 namespace {
@@ -13,18 +14,27 @@ thread_local Generator* t_generator = nullptr;
 
 Generator& current_generator() { return t_generator ? *t_generator : g_process_generator; }
 
-RunScope::RunScope(Generator* g, int threads, Device* device, DType autocast)
-    : saved_generator_(t_generator), device_(device), saved_autocast_(autocast_dtype()), nested_(t_generator == g) {
-  t_generator = g;
-  if (!nested_) set_autocast_dtype(autocast);
-  if (threads > 0 && omp_get_max_threads() != threads) {
+RunScope::RunScope(const RunState& state)
+    : saved_generator_(t_generator),
+      device_(state.device),
+      saved_autocast_(autocast_dtype()),
+      saved_account_(current_account()),
+      saved_stop_(t_stop_request),
+      nested_(t_generator == state.generator) {
+  t_generator = state.generator;
+  set_current_account(state.account);
+  t_stop_request = state.stop;
+  if (!nested_) set_autocast_dtype(state.autocast);
+  if (state.threads > 0 && omp_get_max_threads() != state.threads) {
     saved_threads_ = omp_get_max_threads();
-    omp_set_num_threads(threads);
+    omp_set_num_threads(state.threads);
   }
 }
 
 RunScope::~RunScope() {
   t_generator = saved_generator_;
+  set_current_account(saved_account_);
+  t_stop_request = saved_stop_;
   if (!nested_) set_autocast_dtype(saved_autocast_);
   if (saved_threads_) omp_set_num_threads(saved_threads_);
 }

@@ -1,14 +1,15 @@
 // What an interpreter keeps of the backend's per-run state for itself and
 // installs on the calling thread while it runs (RunScope): its random
-// generator, its kernel thread count and its default device. Two
-// interpreters on two threads then draw, split work and place tensors
-// independently; code outside any scope uses the process's own generator.
+// generator, its kernel thread count, its default device and its memory
+// account. Two interpreters on two threads then draw, split work, place
+// tensors and count memory independently; code outside any scope uses the process's own generator.
 #pragma once
 #include <atomic>
 #include <cstdint>
 
 #include "backend/device.h"
 #include "backend/dtype.h"
+#include "backend/memory_account.h"
 
 namespace nn::backend {
 
@@ -23,15 +24,23 @@ struct Generator {
 // The generator random ops on this thread draw from.
 Generator& current_generator();
 
-// Installs a generator, a kernel thread count (OpenMP's, which is per thread;
-// 0 keeps the caller's), a default device and an autocast dtype (f32: off)
-// on this thread; the destructor puts back what was there. A scope opened
-// while the same generator is installed (an interpreter called back from
-// its own built-ins) leaves autocast as it is: an `autocast(...)` around
-// the call holds.
+// What an interpreter installs on the calling thread while it runs.
+struct RunState {
+  Generator* generator = nullptr;
+  int threads = 0;  // OpenMP's, which is per thread; 0 keeps the caller's
+  Device* device = nullptr;
+  DType autocast = DType::f32;  // f32: off
+  MemoryAccount* account = nullptr;  // null: nothing counted
+  std::atomic<bool>* stop = nullptr;  // its interrupt() (backend/interrupt.h)
+};
+
+// Installs a RunState on this thread; the destructor puts back what was
+// there. A scope opened while the same generator is installed (an
+// interpreter called back from its own built-ins) leaves autocast as it is:
+// an `autocast(...)` around the call holds.
 class RunScope {
  public:
-  RunScope(Generator* g, int threads, Device* device, DType autocast = DType::f32);
+  explicit RunScope(const RunState& state);
   ~RunScope();
   RunScope(const RunScope&) = delete;
   RunScope& operator=(const RunScope&) = delete;
@@ -41,6 +50,8 @@ class RunScope {
   int saved_threads_ = 0;  // 0: not changed
   DeviceScope device_;
   DType saved_autocast_;
+  MemoryAccount* saved_account_;
+  std::atomic<bool>* saved_stop_;
   bool nested_;
 };
 

@@ -74,7 +74,17 @@ void Block::allocate() {
     external_ = ptr_ != nullptr;  // the scope's memory: never the pool's
     if (ptr_) return;
   }
-  ptr_ = device_->pool().allocate(bytes_, exact_);
+  // The calling interpreter's account pays for CPU memory (its cap);
+  // other devices keep their pool's limit.
+  MemoryAccount* account = device_->type() == DeviceType::cpu ? current_account() : nullptr;
+  if (account) account->charge(CachingPool::size_of(bytes_, exact_), bytes_);
+  try {
+    ptr_ = device_->pool().allocate(bytes_, exact_);
+  } catch (...) {
+    if (account) account->refund(CachingPool::size_of(bytes_, exact_));
+    throw;
+  }
+  if (account) account_ = Ref<MemoryAccount>(account);
 }
 
 Tensor Tensor::view(const Shape& shape, size_t bytes) const {

@@ -13,10 +13,10 @@ if(nn_cuda_mode STREQUAL "OFF")
   message(STATUS "CUDA backend: off (NN_CUDA=OFF)")
   return()
 endif()
-# AddressSanitizer and the CUDA runtime do not work together.
-if(NN_SANITIZE)
+# The sanitizers and the CUDA runtime do not work together.
+if(NN_SANITIZE OR NN_TSAN)
   if(nn_cuda_mode STREQUAL "ON")
-    message(FATAL_ERROR "NN_CUDA=ON cannot be combined with NN_SANITIZE (the CUDA runtime does not run under ASan)")
+    message(FATAL_ERROR "NN_CUDA=ON cannot be combined with a sanitizer build (the CUDA runtime does not run under it)")
   endif()
   message(STATUS "CUDA backend: off (sanitizer build)")
   return()

@@ -119,7 +119,6 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
   switch (s.target->kind) {
     case ExprKind::Name: {
       auto& n = static_cast<const NameExpr&>(*s.target);
-      if (!n.sym) n.sym = intern(n.name);
       Value v = eval(*s.value, env);
       Value* slot = env->find(n.sym);
       if (!slot || prelude_->find_local(n.sym) == slot) {
@@ -132,7 +131,6 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
     }
     case ExprKind::Field: {
       auto& f = static_cast<const FieldExpr&>(*s.target);
-      if (!f.sym) f.sym = intern(f.name);
       Value target = eval(*f.target, env);
       if (!target.is_record()) fail(f.span, "cannot set field `" + f.name + "` of " + a_type_name(target) + "; only records have settable fields");
       Value v = eval(*s.value, env);

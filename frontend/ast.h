@@ -7,8 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <mutex>
+
 #include "backend/tensor.h"
 #include "frontend/source.h"
+#include "frontend/symbol.h"
 
 namespace nn::frontend {
 
@@ -47,14 +50,19 @@ struct Expr {
   virtual ~Expr() = default;
 };
 
+// A syntax tree is read-only once built (the stdlib's is shared by every
+// interpreter, on any thread): names are interned and parameters bound as it
+// is built; only a number literal's tensor is made later, once.
 struct IntLit : Expr {
   int64_t value;
   // The literal as a weak 0-d tensor, made once when first used with a tensor.
+  mutable std::once_flag made;
   mutable backend::Tensor as_tensor;
   IntLit(int64_t v, Span s) : Expr(ExprKind::Int, s), value(v) {}
 };
 struct FloatLit : Expr {
   double value;
+  mutable std::once_flag made;
   mutable backend::Tensor as_tensor;
   FloatLit(double v, Span s) : Expr(ExprKind::Float, s), value(v) {}
 };
@@ -71,8 +79,8 @@ struct StrLit : Expr {
 };
 struct NameExpr : Expr {
   std::string name;
-  mutable uint32_t sym = 0;  // interned name, filled by the interpreter on first use
-  NameExpr(std::string n, Span s) : Expr(ExprKind::Name, s), name(std::move(n)) {}
+  Symbol sym;  // the name interned
+  NameExpr(std::string n, Span s) : Expr(ExprKind::Name, s), name(std::move(n)), sym(intern(name)) {}
 };
 struct ListExpr : Expr {
   std::vector<ExprPtr> items;
@@ -140,10 +148,10 @@ struct IndexExpr : Expr {
 struct FieldExpr : Expr {
   ExprPtr target;
   std::string name;
-  mutable uint32_t sym = 0;  // interned name, filled by the interpreter on first use
+  Symbol sym;  // the name interned
   Span name_span;
   FieldExpr(ExprPtr t, std::string n, Span s, Span ns)
-      : Expr(ExprKind::Field, s), target(std::move(t)), name(std::move(n)), name_span(ns) {}
+      : Expr(ExprKind::Field, s), target(std::move(t)), name(std::move(n)), sym(intern(name)), name_span(ns) {}
 };
 
 // ---------------------------------------------------------------- functions
@@ -157,15 +165,15 @@ struct FunctionParameters;  // frontend/bind_args.h
 struct FunctionDef {
   std::string name;  // empty for a lambda
   std::vector<Param> params;
-  // The parameters as argument binding sees them, made on the first call.
-  mutable std::shared_ptr<const FunctionParameters> parameters;
+  // The parameters as argument binding sees them (parameters_of).
+  std::shared_ptr<const FunctionParameters> parameters;
   std::unique_ptr<Block> body;
   bool is_graph = false;
   Span span;       // the whole definition
   Span name_span;  // the name (or the `fn` keyword of a lambda)
-  // The source text the spans point into, set when the first closure of it
-  // is made: a closure outliving the program (an eval) keeps its text.
-  mutable std::shared_ptr<const void> source;
+  // The source text the spans point into: a closure outliving the program
+  // (an eval) keeps its text.
+  std::shared_ptr<const void> source;
 };
 struct LambdaExpr : Expr {
   std::shared_ptr<FunctionDef> def;

@@ -3,6 +3,7 @@
 // visitor, whose antlrcpp::Any results cannot hold our move-only nodes.
 // Recursion here is bounded by the nesting check that ran before parsing.
 #include "frontend/ast_builder.h"
+#include "frontend/bind_args.h"
 
 #include <cctype>
 #include <charconv>
@@ -37,7 +38,8 @@ size_t utf8_length(unsigned char lead) {
 
 class Builder {
  public:
-  Builder(const TokenSpans& spans, SyntaxDiagnostics& sink) : spans_(spans), sink_(sink) {}
+  Builder(const TokenSpans& spans, SyntaxDiagnostics& sink, std::shared_ptr<const void> source)
+      : spans_(spans), sink_(sink), source_(std::move(source)) {}
 
   std::unique_ptr<Program> program(P::ProgramContext* ctx) {
     auto program = std::make_unique<Program>();
@@ -201,6 +203,8 @@ class Builder {
       }
     }
     def->body = block(body);
+    def->parameters = make_parameters(*def);
+    def->source = source_;
     return def;
   }
 
@@ -425,12 +429,14 @@ class Builder {
 
   const TokenSpans& spans_;
   SyntaxDiagnostics& sink_;
+  std::shared_ptr<const void> source_;
 };
 
 }  // namespace
 
-std::unique_ptr<Program> build_ast(P::ProgramContext* tree, const TokenSpans& spans, SyntaxDiagnostics& sink) {
-  return Builder(spans, sink).program(tree);
+std::unique_ptr<Program> build_ast(P::ProgramContext* tree, const TokenSpans& spans, SyntaxDiagnostics& sink,
+                                   std::shared_ptr<const void> source) {
+  return Builder(spans, sink, std::move(source)).program(tree);
 }
 
 }  // namespace nn::frontend

@@ -38,17 +38,14 @@ Span keyword_span(const KeywordArg& k, Span call_span) {
 
 }  // namespace
 
-const FunctionParameters& parameters_of(const FunctionDef& def) {
-  if (!def.parameters) {
-    auto params = std::make_shared<FunctionParameters>();
-    params->callee = def.name.empty() ? "function" : "`" + def.name + "`";
-    for (auto& p : def.params) {
-      if (p.is_rest) params->rest_sym = intern(p.name);
-      else params->fixed.push_back(Parameter{p.name, intern(p.name), std::nullopt, p.default_value.get()});
-    }
-    def.parameters = std::move(params);
+std::shared_ptr<const FunctionParameters> make_parameters(const FunctionDef& def) {
+  auto params = std::make_shared<FunctionParameters>();
+  params->callee = def.name.empty() ? "function" : "`" + def.name + "`";
+  for (auto& p : def.params) {
+    if (p.is_rest) params->rest_sym = intern(p.name);
+    else params->fixed.push_back(Parameter{p.name, intern(p.name), std::nullopt, p.default_value.get()});
   }
-  return *def.parameters;
+  return params;
 }
 
 BoundArgs bind_args(const Parameters& params, CallArgs& call, Interpreter& vm, const EnvPtr& scope) {

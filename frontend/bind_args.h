@@ -52,7 +52,8 @@ struct FunctionParameters {
     return {callee, fixed, rest_sym ? Parameters::Rest::list : Parameters::Rest::none, rest_sym};
   }
 };
-const FunctionParameters& parameters_of(const FunctionDef& def);
+std::shared_ptr<const FunctionParameters> make_parameters(const FunctionDef& def);  // the AST builder's
+inline const FunctionParameters& parameters_of(const FunctionDef& def) { return *def.parameters; }
 
 struct KeywordArg {
   Symbol name;

@@ -84,7 +84,6 @@ Value Interpreter::eval_call(const CallExpr& e, const EnvPtr& env) {
   Value callee;
   if (e.callee->kind == ExprKind::Field) {
     auto& f = static_cast<const FieldExpr&>(*e.callee);
-    if (!f.sym) f.sym = intern(f.name);
     callee = field_of(eval(*f.target, env), f.sym, f.name_span, env, true);
   } else {
     callee = eval(*e.callee, env);

@@ -20,14 +20,11 @@ struct Interpreter::Impl {
   Options opts;
   std::unique_ptr<fe::Interpreter> vm;
   int depth = 0;  // host calls running: a host function may call back in
-  // The CPU pool's limit is process-wide: each call sets this interpreter's.
-  void enter() const { be::cpu_device()->pool().set_limit(opts.max_memory_bytes); }
   // One call from the host: the outermost starts the time limit and drops a
   // stale interrupt request.
   struct Run {
     Impl& im;
     explicit Run(Impl& i) : im(i) {
-      im.enter();
       if (im.depth++ == 0) im.vm->begin_host_run(im.opts.time_limit);
     }
     ~Run() {
@@ -69,7 +66,6 @@ Interpreter::Interpreter(Options options) : impl_(std::make_unique<Impl>()) {
   fo.args = o.args;
   fo.out = o.out;
   fo.log = o.out;  // notes where the host reads print()
-  impl_->enter();
   impl_->vm = guarded(nullptr, [&] { return std::make_unique<fe::Interpreter>(std::move(fo)); });
 }
 

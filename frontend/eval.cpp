@@ -78,18 +78,23 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
 }
 
 Value Interpreter::literal_tensor(const Expr& e) {
+  // Made once for every interpreter that runs this tree, so no account pays.
+  auto make = [](std::once_flag& made, backend::Tensor& t, auto&& f) {
+    std::call_once(made, [&] {
+      backend::UncountedScope uncounted;
+      t = f();
+    });
+    return Value(t);
+  };
   if (e.kind == ExprKind::Int) {
     auto& l = static_cast<const IntLit&>(e);
-    if (!l.as_tensor.defined()) l.as_tensor = backend::scalar_int(l.value, backend::DType::i64, true);
-    return Value(l.as_tensor);
+    return make(l.made, l.as_tensor, [&] { return backend::scalar_int(l.value, backend::DType::i64, true); });
   }
   auto& l = static_cast<const FloatLit&>(e);
-  if (!l.as_tensor.defined()) l.as_tensor = backend::scalar(l.value, backend::DType::f64, true);
-  return Value(l.as_tensor);
+  return make(l.made, l.as_tensor, [&] { return backend::scalar(l.value, backend::DType::f64, true); });
 }
 
 Value Interpreter::eval_name(const NameExpr& e, const EnvPtr& env) {
-  if (!e.sym) e.sym = intern(e.name);
   if (Value* v = env->find(e.sym)) {
     if (host_reads_ && HostReads::guarded(*v)) note_host_read(*env, e.sym, *v);
     return *v;
@@ -286,7 +291,6 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
 // ---------------------------------------------------------------- fields
 
 Value Interpreter::eval_field(const FieldExpr& e, const EnvPtr& env) {
-  if (!e.sym) e.sym = intern(e.name);
   return field_of(eval(*e.target, env), e.sym, e.name_span, env, false);
 }
 

@@ -24,7 +24,8 @@ Interpreter::Interpreter(InterpreterOptions opts)
     : id_(g_next_interpreter_id.fetch_add(1, std::memory_order_relaxed)),
       alive_(std::make_shared<const uint64_t>(id_)),
       opts_(std::move(opts)),
-      rng_(opts_.seed) {
+      rng_(opts_.seed),
+      account_(backend::make_ref<backend::MemoryAccount>(opts_.max_memory_bytes)) {
   // Its generator, thread count and device are its own, installed on the
   // calling thread while it runs (run_scope): interpreters are independent.
   if (opts_.threads > 0) backend::set_num_threads(opts_.threads);
@@ -38,7 +39,6 @@ Interpreter::Interpreter(InterpreterOptions opts)
   else if (opts_.precision != "f32")
     throw backend::Error("precision `" + opts_.precision + "` is not one of f32, tf32, bf16, f16");
   auto scope = run_scope();
-  if (opts_.max_memory_bytes) backend::cpu_device()->pool().set_limit(opts_.max_memory_bytes);
   if (const char* p = std::getenv("NN_PATH")) {
     std::stringstream ss(p);
     for (std::string part; std::getline(ss, part, ':');)
@@ -80,7 +80,6 @@ void Interpreter::track_closure_scope(const EnvPtr& env) {
 }
 
 FunctionPtr Interpreter::make_closure(const std::shared_ptr<FunctionDef>& def, const EnvPtr& env) {
-  if (!def->source) def->source = sources_.share(def->span.file);
   auto f = std::make_shared<Function>();
   f->kind = Function::Kind::Closure;
   f->def = def;
@@ -235,7 +234,12 @@ void Interpreter::check_file(const std::string& path) {
 
 Interpreter::Flow Interpreter::exec_stmts(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last) {
   for (const auto& s : stmts) {
-    Flow f = exec(*s, env, last);
+    Flow f;
+    try {
+      f = exec(*s, env, last);
+    } catch (const backend::OutOfMemory& e) {  // a host value past the cap (tensors' are caught at their op)
+      fail(s->span, e.what());
+    }
     if (f != Flow::Normal) return f;
   }
   return Flow::Normal;

@@ -283,7 +283,7 @@ class Interpreter {
   void enter_call(Span call_span);
   void check_stack(Span span);
   void check_interrupt(Span span) {
-    if (backend::interrupt_requested() || stop_.load(std::memory_order_relaxed) || deadline_on_) [[unlikely]]
+    if (backend::g_interrupt.load(std::memory_order_relaxed) || stop_.load(std::memory_order_relaxed) || deadline_on_) [[unlikely]]
       check_stop(span);
   }
   void check_stop(Span span);
@@ -304,11 +304,17 @@ class Interpreter {
   backend::DType autocast_ = backend::DType::f32;  // --precision bf16 / f16
   int threads_ = 1;
   backend::Device* device_ = nullptr;
-  backend::RunScope run_scope() { return backend::RunScope(&rng_, threads_, device_, autocast_); }
+  // Its CPU tensors and host values, against max_memory_bytes; blocks keep it
+  // alive after the interpreter.
+  backend::Ref<backend::MemoryAccount> account_;
+  backend::RunScope run_scope() {
+    return backend::RunScope({&rng_, threads_, device_, autocast_, account_.get(), &stop_});
+  }
 
   SourceManager sources_;
   EnvPtr prelude_;  // built-ins and the stdlib
   uint32_t prelude_file_ = 0;  // the stdlib's source (backend::library_entry)
+  std::shared_ptr<const Program> prelude_program_;  // shared by every interpreter
   EnvPtr globals_;  // the main module
   std::vector<std::unique_ptr<Program>> programs_;  // files and modules: kept
   // run_code's programs that ended, freed at the next top-level run_code.

@@ -161,7 +161,7 @@ std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t fi
     front.diagnostics().add(Diagnostic{"could not parse this file", Span{file_id, 0, 0}, {}}, 1);
   }
   if (front.diagnostics().any()) throw ScriptError(front.diagnostics().take());
-  std::unique_ptr<Program> program = build_ast(tree, front.spans(), front.diagnostics());
+  std::unique_ptr<Program> program = build_ast(tree, front.spans(), front.diagnostics(), sources.share(file_id));
   if (front.diagnostics().any()) throw ScriptError(front.diagnostics().take());
   program->file = file_id;
   return program;
@@ -179,7 +179,7 @@ Completeness check_complete(const std::string& text) {
     if (last != 0 && last != NNLexer::SEMI && is_continuation_token(last)) return Completeness::incomplete;
     NNParser::ProgramContext* tree = front.parse();
     if (!tree) return Completeness::error;
-    build_ast(tree, front.spans(), front.diagnostics());
+    build_ast(tree, front.spans(), front.diagnostics(), nullptr);
     return front.diagnostics().any() ? Completeness::error : Completeness::complete;
   } catch (const antlr4::RuntimeException&) {
     return Completeness::error;

@@ -30,9 +30,12 @@ std::string SourceFile::line_text(uint32_t line) const {
 SourceManager::SourceManager() = default;
 
 uint32_t SourceManager::add(std::string path, std::string text) {
+  return add(std::make_shared<const SourceFile>(std::move(path), std::move(text)));
+}
+
+uint32_t SourceManager::add(std::shared_ptr<const SourceFile> file) {
   uint32_t id = next_id_++;
-  auto f = std::make_shared<const SourceFile>(std::move(path), std::move(text));
-  files_[id] = Entry{f, f};
+  files_[id] = Entry{file, file};
   return id;
 }
 

@@ -52,6 +52,7 @@ class SourceManager {
  public:
   SourceManager();
   uint32_t add(std::string path, std::string text);
+  uint32_t add(std::shared_ptr<const SourceFile> file);  // a file shared with other managers
   // The file of an id; an empty "<released>" file once nothing holds it.
   const SourceFile& file(uint32_t id) const;
   // Shared ownership of a file's text (closures keep their code's source).

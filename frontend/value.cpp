@@ -87,6 +87,18 @@ void release_all(size_t n, Take take) {
 }
 }  // namespace
 
+StrPtr make_str(std::string s) {
+  if (!backend::current_account()) return std::make_shared<const std::string>(std::move(s));
+  struct Counted {
+    std::string text;
+    backend::AccountCharge charge;
+  };
+  auto c = std::make_shared<Counted>();
+  c->text = std::move(s);
+  c->charge.resize(sizeof(Counted) + c->text.capacity());
+  return StrPtr(c, &c->text);
+}
+
 void release_nested(std::vector<Value>& items) {
   release_all(items.size(), [&](size_t i) { return is_container(items[i]) ? &items[i] : nullptr; });
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/device.h"
+#include "backend/memory_account.h"
 #include "backend/tensor.h"
 #include "frontend/symbol.h"
 
@@ -28,6 +29,10 @@ using RecordPtr = std::shared_ptr<Record>;
 using FunctionPtr = std::shared_ptr<const Function>;
 using IteratorPtr = std::shared_ptr<Iterator>;
 using StrPtr = std::shared_ptr<const std::string>;
+
+// A string counted against the running interpreter's memory cap
+// (backend/memory_account.h); throws OutOfMemory past it.
+StrPtr make_str(std::string s);
 
 struct NoneValue {};
 // lo, lo + step, ... up to hi (excluded), as Python's range; step != 0.
@@ -57,7 +62,7 @@ class Value {
   Value(int64_t i) : v_(i) {}
   Value(int i) : v_(int64_t(i)) {}
   Value(double f) : v_(f) {}
-  Value(std::string s) : v_(std::make_shared<const std::string>(std::move(s))) {}
+  Value(std::string s) : v_(make_str(std::move(s))) {}
   Value(const char* s) : Value(std::string(s)) {}
   Value(backend::Tensor t) : v_(std::move(t)) {}
   Value(ListPtr l) : v_(std::move(l)) {}
@@ -121,12 +126,17 @@ std::string a_type_name(const Value& v);
 void release_nested(std::vector<Value>& items);
 void release_nested(std::vector<std::pair<Symbol, Value>>& fields);
 
+// Lists and tuples count their items against the interpreter's memory cap:
+// count() after the items grew (throws OutOfMemory past the cap).
 struct List {
   std::vector<Value> items;
+  backend::AccountCharge charge;
+  void count() { charge.resize(items.capacity() * sizeof(Value)); }
   ~List() { release_nested(items); }
 };
 struct Tuple {
   std::vector<Value> items;
+  backend::AccountCharge charge;
   ~Tuple() { release_nested(items); }
 };
 struct Record {
@@ -147,11 +157,13 @@ struct Iterator {
 inline ListPtr make_list(std::vector<Value> items = {}) {
   auto list = std::make_shared<List>();
   list->items = std::move(items);
+  list->count();
   return list;
 }
 inline TuplePtr make_tuple(std::vector<Value> items) {
   auto tuple = std::make_shared<Tuple>();
   tuple->items = std::move(items);
+  tuple->charge.resize(tuple->items.capacity() * sizeof(Value));
   return tuple;
 }
 inline RecordPtr make_record() { return std::make_shared<Record>(); }

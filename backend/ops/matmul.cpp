@@ -135,11 +135,12 @@ void parallel_gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k
   // A huge product goes in slices of about 2^28 multiply-adds (a few ms),
   // so that Ctrl-C stops it between slices.
   const int64_t other = by_rows ? n * k : m * k;
+  const InterruptCheck interrupted;
   const int64_t slice = std::max<int64_t>(16, ((int64_t(1) << 28) / std::max<int64_t>(1, other) + 15) / 16 * 16);
 #pragma omp parallel for num_threads(int(std::min<int64_t>(threads, blocks))) schedule(static)
   for (int64_t i = 0; i < blocks; ++i) {
     const int64_t end = std::min(extent, (i + 1) * block);
-    for (int64_t lo = i * block; lo < end && !interrupt_requested(); lo += slice) {
+    for (int64_t lo = i * block; lo < end && !interrupted(); lo += slice) {
       const int64_t len = std::min(slice, end - lo);
       if (by_rows) gemm(a + lo * k, b, c + lo * n, len, n, k, n, n);
       else gemm(a, b + lo, c + lo, m, len, k, n, n);

@@ -71,12 +71,13 @@ void epilogue_kernel(std::span<const Tensor> in, std::span<Tensor> out, const At
       const int64_t per = std::max<int64_t>(16, ((d.m + threads - 1) / threads + 15) / 16 * 16);
       const int64_t rows = std::max<int64_t>(16, std::min<int64_t>(per, (int64_t(1) << 16) / std::max<int64_t>(1, d.n) / 16 * 16));
       const int64_t blocks = (d.m + rows - 1) / rows;
+      const InterruptCheck interrupted;
 #pragma omp parallel num_threads(int(std::max<int64_t>(1, std::min<int64_t>(threads, blocks))))
       {
         std::vector<T> c(size_t(std::min(rows, d.m) * d.n));
 #pragma omp for schedule(static)
         for (int64_t i = 0; i < blocks; ++i) {
-          if (interrupt_requested()) continue;
+          if (interrupted()) continue;
           const int64_t lo = i * rows, len = std::min(rows, d.m - lo);
           if (d.k == 0) std::fill(c.begin(), c.end(), T(0));
           else gemm_t(ta, tb, ta ? pa + lo : pa + lo * lda, pb, c.data(), len, d.n, d.k, lda, ldb, d.n);

@@ -47,11 +47,12 @@ void transposed_kernel(std::span<const Tensor> in, std::span<Tensor> out, const 
         return;
       }
       const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+      const InterruptCheck interrupted;
       const int64_t per = std::max<int64_t>(16, ((m + threads - 1) / threads + 15) / 16 * 16);
       const int64_t blocks = (m + per - 1) / per;
 #pragma omp parallel for num_threads(int(std::max<int64_t>(1, std::min<int64_t>(threads, blocks)))) schedule(static)
       for (int64_t i = 0; i < blocks; ++i) {
-        if (interrupt_requested()) continue;
+        if (interrupted()) continue;
         const int64_t lo = i * per, len = std::min(per, m - lo);
         // Row lo of op(A): column lo of a stored [k, m], or row lo of [m, k].
         gemm_t(TA, TB, TA ? pa + lo : pa + lo * lda, pb, pc + lo * n, len, n, k, lda, ldb, n);

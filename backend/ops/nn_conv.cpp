@@ -250,8 +250,9 @@ void conv2d_forward(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor
     return;
   }
   const bool direct = g.pointwise();
+  const InterruptCheck interrupted;
   split_batch_with_cols<T>(g, batch_threads(g.n), [&](int, int64_t lo, int64_t hi, T* col) {
-    for (int64_t s = lo; s < hi && !interrupt_requested(); ++s) {
+    for (int64_t s = lo; s < hi && !interrupted(); ++s) {
       const T* xs = x + s * g.in_sample();
       T* ys = y + s * g.out_sample();
       const T* cs = xs;
@@ -288,8 +289,9 @@ void conv2d_dx(const Tensor& dyt, const Tensor& wt, Tensor& dxt, const ConvGeom&
     return;
   }
   const bool direct = g.pointwise();
+  const InterruptCheck interrupted;
   split_batch_with_cols<T>(g, batch_threads(g.n), [&](int, int64_t lo, int64_t hi, T* col) {
-    for (int64_t s = lo; s < hi && !interrupt_requested(); ++s) {
+    for (int64_t s = lo; s < hi && !interrupted(); ++s) {
       T* dxs = dx + s * g.in_sample();
       T* cs = direct ? dxs : col;  // pointwise: the columns are dx itself
       for (int64_t gi = 0; gi < g.groups; ++gi)
@@ -323,9 +325,10 @@ void conv2d_dw(const Tensor& dyt, const Tensor& xt, Tensor& dwt, const ConvGeom&
   const bool direct = g.pointwise();
   Tensor partial = threads > 1 ? scratch((threads - 1) * wsize, dtype_of<T>()) : Tensor();
   std::vector<char> used(size_t(threads), 0);
+  const InterruptCheck interrupted;
   split_batch_with_cols<T>(g, threads, [&](int t, int64_t lo, int64_t hi, T* col) {
     T* acc = t == 0 ? dw : partial.data<T>() + (t - 1) * wsize;
-    for (int64_t s = lo; s < hi && !interrupt_requested(); ++s) {
+    for (int64_t s = lo; s < hi && !interrupted(); ++s) {
       const T* cs = x + s * g.in_sample();
       if (!direct) {
         im2col(cs, g, col);

@@ -91,6 +91,7 @@ void install_host(Interpreter& vm) {
     } else {
       a.fail(0, "reversed() needs a list, tuple, range or string, not " + a_type_name(v));
     }
+    out->count();
     return Value(out);
   });
   def(vm, "time", "", [](Args&) {
@@ -144,7 +145,14 @@ void install_host(Interpreter& vm) {
   });
   def(vm, "append", "list, v", [](Args& a) {
     if (!a[0].is_list()) a.fail(0, "append() needs a list, not " + a_type_name(a[0]));
-    a[0].as_list()->items.push_back(a[1]);
+    List& list = *a[0].as_list();
+    list.items.push_back(a[1]);
+    try {
+      list.count();
+    } catch (...) {
+      list.items.pop_back();
+      throw;
+    }
     return a[0];
   });
   def(vm, "item", "x", [](Args& a) {

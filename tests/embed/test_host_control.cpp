@@ -86,3 +86,54 @@ TEST_CASE("Options::time_limit ends a run that takes too long; later calls get t
   bad.time_limit = -1;
   CHECK(has(embed_error_of([&] { nn::Interpreter x(bad); }).message(), "time_limit"));
 }
+
+namespace {
+// Runs `code` (which calls started() first) and interrupts it from another
+// thread `after_ms` later; gives the error and the latency in ms.
+std::pair<nn::Error, double> interrupt_during(nn::Interpreter& vm, const std::string& code, int after_ms) {
+  std::atomic<bool> started{false};
+  vm.define("started", [&](nn::Args) -> nn::Value {
+    started = true;
+    return nn::Value();
+  });
+  Clock::time_point asked;
+  std::thread stopper([&] {
+    while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
+    asked = Clock::now();
+    vm.interrupt();
+  });
+  nn::Error e = embed_error_of([&] { vm.eval(code); });
+  const Clock::time_point ended = Clock::now();
+  stopper.join();
+  return {e, std::chrono::duration<double, std::milli>(ended - asked).count()};
+}
+}  // namespace
+
+TEST_CASE("interrupt() reaches a long kernel: a big matmul stops between its slices") {
+  std::ostringstream out;
+  nn::Options o = nntest::quiet_options(out);
+  o.threads = 2;  // one thread runs a gemm whole; several split it into slices
+  nn::Interpreter vm(o);
+  vm.eval("let a = rand([3000, 3000])");  // 2.7e10 multiply-adds: about a second
+  auto [e, latency_ms] = interrupt_during(vm, "started()\nlet c = a @ a", 30);
+  CHECK(e.message() == "interrupted");
+  CHECK(e.line() == 2);
+  MESSAGE("interrupt latency inside a matmul: " << latency_ms << " ms");
+  CHECK(latency_ms < 100.0);
+  CHECK(vm.eval("(a[0:2, 0:2] @ ones([2, 1])).shape[0]").as_int() == 2);
+}
+
+TEST_CASE("interrupt() reaches a compiled graph between its nodes") {
+  std::ostringstream out;
+  nn::Interpreter vm(nntest::quiet_options(out));
+  vm.eval(
+      "graph chain(a, n) {\n  let x = a\n  for i in 0..n { x = tanh(x @ a) }\n  sum(x)\n}\n"
+      "let a = rand([1000, 1000]) * 0.001\nchain(a, 2)");
+  // 60 gemms of 1e9 multiply-adds on one thread: a second or more.
+  auto [e, latency_ms] = interrupt_during(vm, "started()\nchain(a, 60)", 50);
+  CHECK(e.message() == "interrupted");
+  MESSAGE("interrupt latency inside a graph: " << latency_ms << " ms");
+  CHECK(latency_ms < 100.0);
+  CHECK(vm.eval("item(chain(a, 2)) > 0").as_bool());
+}
