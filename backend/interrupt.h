@@ -11,8 +11,9 @@ namespace nn::backend {
 
 inline std::atomic<bool> g_interrupt{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the interrupt flag is set from a signal handler");
-// The stop request of the interpreter running on this thread (null: none).
-inline thread_local std::atomic<bool>* t_stop_request = nullptr;
+// The stop request of the interpreter running on this thread (null: none;
+// installed by RunScope, backend/run_context.h).
+std::atomic<bool>* current_stop_request();
 
 inline void request_interrupt() noexcept { g_interrupt.store(true, std::memory_order_relaxed); }
 inline void clear_interrupt() noexcept { g_interrupt.store(false, std::memory_order_relaxed); }
@@ -28,13 +29,13 @@ class InterruptCheck {
   }
 
  private:
-  std::atomic<bool>* own_ = t_stop_request;
+  std::atomic<bool>* own_ = current_stop_request();
 };
 
 // True once per request: the caller then stops.
 inline bool take_interrupt() noexcept {
   if (g_interrupt.load(std::memory_order_relaxed) && g_interrupt.exchange(false)) return true;
-  std::atomic<bool>* own = t_stop_request;
+  std::atomic<bool>* own = current_stop_request();
   return own && own->load(std::memory_order_relaxed) && own->exchange(false);
 }
 

@@ -20,16 +20,16 @@ class MemoryAccount : public RefCounted {
   void charge(size_t bytes, size_t asked);
   void refund(size_t bytes) { current_.fetch_sub(bytes, std::memory_order_relaxed); }
   size_t current() const { return current_.load(std::memory_order_relaxed); }
-  size_t peak() const { return peak_.load(std::memory_order_relaxed); }
   size_t limit() const { return limit_; }
 
  private:
-  std::atomic<size_t> current_{0}, peak_{0};
+  std::atomic<size_t> current_{0};
   const size_t limit_;  // 0: none
 };
 
-// The account the calling thread charges (RunScope installs an
-// interpreter's); null outside any, where nothing is counted.
+// The account the calling thread charges (RunScope installs a capped
+// interpreter's, backend/run_context.h); null outside any, where nothing is
+// counted.
 MemoryAccount* current_account();
 void set_current_account(MemoryAccount* account);
 

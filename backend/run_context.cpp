@@ -9,21 +9,29 @@
 namespace nn::backend {
 namespace {
 Generator g_process_generator;  // code outside any RunScope (the process's)
-thread_local Generator* t_generator = nullptr;
+// What RunScope installed, in one thread-local block: a call from the host
+// saves and restores it whole.
+struct Installed {
+  Generator* generator = nullptr;
+  MemoryAccount* account = nullptr;
+  std::atomic<bool>* stop = nullptr;
+};
+thread_local Installed t_installed;
 }  // namespace
 
-Generator& current_generator() { return t_generator ? *t_generator : g_process_generator; }
+Generator& current_generator() { return t_installed.generator ? *t_installed.generator : g_process_generator; }
+MemoryAccount* current_account() { return t_installed.account; }
+void set_current_account(MemoryAccount* account) { t_installed.account = account; }
+std::atomic<bool>* current_stop_request() { return t_installed.stop; }
 
 RunScope::RunScope(const RunState& state)
-    : saved_generator_(t_generator),
+    : saved_generator_(t_installed.generator),
       device_(state.device),
       saved_autocast_(autocast_dtype()),
-      saved_account_(current_account()),
-      saved_stop_(t_stop_request),
-      nested_(t_generator == state.generator) {
-  t_generator = state.generator;
-  set_current_account(state.account);
-  t_stop_request = state.stop;
+      saved_account_(t_installed.account),
+      saved_stop_(t_installed.stop),
+      nested_(t_installed.generator == state.generator) {
+  t_installed = {state.generator, state.account, state.stop};
   if (!nested_) set_autocast_dtype(state.autocast);
   if (state.threads > 0 && omp_get_max_threads() != state.threads) {
     saved_threads_ = omp_get_max_threads();
@@ -32,9 +40,7 @@ RunScope::RunScope(const RunState& state)
 }
 
 RunScope::~RunScope() {
-  t_generator = saved_generator_;
-  set_current_account(saved_account_);
-  t_stop_request = saved_stop_;
+  t_installed = {saved_generator_, saved_account_, saved_stop_};
   if (!nested_) set_autocast_dtype(saved_autocast_);
   if (saved_threads_) omp_set_num_threads(saved_threads_);
 }

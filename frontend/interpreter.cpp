@@ -25,7 +25,8 @@ Interpreter::Interpreter(InterpreterOptions opts)
       alive_(std::make_shared<const uint64_t>(id_)),
       opts_(std::move(opts)),
       rng_(opts_.seed),
-      account_(backend::make_ref<backend::MemoryAccount>(opts_.max_memory_bytes)) {
+      account_(opts_.max_memory_bytes ? backend::make_ref<backend::MemoryAccount>(opts_.max_memory_bytes)
+                                       : backend::Ref<backend::MemoryAccount>()) {
   // Its generator, thread count and device are its own, installed on the
   // calling thread while it runs (run_scope): interpreters are independent.
   if (opts_.threads > 0) backend::set_num_threads(opts_.threads);

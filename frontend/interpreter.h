@@ -304,8 +304,9 @@ class Interpreter {
   backend::DType autocast_ = backend::DType::f32;  // --precision bf16 / f16
   int threads_ = 1;
   backend::Device* device_ = nullptr;
-  // Its CPU tensors and host values, against max_memory_bytes; blocks keep it
-  // alive after the interpreter.
+  // Its CPU tensors and host values, against max_memory_bytes (none without
+  // a cap: nothing to check, nothing paid); blocks keep it alive after the
+  // interpreter.
   backend::Ref<backend::MemoryAccount> account_;
   backend::RunScope run_scope() {
     return backend::RunScope({&rng_, threads_, device_, autocast_, account_.get(), &stop_});

@@ -65,10 +65,11 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
   backend::Profiler* prof = backend::Profiler::active();
   backend::comm::Communicator* comm = backend::comm::communicator_if_started();
   std::vector<backend::Tensor> in, out;
+  const backend::InterruptCheck interrupted;  // read once, checked per node
   for (size_t step = 0; step < p.order.size(); ++step) {
     const NodeId id = p.order[step];
     const Node& n = g.nodes[id];
-    if (backend::take_interrupt()) throw RunError("interrupted", n.loc, id);
+    if (interrupted() && backend::take_interrupt()) throw RunError("interrupted", n.loc, id);
     const int64_t t0 = prof ? backend::Profiler::now_ns() : 0;
     in.clear();
     for (ValueId v : n.inputs) in.push_back(slots[v]);
