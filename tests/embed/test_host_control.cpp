@@ -14,9 +14,10 @@ using nntest::embed_error_of;
 using nntest::has;
 using Clock = std::chrono::steady_clock;
 
-TEST_CASE("interrupt() from a second thread ends `while true {}` within 100 ms") {
-  std::ostringstream out;
-  nn::Interpreter vm(nntest::quiet_options(out));
+namespace {
+// Runs `code` (which calls started() first) and interrupts it from another
+// thread `after_ms` later; gives the error and the latency in ms.
+std::pair<nn::Error, double> interrupt_during(nn::Interpreter& vm, const std::string& code, int after_ms) {
   std::atomic<bool> started{false};
   vm.define("started", [&](nn::Args) -> nn::Value {
     started = true;
@@ -25,14 +26,21 @@ TEST_CASE("interrupt() from a second thread ends `while true {}` within 100 ms")
   Clock::time_point asked;
   std::thread stopper([&] {
     while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // well inside the loop
+    std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
     asked = Clock::now();
     vm.interrupt();
   });
-  nn::Error e = embed_error_of([&] { vm.eval("started()\nlet n = 0\nwhile true { n += 1 }"); });
+  nn::Error e = embed_error_of([&] { vm.eval(code); });
   const Clock::time_point ended = Clock::now();
-  stopper.join();  // before reading `asked`, which it wrote
-  const double latency_ms = std::chrono::duration<double, std::milli>(ended - asked).count();
+  stopper.join();
+  return {e, std::chrono::duration<double, std::milli>(ended - asked).count()};
+}
+}  // namespace
+
+TEST_CASE("interrupt() from a second thread ends `while true {}` within 100 ms") {
+  std::ostringstream out;
+  nn::Interpreter vm(nntest::quiet_options(out));
+  auto [e, latency_ms] = interrupt_during(vm, "started()\nlet n = 0\nwhile true { n += 1 }", 20);  // well inside the loop
   CHECK(e.message() == "interrupted");
   CHECK(e.file() == "<eval>");
   CHECK(e.line() == 3);
@@ -86,29 +94,6 @@ TEST_CASE("Options::time_limit ends a run that takes too long; later calls get t
   bad.time_limit = -1;
   CHECK(has(embed_error_of([&] { nn::Interpreter x(bad); }).message(), "time_limit"));
 }
-
-namespace {
-// Runs `code` (which calls started() first) and interrupts it from another
-// thread `after_ms` later; gives the error and the latency in ms.
-std::pair<nn::Error, double> interrupt_during(nn::Interpreter& vm, const std::string& code, int after_ms) {
-  std::atomic<bool> started{false};
-  vm.define("started", [&](nn::Args) -> nn::Value {
-    started = true;
-    return nn::Value();
-  });
-  Clock::time_point asked;
-  std::thread stopper([&] {
-    while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
-    asked = Clock::now();
-    vm.interrupt();
-  });
-  nn::Error e = embed_error_of([&] { vm.eval(code); });
-  const Clock::time_point ended = Clock::now();
-  stopper.join();
-  return {e, std::chrono::duration<double, std::milli>(ended - asked).count()};
-}
-}  // namespace
 
 TEST_CASE("interrupt() reaches a long kernel: a big matmul stops between its slices") {
   std::ostringstream out;
