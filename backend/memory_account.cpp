@@ -8,7 +8,7 @@
 namespace nn::backend {
 void MemoryAccount::charge(size_t bytes, size_t asked) {
   size_t now = current_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-  if (limit_ && now > limit_) {
+  if (now > limit_) {
     current_.fetch_sub(bytes, std::memory_order_relaxed);
     throw OutOfMemory(fmt::format("out of memory on cpu: asked for {} ({} bytes) with {} in use, limit {}",
                                   format_bytes(asked), asked, format_bytes(now - bytes), format_bytes(limit_)),

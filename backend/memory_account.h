@@ -13,18 +13,16 @@ namespace nn::backend {
 
 class MemoryAccount : public RefCounted {
  public:
-  explicit MemoryAccount(size_t limit = 0) : limit_(limit) {}
+  explicit MemoryAccount(size_t limit) : limit_(limit) {}
   // Adds `bytes` (what the pool hands out for a request of `asked`); over
   // the limit nothing is added and OutOfMemory says what was asked, what is
   // in use and the limit.
   void charge(size_t bytes, size_t asked);
   void refund(size_t bytes) { current_.fetch_sub(bytes, std::memory_order_relaxed); }
-  size_t current() const { return current_.load(std::memory_order_relaxed); }
-  size_t limit() const { return limit_; }
 
  private:
   std::atomic<size_t> current_{0};
-  const size_t limit_;  // 0: none
+  const size_t limit_;
 };
 
 // The account the calling thread charges (RunScope installs a capped

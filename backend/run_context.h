@@ -1,8 +1,9 @@
 // What an interpreter keeps of the backend's per-run state for itself and
 // installs on the calling thread while it runs (RunScope): its random
-// generator, its kernel thread count, its default device and its memory
-// account. Two interpreters on two threads then draw, split work, place
-// tensors and count memory independently; code outside any scope uses the process's own generator.
+// generator, kernel thread count, default device, memory account and stop
+// request. Two interpreters on two threads then draw, split work, place
+// tensors, count memory and stop independently; code outside any scope uses
+// the process's own generator.
 #pragma once
 #include <atomic>
 #include <cstdint>

@@ -77,14 +77,19 @@ void Block::allocate() {
   // The calling interpreter's account pays for CPU memory (its cap);
   // other devices keep their pool's limit.
   MemoryAccount* account = device_->type() == DeviceType::cpu ? current_account() : nullptr;
-  if (account) account->charge(CachingPool::size_of(bytes_, exact_), bytes_);
+  if (!account) {
+    ptr_ = device_->pool().allocate(bytes_, exact_);
+    return;
+  }
+  const size_t size = CachingPool::size_of(bytes_, exact_);
+  account->charge(size, bytes_);
   try {
     ptr_ = device_->pool().allocate(bytes_, exact_);
   } catch (...) {
-    if (account) account->refund(CachingPool::size_of(bytes_, exact_));
+    account->refund(size);
     throw;
   }
-  if (account) account_ = Ref<MemoryAccount>(account);
+  account_ = Ref<MemoryAccount>(account);
 }
 
 Tensor Tensor::view(const Shape& shape, size_t bytes) const {
