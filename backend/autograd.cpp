@@ -167,6 +167,22 @@ class BackwardWalk {
     }
   }
 
+  // Tells the dispatch hook whose backward the next ops are, for its life.
+  class BackwardGroup {
+   public:
+    explicit BackwardGroup(uint32_t group) : hook_(group ? dispatch_hook() : nullptr) {
+      if (hook_) hook_->backward_of(group);
+    }
+    ~BackwardGroup() {
+      if (hook_) hook_->backward_of(0);
+    }
+    BackwardGroup(const BackwardGroup&) = delete;
+    BackwardGroup& operator=(const BackwardGroup&) = delete;
+
+   private:
+    DispatchHook* hook_;
+  };
+
   // Runs one node's backward rule on its output gradients and passes the
   // input gradients on to the nodes (or wanted leaves) that made the inputs.
   void run_rule(WalkNode& w) {
@@ -187,6 +203,7 @@ class BackwardWalk {
     for (size_t i = 0; i < n.inputs.size() && i < 64; ++i)
       if (leads_to_wanted(w, i)) args.needs |= uint64_t(1) << i;
     check_unchanged(n);
+    BackwardGroup group(n.group);
     std::vector<Tensor> gin = n.op->backward(args);
     w.grads = {};  // this node is done: free its output gradients now
     check_rule(n, gin);
@@ -334,6 +351,7 @@ void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, 
   node->versions.reserve(in.size());
   for (const Tensor& t : in) node->versions.push_back(t.defined() ? t.block()->version() : 0);
   node->loc = script_loc();
+  if (const DispatchHook* hook = dispatch_hook()) node->group = hook->group();
   node->attrs = attrs;
   node->outputs.reserve(out.size());
   // The node keeps views of its outputs without history: holding the

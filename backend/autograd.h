@@ -22,6 +22,7 @@ struct GradNode {
   // place since, rather than give a wrong gradient (SPEC §17).
   std::vector<uint32_t> versions;
   SourceLoc loc;
+  uint32_t group = 0;  // the dispatch hook's group when the op ran (DispatchHook::group)
 };
 
 // grad() met an input that was changed in place after an op saved it. The

@@ -19,6 +19,12 @@ class DispatchHook {
   // Returns true when the hook produced the outputs itself.
   virtual bool on_dispatch(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs,
                            const OutTypes& types, Tensors& out) = 0;
+  // Autodiff groups a backward pass the way its forward was grouped: each op
+  // it records keeps the hook's group() (the tracer: the nn function call
+  // being traced), and the op's backward rule runs between backward_of(that
+  // group) and backward_of(0). 0: no group.
+  virtual uint32_t group() const { return 0; }
+  virtual void backward_of(uint32_t /*group*/) {}
 };
 void set_dispatch_hook(DispatchHook* hook);  // per thread; null removes it
 DispatchHook* dispatch_hook();

@@ -67,7 +67,7 @@ Loaded load(const std::string& script, int threads, bool eager, nn::ir::MemoryMo
   o.memory = memory;
   o.disabled_passes = std::move(disabled);
   o.args = std::move(args);
-  if (plan_only) o.on_compiled = [](const nn::ir::Graph&) { throw nn::frontend::ExitRequest{0}; };
+  if (plan_only) o.on_compiled = [](const nn::ir::CompiledGraph&) { throw nn::frontend::ExitRequest{0}; };
   l.vm = std::make_unique<Interpreter>(o);
   try {
     l.vm->run_file(script);

@@ -246,7 +246,7 @@ void Interpreter::compile(CompiledGraph& cg, ir::Graph traced) {
   o.memory = opts_.memory;
   if (!opts_.dump_passes_dir.empty()) o.dump = dump_passes(traced.name);
   static_cast<ir::CompiledGraph&>(cg) = ir::compile(std::move(traced), o);
-  if (opts_.on_compiled) opts_.on_compiled(cg.graph);
+  if (opts_.on_compiled) opts_.on_compiled(cg);
 }
 
 std::vector<backend::Tensor> Interpreter::run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs) {

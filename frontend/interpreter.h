@@ -49,9 +49,10 @@ struct InterpreterOptions {
   ir::MemoryMode memory = ir::MemoryMode::arena;    // --memory
   std::set<std::string> disabled_passes;  // --no-pass NAME
   std::string dump_passes_dir;            // nn ir --dump-passes DIR
-  // Called with each graph once compiled (nn ir, nn dot); may throw
-  // ExitRequest to stop the script there.
-  std::function<void(const ir::Graph&)> on_compiled;
+  // Called with each graph once compiled (nn ir, nn dot): the graph as
+  // traced, as it runs and its memory plan; may throw ExitRequest to stop
+  // the script there.
+  std::function<void(const ir::CompiledGraph&)> on_compiled;
   std::ostream* out = nullptr;            // print(); null: std::cout
   std::ostream* log = nullptr;            // notes (graph retraced); null: std::cerr
 };
@@ -129,6 +130,8 @@ class Interpreter {
   // "opt.m[0]"), or "" (frontend/user_names.cpp): diagnostics name tensors
   // as the user does.
   std::string user_name(const backend::Tensor& t) const;
+  // user_name of each tensor, from one walk of the globals ("" where none).
+  std::vector<std::string> user_names(const std::vector<backend::Tensor>& ts) const;
   // "`m.w` (f32[2])" when the globals reach t, else "a f32[2] tensor".
   std::string describe_tensor(const backend::Tensor& t) const;
 

@@ -164,6 +164,17 @@ void Tracer::push_scope(std::string name, const Loc& call) {
 
 void Tracer::pop_scope() { scope_ = graph_.scopes[scope_].parent; }
 
+uint32_t Tracer::mirror(uint32_t s) {
+  if (s == 0 || s >= graph_.scopes.size()) return scope_;
+  const uint64_t key = (uint64_t(scope_) << 32) | s;
+  if (auto it = mirrors_.find(key); it != mirrors_.end()) return it->second;
+  const uint32_t parent = mirror(graph_.scopes[s].parent);
+  graph_.scopes.push_back({"\u2207" + graph_.scopes[s].name, parent, graph_.scopes[s].call});
+  const uint32_t m = uint32_t(graph_.scopes.size() - 1);
+  mirrors_.emplace(key, m);
+  return m;
+}
+
 NodeId Tracer::append(const backend::OpDef* op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
                       const backend::OutTypes& types) {
   ValueList ids;
@@ -172,7 +183,7 @@ NodeId Tracer::append(const backend::OpDef* op, std::span<const backend::Tensor>
   NodeId n = graph_.add_node(op, std::move(ids), attrs, types);
   Node& node = graph_.nodes[n];
   node.loc = backend::op_loc();
-  node.scope = scope_;
+  node.scope = backward_of_ ? mirror(backward_of_) : scope_;
   node.phase = phase_;
   return n;
 }

@@ -75,6 +75,11 @@ class Tracer : public backend::DispatchHook {
 
   bool on_dispatch(const backend::OpDef& op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
                    const backend::OutTypes& types, backend::Tensors& out) override;
+  // The backward of an op made in scope s goes into s's mirror `∇name`,
+  // nested under the scope grad() was called in as s is under the graph, so
+  // a picture groups (and folds) the backward pass as it does the forward.
+  uint32_t group() const override { return scope_; }
+  void backward_of(uint32_t scope) override { backward_of_ = scope; }
 
  private:
   // A tensor's identity: the same memory seen as the same type is one value,
@@ -94,6 +99,7 @@ class Tracer : public backend::DispatchHook {
   };
   static Key key(const backend::Tensor& t) { return {t.block().get(), t.offset(), t.dtype(), t.shape()}; }
   backend::Tensor make_traced(ValueId v);
+  uint32_t mirror(uint32_t forward_scope);
   ValueMark* own_mark(const backend::Tensor& t) const;
   // The value t stands for now (kNone: not seen yet); set_value moves it on.
   ValueId current(const backend::Tensor& t) const;
@@ -113,6 +119,9 @@ class Tracer : public backend::DispatchHook {
   };
   std::vector<Captured> entries_;  // arguments and captured tensors, in order
   uint32_t scope_ = 0;
+  uint32_t backward_of_ = 0;  // the forward scope whose backward is being traced; 0: none
+  // (grad()'s scope, forward scope) -> its mirror
+  std::unordered_map<uint64_t, uint32_t> mirrors_;
   Phase phase_ = Phase::forward;
   backend::DispatchHook* saved_hook_ = nullptr;
   Tracer* saved_active_ = nullptr;

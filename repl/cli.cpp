@@ -10,6 +10,8 @@
 // `nn check --eager f.nn` work as well as `nn --threads 2 run f.nn`.
 #include "repl/cli.h"
 
+#include "ir/picture/picture.h"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -94,11 +96,19 @@ const CLI::Validator kByteSize(
 // usage error before the script runs.
 const CLI::Validator kPictureFile(
     [](std::string& path) -> std::string {
-      size_t dot = path.find_last_of("./");
-      std::string ext = dot == std::string::npos || path[dot] == '/' ? "" : path.substr(dot + 1);
-      for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-      if (ext == "dot" || ext == "svg" || ext == "png" || ext == "pdf") return "";
-      return "`" + path + "`: the picture's extension must be .dot, .svg, .png or .pdf";
+      if (nn::ir::is_picture_path(path)) return "";
+      return "`" + path + "`: the picture's extension must be " + nn::ir::kPictureExtensions;
+    },
+    "");
+
+// --collapse: auto, -1 (fold nothing) or a nesting depth.
+const CLI::Validator kCollapse(
+    [](std::string& text) -> std::string {
+      if (text == "auto") return "";
+      char* end = nullptr;
+      const long n = std::strtol(text.c_str(), &end, 10);
+      if (!text.empty() && *end == 0 && n >= -1 && n <= 1000000) return "";
+      return "`" + text + "`: --collapse takes auto, -1 (fold nothing) or a nesting depth 0, 1, ...";
     },
     "");
 
@@ -219,8 +229,8 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
       "  nn -e CODE [ARGS...]        run code given on the command line\n"
       "  nn check FILE.nn            parse and resolve names; run nothing\n"
       "  nn ir FILE.nn [--graph G] [--raw] [--dump-passes DIR]\n"
-      "  nn dot FILE.nn [--graph G] [--raw] [--color phase|memory] [--collapse N]\n"
-      "                 -o OUT.svg|png|pdf|dot\n"
+      "  nn dot FILE.nn [--graph G] [--raw] [--color phase|memory] [--collapse auto|N]\n"
+      "                 -o OUT.svg|png|pdf|dot|html\n"
       "Arguments after the script path go to the script (`args`).\n"
       "Exit codes: 0 success, 1 error in the script, 2 bad usage.");
   app.prefix_command();
@@ -253,12 +263,13 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
     g->prefix_command(false);
     g->allow_extras(false);
     g->add_option("file", out.file, "The script")->required()->type_name("FILE.nn");
+    g->add_option("args", out.script_args, "Arguments for the script (`args`)")->type_name("ARGS");
     g->add_option("--graph", out.graph_name, "The graph (default: the first one compiled)")->type_name("G");
     g->add_flag("--raw", out.raw, "The graph before optimization");
     common_for(*g);
   }
   ir->add_option("--dump-passes", out.dump_passes_dir, "Write the IR after each pass to DIR")->type_name("DIR");
-  dot->add_option("-o,--output", out.output_path, "Output file: .svg, .png, .pdf or .dot")
+  dot->add_option("-o,--output", out.output_path, "Output file: .svg, .png, .pdf, .dot or .html (an interactive page)")
       ->required()
       ->check(kPictureFile)
       ->type_name("OUT");
@@ -266,9 +277,11 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
   dot->add_option("--color", color, "Fill nodes by phase (default) or by the memory plan's block")
       ->check(CLI::IsMember({"phase", "memory"}))
       ->type_name("phase|memory");
-  dot->add_option("--collapse", out.collapse, "Fold nn function calls nested deeper than N into one box each")
-      ->check(CLI::Range(0, 1000000).description(""))
-      ->type_name("N");
+  std::string collapse = "auto";
+  dot->add_option("--collapse", collapse,
+                  "Fold nn function calls nested deeper than N into one box each (auto: at most 80 boxes; -1: none)")
+      ->check(kCollapse)
+      ->type_name("auto|N");
 
   try {
     app.parse(argc, argv);
@@ -279,6 +292,7 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
 
   for (const auto& c : commons) merge_into(out, *c);
   out.color_memory = color == "memory";
+  out.collapse = collapse == "auto" ? nn::ir::kAutoCollapse : std::stoi(collapse);
   // Said now rather than after a long run; the file is written at the end.
   if (!out.profile_path.empty() && !std::ofstream(out.profile_path, std::ios::app))
     return usage_error("--profile: cannot write `" + out.profile_path + "`");

@@ -52,7 +52,7 @@ struct CliOptions {
   // dot only: --color phase|memory (fill by phase, or by the memory plan's
   // block with reader counts), --collapse N (fold nn calls deeper than N).
   bool color_memory = false;
-  int collapse = -1;  // -1: never
+  int collapse = -2;  // ir::kAutoCollapse; -1: fold nothing
 };
 
 // Parses argv into `out`. Returns std::nullopt when the program should go on,

@@ -18,8 +18,7 @@
 #include "backend/comm/communicator.h"
 #include "backend/profiler.h"
 #include "frontend/interpreter.h"
-#include "ir/dot_printer.h"
-#include "ir/dot_render.h"
+#include "frontend/graph_picture.h"
 #include "ir/pass.h"
 #include "ir/plan.h"
 #include "ir/printer.h"
@@ -82,47 +81,21 @@ nn::frontend::InterpreterOptions interpreter_options(const CliOptions& cli) {
   return o;
 }
 
-// The cache entry whose optimized graph is `g`, or null.
-const nn::frontend::CompiledGraph* entry_of(const Interpreter& interp, const nn::ir::Graph& g) {
-  for (const auto& cache : interp.graphs())
-    for (const auto& e : cache->entries)
-      if (&e->graph == &g) return e.get();
-  return nullptr;
-}
-
 // nn ir / nn dot: once graph G (or the first graph) is compiled, write it
-// and stop the script. on_compiled is given the optimized graph; its cache
-// entry (found through the interpreter by that graph's address) holds the
-// raw graph (--raw) and the memory plan (dot --color memory). --collapse N
-// folds calls nested deeper than N into boxes.
+// (as traced with --raw) and stop the script. --color memory fills nodes by
+// the memory plan; --collapse N folds calls nested deeper than N into boxes.
 void stop_at_graph(const CliOptions& cli, nn::frontend::InterpreterOptions& o,
                    const std::unique_ptr<Interpreter>& interp) {
-  o.on_compiled = [&cli, &interp](const nn::ir::Graph& g) {
-    if (!cli.graph_name.empty() && g.name != cli.graph_name) return;
-    const nn::frontend::CompiledGraph* entry = interp ? entry_of(*interp, g) : nullptr;
-    const nn::ir::Graph& shown = cli.raw && entry ? entry->raw : g;
+  o.on_compiled = [&cli, &interp](const nn::ir::CompiledGraph& cg) {
+    if (!cli.graph_name.empty() && cg.graph.name != cli.graph_name) return;
     if (cli.mode == Mode::Ir) {
-      std::cout << nn::ir::print_ir(shown);
+      std::cout << nn::ir::print_ir(cli.raw ? cg.raw : cg.graph);
     } else {
-      nn::ir::DotOptions opt;
-      opt.raw = cli.raw;
-      opt.collapse = cli.collapse;
-      if (cli.color_memory) {
-        // The plan that runs; the raw graph never runs, so it is planned here.
-        nn::ir::Plan plan;
-        if (entry && &shown == &entry->graph) {
-          plan = entry->plan;
-        } else {
-          nn::ir::Schedule kind = nn::ir::Schedule::automatic;
-          nn::ir::MemoryMode memory = nn::ir::MemoryMode::arena;
-          nn::ir::parse_schedule(cli.schedule, kind);
-          nn::ir::parse_memory_mode(cli.memory, memory);
-          plan = nn::ir::make_plan(shown, kind, memory);
-        }
-        opt.block_of_value = std::move(plan.block_of_value);
-        opt.readers = std::move(plan.readers);
-      }
-      nn::ir::render_dot(nn::ir::print_dot(shown, opt), cli.output_path);
+      nn::frontend::PictureRequest request;
+      request.raw = cli.raw;
+      request.memory = cli.color_memory;
+      request.collapse = cli.collapse;
+      nn::frontend::draw_graph(*interp, cg, request, cli.output_path);
     }
     throw nn::frontend::ExitRequest{0};
   };

@@ -31,8 +31,7 @@
 #include "frontend/parser.h"
 #include "frontend/symbol.h"
 #include "frontend/value.h"
-#include "ir/dot_printer.h"
-#include "ir/dot_render.h"
+#include "frontend/graph_picture.h"
 #include "ir/printer.h"
 
 namespace nn::repl {
@@ -60,7 +59,7 @@ const char* const kHelp =
     "  :mem            memory in use, peak and cached\n"
     "  :graphs         the compiled graphs: signatures traced, nodes, runs\n"
     "  :ir G           the IR of graph G's latest compiled signature\n"
-    "  :dot G [FILE]   draw graph G (.svg, .png, .pdf or .dot; default G.svg)\n"
+    "  :dot G [FILE]   draw graph G (.svg, .png, .pdf, .dot or .html; default G.svg)\n"
     "Tab completes names and record fields; Ctrl-C stops a running computation\n"
     "or clears the line; history is kept in ~/.nn_history.\n";
 
@@ -437,7 +436,7 @@ void Repl::draw(const std::string& arg) {
   const frontend::CompiledGraph* cg = find_graph(name);
   if (!cg) return;
   try {
-    ir::render_dot(ir::print_dot(cg->graph), path);
+    frontend::draw_graph(*interp_, *cg, {}, path);
     std::cout << "wrote " << path << "\n";
   } catch (const backend::Error& e) {
     std::cout.flush();

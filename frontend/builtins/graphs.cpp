@@ -14,8 +14,8 @@
 #include "frontend/diagnostic.h"
 #include "frontend/graph_cache.h"
 #include "frontend/interpreter.h"
-#include "ir/dot_printer.h"
-#include "ir/dot_render.h"
+#include "frontend/graph_picture.h"
+#include "ir/picture/picture.h"
 #include "ir/printer.h"
 
 namespace nn::frontend::builtins {
@@ -63,15 +63,6 @@ const CompiledGraph& compiled(Args& a, size_t i) {
   const CompiledGraph* cg = f->graph_cache ? f->graph_cache->latest() : nullptr;
   if (!cg) a.fail(i, not_compiled(a, f->name()));
   return *cg;
-}
-
-// Whether render_dot can write `path`: .dot .svg .png .pdf, in any case.
-bool picture_extension(const std::string& path) {
-  size_t at = path.find_last_of("./");
-  if (at == std::string::npos || path[at] == '/') return false;
-  std::string ext = path.substr(at + 1);
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return ext == "dot" || ext == "svg" || ext == "png" || ext == "pdf";
 }
 
 // dot(g, "f.svg") draws a graph; dot(a, b) of tensors is the dot product.
@@ -123,15 +114,16 @@ void install_graphs(Interpreter& vm) {
     return Value(r);
   });
 
-  // dot(g, path, raw=false, memory=false, collapse=-1): the picture of g's
-  // latest compiled graph, by the path's extension (.dot .svg .png .pdf).
-  // memory=true fills the nodes by the block of the memory plan that holds
-  // their value and shows each value's reader count; collapse=N folds the nn
-  // function calls nested deeper than N into one box each (-1: never).
-  // raw=true draws the graph as traced, before the passes; its memory
-  // picture is the plan it would get (it never runs). This replaces
+  // dot(g, path, raw=false, memory=false, collapse="auto"): the picture of
+  // g's latest compiled graph, by the path's extension (.dot .svg .png .pdf,
+  // or .html for the interactive page). memory=true fills the nodes by the
+  // block of the memory plan that holds their value and shows each value's
+  // reader count; collapse=N folds the nn function calls nested deeper than
+  // N into one box each (-1: none; "auto": the deepest N drawing at most 80
+  // boxes). raw=true draws the graph as traced, before the passes; its
+  // memory picture is the plan it would get (it never runs). This replaces
   // math.cpp's dot(a, b), which it still is for anything that is not a graph.
-  def(vm, "dot", "g, path, raw=false, memory=false, collapse=-1", [](Args& a) {
+  def(vm, "dot", "g, path, raw=false, memory=false, collapse=\"auto\"", [](Args& a) {
     if (!is_picture_call(a)) {
       for (size_t i = 2; i < 5; ++i)
         if (a.given(i)) a.fail(i, "dot of two tensors takes no picture options (dot(g, path) draws a graph)");
@@ -141,26 +133,19 @@ void install_graphs(Interpreter& vm) {
     const std::string& path = a.str(1);
     std::string denied = fileio::access_denied(a.vm().options().allow_files, path, true);
     if (!denied.empty()) a.fail(1, denied);
-    if (!picture_extension(path))  // render_dot says the same; here the path is underlined
-      a.fail(1, "dot: cannot write `" + path + "`: the picture's extension must be .dot, .svg, .png or .pdf");
-    ir::DotOptions opt;
-    opt.raw = a.boolean(2);
-    const ir::Graph& g = opt.raw ? cg.raw : cg.graph;
-    if (a.boolean(3)) {
-      ir::Plan raw_plan;
-      if (opt.raw) raw_plan = ir::make_plan(g, a.vm().options().schedule, a.vm().options().memory);
-      const ir::Plan& plan = opt.raw ? raw_plan : cg.plan;
-      opt.block_of_value = plan.block_of_value;
-      opt.readers = plan.readers;
+    if (!ir::is_picture_path(path))  // draw_picture says the same; here the path is underlined
+      a.fail(1, "dot: cannot write `" + path + "`: the picture's extension must be " + ir::kPictureExtensions);
+    PictureRequest request;
+    request.raw = a.boolean(2);
+    request.memory = a.boolean(3);
+    if (!(a[4].is_str() && a.str(4) == "auto")) {
+      const bool depth = a[4].is_int() && a.integer(4) >= -1 && a.integer(4) <= INT32_MAX;
+      if (!depth)
+        a.fail(4, "collapse is a nesting depth (0, 1, ...), -1 for none or \"auto\", not " +
+                      (a[4].is_int() ? std::to_string(a.integer(4)) : a_type_name(a[4])));
+      request.collapse = int(a.integer(4));
     }
-    int64_t collapse = a.integer(4);
-    if (collapse < -1 || collapse > INT32_MAX) {
-      std::string m = "collapse is a nesting depth (0, 1, ...) or -1 for none, not ";
-      m += std::to_string(collapse);
-      a.fail(4, m);
-    }
-    opt.collapse = int(collapse);
-    ir::render_dot(ir::print_dot(g, opt), path);  // backend::Error: a diagnostic at the call
+    draw_graph(a.vm(), cg, request, path);  // backend::Error: a diagnostic at the call
     return Value();
   });
 }

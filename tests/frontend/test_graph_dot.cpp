@@ -11,7 +11,7 @@
 #include <iterator>
 
 #include "frontend/script_test_util.h"
-#include "ir/dot_render.h"
+#include "ir/picture/dot_render.h"
 
 using nn::frontend::Interpreter;
 using nntest::run;

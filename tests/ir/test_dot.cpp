@@ -1,7 +1,9 @@
-// The Graphviz picture: print_dot's text parses back with libcgraph with the
-// expected node and edge counts, renders to svg/png/pdf in process, matches a
-// golden text for a tiny graph, folds nested calls with collapse, and reports
-// bad paths with a clear Error.
+// Pictures of graphs: print_dot's text parses back with libcgraph with the
+// node and edge counts worked out by hand, matches a golden text for a tiny
+// graph, writes params, state and small constants into labels, labels edges
+// where shapes change, folds nested calls (by hand and to at most 80 boxes),
+// draws repeated calls as one series box, renders every format (the .html
+// page included) in process, and reports bad paths with a clear Error.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -10,10 +12,13 @@
 #include <iterator>
 
 #include "backend/dispatch.h"
-#include "ir/dot_printer.h"
-#include "ir/dot_render.h"
+#include "backend/ops.h"
 #include "ir/graph.h"
 #include "ir/pass.h"
+#include "ir/picture/dot_printer.h"
+#include "ir/picture/dot_render.h"
+#include "ir/picture/group_tree.h"
+#include "ir/picture/picture.h"
 
 using namespace nn;
 using ir::NodeId;
@@ -54,10 +59,24 @@ ir::Graph tiny() {
   return g;
 }
 
-size_t value_nodes(const ir::Graph& g) {
-  size_t k = 0;
-  for (const ir::Value& v : g.values) k += v.role != Role::intermediate;
-  return k;
+ValueId constant(ir::Graph& g, double x) {
+  ValueId c = g.add_value(f32({}), Role::constant);
+  g.values[c].captured = backend::scalar(x, backend::DType::f32);
+  return c;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// `count` consecutive calls of `name` under scope `parent`, each
+// matmul(h, w) then tanh, h flowing from one call to the next. Returns h.
+ValueId steps(ir::Graph& g, const char* name, int count, uint32_t parent, ValueId h, ValueId w) {
+  for (int i = 0; i < count; ++i) {
+    g.scopes.push_back({name, parent, {}});
+    const uint32_t s = uint32_t(g.scopes.size() - 1);
+    h = out_of(g, add_op(g, "matmul", {h, w}, f32({2, 2}), s));
+    h = out_of(g, add_op(g, "tanh", {h}, f32({2, 2}), s));
+  }
+  return h;
 }
 
 // Sequential > Linear (> init) and Sequential > Linear, then a sum outside:
@@ -102,38 +121,38 @@ std::filesystem::path scratch_dir() {
 
 TEST_CASE("dot: golden text of a tiny graph") {
   const std::string golden = R"(digraph "tiny" {
-  graph [label="tiny", labelloc=t, fontname="Helvetica", fontsize=14, rankdir=TB, newrank=true];
+  graph [label="tiny", labelloc=t, fontname="Helvetica", fontsize=14, rankdir=TB, newrank=true, nodesep=0.2, ranksep=0.3];
   node [fontname="Helvetica", fontsize=10, shape=box, style="rounded,filled", fillcolor="#ffffff"];
   edge [fontname="Helvetica", fontsize=8, color="#555555"];
-  v0 [label="input a\nf32[2, 3]\n%0", shape=invhouse, style=filled, fillcolor="#f3f3f3"];
-  v1 [label="input b\nf32[2, 3]\n%1", shape=invhouse, style=filled, fillcolor="#f3f3f3"];
-  n0 [label="add\nf32[2, 3]\n%2", fillcolor="#cfe2f3"];
-  n1 [label="relu\nf32[2, 3]\n%3", shape=doubleoctagon, style=filled, fillcolor="#cfe2f3"];
-  v0 -> n0 [label="[2, 3]", tooltip="%0 f32[2, 3]"];
-  v1 -> n0 [label="[2, 3]", tooltip="%1 f32[2, 3]"];
-  n0 -> n1 [label="[2, 3]", tooltip="%2 f32[2, 3]"];
+  v0 [label="input a\nf32[2, 3]", shape=invhouse, style=filled, fillcolor="#f3f3f3", tooltip="%0"];
+  v1 [label="input b\nf32[2, 3]", shape=invhouse, style=filled, fillcolor="#f3f3f3", tooltip="%1"];
+  n0 [label="add\nf32[2, 3]", fillcolor="#cfe2f3", tooltip="%2"];
+  n1 [label="relu\nf32[2, 3]", shape=doubleoctagon, style=filled, fillcolor="#cfe2f3", tooltip="%3"];
+  v0 -> n0 [tooltip="%0 f32[2, 3]"];
+  v1 -> n0 [tooltip="%1 f32[2, 3]"];
+  n0 -> n1 [tooltip="%2 f32[2, 3]"];
+  legend [shape=plain, fontsize=8, label=<<table border="0" cellspacing="2" cellpadding="2"><tr><td border="1" style="rounded" bgcolor="#cfe2f3">forward</td></tr><tr><td border="1" style="rounded" >house: input; hexagon: constant</td></tr><tr><td border="1" style="rounded" >double octagon: graph output</td></tr><tr><td border="1" style="rounded" >edges: shapes where they change</td></tr></table>>];
 }
 )";
   ir::Graph g = tiny();
   CHECK(ir::print_dot(g) == golden);
   ir::DotCounts c = ir::parse_dot_counts(golden);
-  CHECK(c.nodes == 4);
+  CHECK(c.nodes == 5);
   CHECK(c.edges == 3);
 
-  // An empty graph, even without its root scope, is still a picture.
+  // An empty graph, even without its root scope, is still a picture (of its legend).
   ir::Graph empty;
   empty.scopes.clear();
-  ir::DotOptions fold;
+  ir::DrawOptions fold;
   fold.collapse = 0;
   c = ir::parse_dot_counts(ir::print_dot(empty, fold));
-  CHECK(c.nodes == 0);
+  CHECK(c.nodes == 1);
   CHECK(c.edges == 0);
 }
 
-TEST_CASE("dot: counts match the IR, with every kind of node and a legend") {
+TEST_CASE("dot: params, state and small constants are written into labels") {
   ir::Graph g = nested();
-  // A constant, a state with its update, a host call and backward/optimizer nodes.
-  ValueId lr = g.add_value(f32({}), Role::constant);
+  ValueId lr = constant(g, 0.5);
   ValueId step = g.add_value(f32({}), Role::state, "step");
   NodeId bw = add_op(g, "mul", {g.outputs[0], lr}, f32({}), 0, ir::Phase::backward);
   NodeId opt = add_op(g, "add", {step, out_of(g, bw)}, f32({}), 0, ir::Phase::optimizer);
@@ -145,77 +164,198 @@ TEST_CASE("dot: counts match the IR, with every kind of node and a legend") {
   g.locate = [](const ir::Loc& l) { return "mlp.nn:" + std::to_string(l.begin); };
 
   const std::string dot = ir::print_dot(g);
-  const size_t legend = 1;  // one node: more than one phase is present
+  // Drawn: the 10 ops, input x and the legend; w1, b1, w2, b2, lr and step
+  // are lines of their readers' labels. Edges, by hand: x->n0, n0->n1,
+  // n1->n2, x->n2, n2->n3, n3->n4, n4->n5, n5->n6, n6->mul, mul->add,
+  // add->print.
   ir::DotCounts c = ir::parse_dot_counts(dot);
-  CHECK(c.nodes == g.nodes.size() + value_nodes(g) + legend);
-  CHECK(c.edges == g.edge_count());
-  CHECK(dot.find("peripheries=2") != std::string::npos);           // params
-  CHECK(dot.find("shape=cylinder") != std::string::npos);          // state
-  CHECK(dot.find("shape=hexagon") != std::string::npos);           // constant
-  CHECK(dot.find("shape=note") != std::string::npos);              // print
-  CHECK(dot.find("tooltip=\"mlp.nn:40\"") != std::string::npos);   // the print's line
-  CHECK(dot.find("tooltip=\"mlp.nn:7\"") != std::string::npos);    // the matmul's line
-  CHECK(dot.find("writes step") != std::string::npos);
-  CHECK(dot.find("subgraph cluster_legend") != std::string::npos);
-  CHECK(dot.find("subgraph cluster_s4") != std::string::npos);     // nested scopes are clusters
-  CHECK(ir::print_dot(g) == dot);                                  // deterministic
+  CHECK(c.nodes == 10 + 1 + 1);
+  CHECK(c.edges == 11);
+  CHECK(has(dot, "n0 [label=\"matmul\\nf32[4, 8]\\nparam w1\""));
+  CHECK(has(dot, "n7 [label=\"mul \u00d70.5\\nf32[]\""));
+  CHECK(has(dot, "n8 [label=\"add\\nf32[]\\nstate step\\nwrites step\""));
+  CHECK(!has(dot, "shape=hexagon"));  // no constant nodes
+  CHECK(!has(dot, "v1 ["));     // nor param nodes
+  CHECK(has(dot, "shape=note"));                                      // print
+  CHECK(has(dot, "tooltip=\"mlp.nn:40\""));                           // the print's line
+  CHECK(has(dot, "tooltip=\"%5  mlp.nn:7\""));                        // the matmul's value and line
+  CHECK(has(dot, "n6 -> n7 [label=\"[]\""));                          // sum changes the shape
+  CHECK(has(dot, "n0 -> n1 [tooltip"));                               // add keeps it: no label
+  CHECK(has(dot, "subgraph cluster_g4"));                             // nested calls are clusters
+  CHECK(has(dot, ">forward</td>"));
+  CHECK(has(dot, ">optimizer</td>"));
+  CHECK(ir::print_dot(g) == dot);                                     // deterministic
 
   // A collective (SPEC §14) is an arrow box of its own colour, in the legend too.
-  CHECK(dot.find("shape=cds") == std::string::npos);
+  CHECK(!has(dot, "shape=cds"));
   add_op(g, "all_reduce", {out_of(g, bw)}, f32({}), 0, ir::Phase::backward);
   const std::string with = ir::print_dot(g);
-  CHECK(with.find("shape=cds, style=filled, fillcolor=\"#d9c3f0\"") != std::string::npos);
-  CHECK(with.find("\">collective</td>") != std::string::npos);
+  CHECK(has(with, "shape=cds, style=filled, fillcolor=\"#d9c3f0\""));
+  CHECK(has(with, "\">collective</td>"));
 
-  // A forward-only graph has no legend.
-  ir::Graph f = nested();
-  c = ir::parse_dot_counts(ir::print_dot(f));
-  CHECK(c.nodes == f.nodes.size() + value_nodes(f));
-  CHECK(c.edges == f.edge_count());
+  // The script's names, when given, name params and state.
+  ir::DrawOptions named;
+  named.names.assign(g.values.size(), "");
+  named.names[1] = "model.fc.w";
+  CHECK(has(ir::print_dot(g, named), "param model.fc.w"));
+}
+
+TEST_CASE("dot: constants of up to 4 elements are values in labels; bigger ones nodes") {
+  ir::Graph g;
+  ValueId x = g.add_value(f32({2}), Role::input, "x");
+  ValueId two = g.add_value(f32({2}), Role::constant);
+  g.values[two].captured = backend::full(backend::Shape{2}, 1.5);
+  ValueId five = g.add_value(f32({5}), Role::constant);
+  g.values[five].captured = backend::zeros(backend::Shape{5});
+  NodeId a = add_op(g, "sub", {constant(g, 1), x}, f32({2}));
+  NodeId b = add_op(g, "mul", {out_of(g, a), constant(g, 0.9)}, f32({2}));
+  NodeId m = add_op(g, "maximum", {out_of(g, b), two}, f32({2}));
+  NodeId big = add_op(g, "sum", {five}, f32({}));
+  mark_output(g, out_of(g, m));
+  mark_output(g, out_of(g, big));
+  const std::string dot = ir::print_dot(g);
+  CHECK(has(dot, "n0 [label=\"sub 1\u2212\\n"));
+  CHECK(has(dot, "n1 [label=\"mul \u00d70.9\\n"));
+  CHECK(has(dot, "n2 [label=\"maximum (\u00b7, [1.5, 1.5])\\n"));
+  CHECK(has(dot, "v2 [label=\"const\\nf32[5]\", shape=hexagon"));
+  // x, the 5-element constant, 4 ops and the legend; edges x->sub, sub->mul, mul->maximum, v2->sum.
+  ir::DotCounts c = ir::parse_dot_counts(dot);
+  CHECK(c.nodes == 2 + 4 + 1);
+  CHECK(c.edges == 4);
 }
 
 TEST_CASE("dot: collapse folds nn calls deeper than N into one box each") {
   ir::Graph g = nested();
-  REQUIRE(g.nodes.size() == 7);
-  REQUIRE(value_nodes(g) == 5);
-  ir::DotOptions opt;
+  ir::DrawOptions opt;
+  opt.collapse = ir::kNoCollapse;
+  // 7 ops, x, legend; edges x->n0, n0->n1, n1->n2, x->n2, n2->n3, n3->n4, n4->n5, n5->n6.
   ir::DotCounts full = ir::parse_dot_counts(ir::print_dot(g, opt));
-  CHECK(full.nodes == 12);
-  CHECK(full.edges == 12);
+  CHECK(full.nodes == 9);
+  CHECK(full.edges == 8);
 
   // collapse=1: each Linear is a box (3 and 2 nodes); relu and sum stay.
-  // Edges: x (twice, merged), w1, b1 -> box; box -> relu; relu, w2, b2 -> box; box -> sum.
+  // Edges: x (read twice, merged) -> box; box -> relu; relu -> box; box -> sum.
   opt.collapse = 1;
   std::string dot = ir::print_dot(g, opt);
   ir::DotCounts c = ir::parse_dot_counts(dot);
-  CHECK(c.nodes == 5 + 2 + 2);
-  CHECK(c.edges == 8);
-  CHECK(dot.find("s2 [label=\"Linear\\n3 nodes\", shape=box3d") != std::string::npos);
-  CHECK(dot.find("s3 [label=\"Linear\\n2 nodes\", shape=box3d") != std::string::npos);
-  CHECK(dot.find("subgraph cluster_s1") != std::string::npos);
-  CHECK(dot.find("subgraph cluster_s2") == std::string::npos);
-  CHECK(dot.find("v0 -> s2 [label=\"[4, 8]\", tooltip=\"%0 f32[4, 8] and 1 more\", penwidth=2]") != std::string::npos);
+  CHECK(c.nodes == 2 + 2 + 1 + 1);
+  CHECK(c.edges == 4);
+  CHECK(has(dot, "g2 [label=\"Linear\\n3 nodes\", shape=box3d"));
+  CHECK(has(dot, "g3 [label=\"Linear\\n2 nodes\", shape=box3d"));
+  CHECK(has(dot, "subgraph cluster_g1"));
+  CHECK(!has(dot, "subgraph cluster_g2"));
+  CHECK(has(dot, "v0 -> g2 [tooltip=\"%0 f32[4, 8] and 1 more\", penwidth=2]"));
+  CHECK(has(dot, "g2 -> n3 [label=\"[4, 8]\""));  // out of a box: the shape is said
+  CHECK(has(dot, "n3 -> g3 [tooltip"));
 
   // collapse=0: the whole Sequential is one box of 6 nodes.
   opt.collapse = 0;
   dot = ir::print_dot(g, opt);
   c = ir::parse_dot_counts(dot);
-  CHECK(c.nodes == 5 + 1 + 1);
-  CHECK(c.edges == 6);
-  CHECK(dot.find("Sequential\\n6 nodes") != std::string::npos);
+  CHECK(c.nodes == 1 + 1 + 1 + 1);
+  CHECK(c.edges == 2);
+  CHECK(has(dot, "Sequential\\n6 nodes"));
 
   // collapse=2: only `init` (one node) folds; nothing merges.
   opt.collapse = 2;
   dot = ir::print_dot(g, opt);
   c = ir::parse_dot_counts(dot);
-  CHECK(c.nodes == 12);
-  CHECK(c.edges == 12);
-  CHECK(dot.find("init\\n1 node\"") != std::string::npos);
+  CHECK(c.nodes == 9);
+  CHECK(c.edges == 8);
+  CHECK(has(dot, "init\\n1 node\""));
+}
+
+TEST_CASE("dot: the default collapse draws at most 80 boxes") {
+  auto chain = [](int calls) {
+    ir::Graph g;
+    ValueId h = g.add_value(f32({2, 2}), Role::input, "x");
+    for (int i = 0; i < calls; ++i) {  // A and B alternate: no two calls in a row repeat
+      g.scopes.push_back({i % 2 ? "B" : "A", 0, {}});
+      const uint32_t s = uint32_t(g.scopes.size() - 1);
+      h = out_of(g, add_op(g, i % 2 ? "tanh" : "relu", {h}, f32({2, 2}), s));
+      h = out_of(g, add_op(g, "neg", {h}, f32({2, 2}), s));
+    }
+    mark_output(g, h);
+    return g;
+  };
+  // 30 calls: all 60 ops and x fit (61 boxes); 40 calls: 81 would not, so
+  // each call is a box (40 boxes and x).
+  std::string open = ir::print_dot(chain(30));
+  CHECK(!has(open, "box3d"));
+  CHECK(ir::parse_dot_counts(open).nodes == 60 + 1 + 1);
+  std::string folded = ir::print_dot(chain(40));
+  CHECK(ir::parse_dot_counts(folded).nodes == 40 + 1 + 1);
+  CHECK(has(folded, "g40 [label=\"B\\n2 nodes\", shape=box3d"));
+}
+
+TEST_CASE("dot: consecutive calls with the same traced body are one series box") {
+  ir::Graph g;
+  ValueId x = g.add_value(f32({2, 2}), Role::input, "x");
+  ValueId w = g.add_value(f32({2, 2}), Role::param, "w");
+  g.scopes.push_back({"rnn", 0, {}});
+  ValueId h = steps(g, "step", 5, 1, x, w);
+  mark_output(g, out_of(g, add_op(g, "sum", {h}, f32({}), 1)));
+
+  const ir::GroupTree t(g);
+  REQUIRE(t.size() == 1 + 1 + 5 + 1);  // root, rnn, 5 steps, the series
+  CHECK(t[7].name == "step \u00d75");
+  CHECK(t[7].steps == 5);
+  CHECK(t[7].size == 10);
+  CHECK(t[7].parent == 1);
+  CHECK(t[1].children == std::vector<uint32_t>{7});
+  CHECK(t[4].name == "step #3");
+  CHECK(t[4].depth == 3);
+
+  // By default the series is one box; edges x -> series -> sum.
+  std::string dot = ir::print_dot(g);
+  CHECK(has(dot, "g7 [label=\"step \u00d75\\n10 nodes\", shape=box3d, style=filled, fillcolor=\"#cfe2f3\", penwidth=2"));
+  CHECK(ir::parse_dot_counts(dot).nodes == 1 + 1 + 1 + 1);  // sum, the box, x, legend
+  CHECK(ir::parse_dot_counts(dot).edges == 2);
+  // Opened by hand, it shows its steps, chained.
+  ir::DrawOptions opt;
+  opt.collapse = 2;
+  dot = ir::print_dot(g, opt);
+  CHECK(has(dot, "subgraph cluster_g7"));
+  CHECK(has(dot, "g2 [label=\"step #1\\n2 nodes\""));
+  CHECK(has(dot, "g6 [label=\"step #5\\n2 nodes\""));
+  CHECK(ir::parse_dot_counts(dot).edges == 6);  // x->#1, #1->#2, ..., #4->#5, #5->sum
+
+  // A step with another body breaks the run; so does an op of the caller
+  // between two steps.
+  ir::Graph other = g;
+  other.nodes[5].op = &backend::op("relu");  // step 3's tanh
+  const ir::GroupTree split(other);
+  std::vector<std::string> names;
+  for (uint32_t k : split[1].children) names.push_back(split[k].name);
+  CHECK(names == std::vector<std::string>{"step \u00d72", "step", "step \u00d72"});
+  // ... but not when the traced graph, which judges the structure, has it.
+  const ir::GroupTree judged(other, &g);
+  CHECK(judged[judged[1].children[0]].name == "step \u00d75");
+
+  ir::Graph between;
+  ValueId y = between.add_value(f32({2, 2}), Role::input, "y");
+  ValueId v = between.add_value(f32({2, 2}), Role::param, "v");
+  y = steps(between, "step", 2, 0, y, v);
+  y = out_of(between, add_op(between, "neg", {y}, f32({2, 2})));
+  y = steps(between, "step", 3, 0, y, v);
+  const ir::GroupTree apart(between);
+  names.clear();
+  for (uint32_t k : apart[0].children) names.push_back(apart[k].name);
+  CHECK(names == std::vector<std::string>{"step \u00d72", "step \u00d73"});
+}
+
+TEST_CASE("dot: scopes whose parents form a cycle hang on the root") {
+  ir::Graph g = nested();
+  g.scopes[1].parent = 3;  // Sequential under the second Linear, itself under Sequential
+  g.scopes[4].parent = 99;
+  const ir::GroupTree t(g);
+  for (uint32_t k = 1; k < t.size(); ++k) CHECK(t[k].depth >= 1);
+  CHECK(ir::parse_dot_counts(ir::print_dot(g)).nodes == 9);
 }
 
 TEST_CASE("dot: memory picture, fused groups and the raw title") {
   ir::Graph g = nested();
-  ir::DotOptions opt;
+  ir::DrawOptions opt;
   opt.raw = true;
   opt.block_of_value.assign(g.values.size(), ir::kNone);
   opt.readers.assign(g.values.size(), 1);
@@ -223,35 +363,34 @@ TEST_CASE("dot: memory picture, fused groups and the raw title") {
   opt.block_of_value[7] = 0;
   opt.block_of_value[6] = 1;
   opt.readers[0] = 2;
-  opt.fused_groups = {{0, 2}, {3, 4}, {99}};  // in one scope; across scopes; a bad id
   const std::string dot = ir::print_dot(g, opt);
-  ir::DotCounts c = ir::parse_dot_counts(dot);
-  CHECK(c.nodes == g.nodes.size() + value_nodes(g));
-  CHECK(c.edges == g.edge_count());
-  CHECK(dot.find("label=\"mlp (before optimization)\"") != std::string::npos);
-  CHECK(dot.find("x\\nf32[4, 8]\\n%0\\nno block, 2 readers") != std::string::npos);
-  CHECK(dot.find("%5\\nblock 0, 1 reader\", fillcolor=\"#8dd3c7\"") != std::string::npos);
-  CHECK(dot.find("%7\\nblock 0, 1 reader\", fillcolor=\"#8dd3c7\"") != std::string::npos);
-  CHECK(dot.find("%6\\nblock 1, 1 reader\", fillcolor=\"#ffffb3\"") != std::string::npos);
-  CHECK(dot.find("subgraph cluster_fused_0 {") != std::string::npos);
-  CHECK(dot.find("label=\"fused #1\"") != std::string::npos);
-  CHECK(dot.find("cluster_fused_2") == std::string::npos);
+  CHECK(has(dot, "label=\"mlp (before optimization)\""));
+  CHECK(has(dot, "input x\\nf32[4, 8]\\nno block, 2 readers"));
+  CHECK(has(dot, "n0 [label=\"matmul\\nf32[4, 8]\\nparam w1\\nblock 0, 1 reader\", fillcolor=\"#8dd3c7\""));
+  CHECK(has(dot, "n2 [label=\"mul\\nf32[4, 8]\\nblock 0, 1 reader\", fillcolor=\"#8dd3c7\""));
+  CHECK(has(dot, "n1 [label=\"add\\nf32[4, 8]\\nparam b1\\nblock 1, 1 reader\", fillcolor=\"#ffffb3\""));
+  CHECK(has(dot, ">fill: memory block</td>"));
 }
 
 TEST_CASE("dot: a fused node is drawn as a cluster of the ops it merged") {
   ir::Graph g = nested();
-  const size_t ops_before = g.nodes.size(), values_before = value_nodes(g), edges_before = g.edge_count();
+  const size_t ops_before = g.nodes.size();
+  ir::DrawOptions opt;
+  opt.collapse = ir::kNoCollapse;
+  const ir::DotCounts before = ir::parse_dot_counts(ir::print_dot(g, opt));
   for (auto& p : ir::default_passes())
     if (std::string(p->name()) == "fuse-elementwise" || std::string(p->name()) == "fuse-matmul-epilogue") p->run(g);
   // Two GEMMs with epilogues (add, mul, relu; add), and the sum.
   REQUIRE(g.nodes.size() == 3);
-  const std::string dot = ir::print_dot(g);
+  const std::string dot = ir::print_dot(g, opt);
   ir::DotCounts c = ir::parse_dot_counts(dot);
-  CHECK(c.nodes == ops_before + values_before);  // every op drawn again, no more
-  CHECK(c.edges == edges_before);
-  CHECK(dot.find("subgraph cluster_fused_0 {") != std::string::npos);
-  CHECK(dot.find("label=\"fused #1\"") != std::string::npos);
-  CHECK(dot.find("cluster_fused_2") == std::string::npos);
+  CHECK(c.nodes == before.nodes);  // every op drawn again, no more
+  CHECK(c.edges == before.edges);
+  CHECK(ops_before == 7);
+  // The first epilogue's ops sit in two calls (init's add, the Linear's
+  // mul): each call's part is a cluster of its own when it has two ops.
+  CHECK(has(dot, "label=\"fused #1\""));
+  CHECK(!has(dot, "fused #2"));
 }
 
 TEST_CASE("dot: names are escaped") {
@@ -261,29 +400,50 @@ TEST_CASE("dot: names are escaped") {
   NodeId n = add_op(g, "relu", {a}, f32({1}));
   mark_output(g, out_of(g, n));
   const std::string dot = ir::print_dot(g);
-  CHECK(dot.find("digraph \"say \\\"hi\\\"\\\\\" {") != std::string::npos);
-  CHECK(dot.find("label=\"input a\\\"b\\\\N\\nc\\n") != std::string::npos);
+  CHECK(has(dot, "digraph \"say \\\"hi\\\"\\\\\" {"));
+  CHECK(has(dot, "label=\"input a\\\"b\\\\N\\nc\\n"));
   ir::DotCounts c = ir::parse_dot_counts(dot);
-  CHECK(c.nodes == 2);
+  CHECK(c.nodes == 3);
   CHECK(c.edges == 1);
 }
 
-TEST_CASE("dot: render writes dot, svg, png and pdf") {
+TEST_CASE("dot: draw_picture writes dot, svg, png, pdf and the html page") {
   const auto dir = scratch_dir();
   ir::Graph g = nested();
-  ir::DotOptions opt;
+  ValueId w = g.add_value(f32({4, 4}), Role::param, "w");
+  g.scopes.push_back({"rnn", 0, {}});
+  ValueId x4 = g.add_value(f32({4, 4}), Role::input, "x4");
+  mark_output(g, steps(g, "step", 3, uint32_t(g.scopes.size() - 1), x4, w));
+  ir::DrawOptions opt;
   opt.collapse = 1;
-  const std::string dot = ir::print_dot(g, opt);
-  for (const char* ext : {"dot", "svg", "png", "pdf"}) {
+  for (const char* ext : {"dot", "svg", "png", "pdf", "html"}) {
     CAPTURE(ext);
     const auto path = dir / (std::string("mlp.") + ext);
-    ir::render_dot(dot, path.string());
+    ir::draw_picture(g, opt, path.string());
     const std::string bytes = read_all(path);
     REQUIRE(!bytes.empty());
-    if (std::string(ext) == "dot") CHECK(bytes == dot);
-    if (std::string(ext) == "svg") CHECK(bytes.find("<svg") != std::string::npos);
+    if (std::string(ext) == "dot") CHECK(bytes == ir::print_dot(g, opt));
+    if (std::string(ext) == "svg") CHECK(has(bytes, "<svg"));
     if (std::string(ext) == "png") CHECK(bytes.rfind("\x89PNG", 0) == 0);
     if (std::string(ext) == "pdf") CHECK(bytes.rfind("%PDF", 0) == 0);
+    if (std::string(ext) != "html") continue;
+    // One self-contained page: every marker filled, the data inside its
+    // script element with no "</" that would end it early, a view per box.
+    CHECK(bytes.rfind("<!--", 0) == 0);
+    CHECK(!has(bytes, "<!--nn:"));
+    CHECK(!has(bytes, "/*nn:"));
+    CHECK(!has(bytes, "src=\"http"));  // nothing fetched
+    const size_t data = bytes.find("id=\"nn-graph\">"), end = bytes.find("</script>", data);
+    REQUIRE(data != std::string::npos);
+    REQUIRE(end != std::string::npos);
+    const std::string json = bytes.substr(data, end - data);
+    CHECK(json.find("</") == std::string::npos);
+    CHECK(has(json, "{\"title\":\"mlp\",\"views\":[{\"id\":\"g0\",\"name\":\"mlp\",\"parent\":null,\"svg\":\"<svg"));
+    CHECK(has(json, "\"g2\":{\"kind\":\"group\",\"label\":\"Linear\""));  // Sequential is open
+    CHECK(has(json, "\"kind\":\"series\",\"label\":\"step \u00d73\""));
+    CHECK(has(json, "{\"id\":\"g2\",\"name\":\"Linear\",\"parent\":\"g0\""));
+    CHECK(has(json, "\"n0\":{\"kind\":\"op\",\"label\":\"matmul\",\"types\":\"f32[4, 8]\",\"bytes\":128,"));
+    CHECK(has(json, "class=\\\"node series\\\""));
   }
   std::filesystem::remove_all(dir);
 }
@@ -293,17 +453,17 @@ TEST_CASE("dot: bad paths and bad text throw clear errors") {
   CHECK_THROWS_WITH_AS(ir::render_dot(dot, "x.jpg"),
                        "dot: cannot write `x.jpg`: the picture's extension must be .dot, .svg, .png or .pdf",
                        backend::Error);
-  CHECK_THROWS_WITH_AS(ir::render_dot(dot, "noext"),
-                       "dot: cannot write `noext`: the picture's extension must be .dot, .svg, .png or .pdf",
+  CHECK_THROWS_WITH_AS(ir::draw_picture(tiny(), {}, "noext"),
+                       "dot: cannot write `noext`: the picture's extension must be .dot, .svg, .png, .pdf or .html",
                        backend::Error);
   CHECK_THROWS_WITH_AS(ir::render_dot(dot, "/nonexistent-dir/g.svg"),
                        "dot: cannot write `/nonexistent-dir/g.svg`: No such file or directory", backend::Error);
-  CHECK_THROWS_WITH_AS(ir::render_dot(dot, "/nonexistent-dir/g.dot"),
-                       "dot: cannot write `/nonexistent-dir/g.dot`: No such file or directory", backend::Error);
+  CHECK_THROWS_WITH_AS(ir::draw_picture(tiny(), {}, "/nonexistent-dir/g.html"),
+                       "dot: cannot write `/nonexistent-dir/g.html`: No such file or directory", backend::Error);
   CHECK_THROWS_AS(ir::render_dot("digraph { a -> ; }", "/tmp/never.svg"), backend::Error);
   CHECK_THROWS_WITH_AS(ir::parse_dot_counts("digraph { a -> ; }"),
                        "dot: cannot read the dot text: it is not valid dot text (syntax error in line 1 near ';')",
                        backend::Error);
   // Graphviz reads the next text fine after a syntax error.
-  CHECK(ir::parse_dot_counts(dot).nodes == 4);
+  CHECK(ir::parse_dot_counts(dot).nodes == 5);
 }

@@ -14,7 +14,7 @@
 // Rendering goes to memory (gvRenderData) and this file writes the bytes:
 // Graphviz 2.42's gvRenderFilename reports a file it cannot open on stderr
 // and still returns 0, so its failure could not be turned into an Error.
-#include "ir/dot_render.h"
+#include "ir/picture/dot_render.h"
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
@@ -133,6 +133,8 @@ std::string without_clusters(std::string dot) {
   return dot;
 }
 
+}  // namespace
+
 std::string extension_of(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   const size_t dot = path.find_last_of('.');
@@ -142,7 +144,9 @@ std::string extension_of(const std::string& path) {
   return ext;
 }
 
-void write_file(const std::string& path, const char* data, size_t size) {
+void write_file(const std::string& path, const std::string& bytes) {
+  const char* data = bytes.data();
+  const size_t size = bytes.size();
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) throw Error("dot: cannot write `" + path + "`: " + std::strerror(errno));
   const bool wrote = std::fwrite(data, 1, size, f) == size;
@@ -152,19 +156,12 @@ void write_file(const std::string& path, const char* data, size_t size) {
   if (!wrote || !closed) throw Error("dot: cannot write `" + path + "`: " + std::strerror(err));
 }
 
-}  // namespace
-
-void render_dot(const std::string& dot_text, const std::string& path) {
-  const std::string ext = extension_of(path);
-  if (ext == "dot") return write_file(path, dot_text.data(), dot_text.size());
-  if (ext != "svg" && ext != "png" && ext != "pdf")
-    throw Error("dot: cannot write `" + path + "`: the picture's extension must be .dot, .svg, .png or .pdf");
-
+std::string render_dot_as(const std::string& dot_text, const std::string& format, const std::string& what) {
   GraphvizSession session;
   GVC_t* gvc = context();
-  GraphPtr g = parse(dot_text, "the picture of `" + path + "`");
-  if (!lay_out(gvc, g) && (g = parse(without_clusters(dot_text), "the picture of `" + path + "`"), !lay_out(gvc, g)))
-    throw Error("dot: cannot lay out the picture of `" + path + "`" + GraphvizSession::messages() +
+  GraphPtr g = parse(dot_text, what);
+  if (!lay_out(gvc, g) && (g = parse(without_clusters(dot_text), what), !lay_out(gvc, g)))
+    throw Error("dot: cannot lay out " + what + GraphvizSession::messages() +
                 "; if Graphviz lists no `dot` layout, its plugins are not registered (run `dot -c` as root)");
   // The layout is freed before the graph closes, whatever happens below.
   struct LayoutFreer {
@@ -175,13 +172,21 @@ void render_dot(const std::string& dot_text, const std::string& path) {
 
   char* data = nullptr;
   unsigned int size = 0;
-  if (gvRenderData(gvc, g.get(), ext.c_str(), &data, &size) != 0 || !data) {
+  if (gvRenderData(gvc, g.get(), format.c_str(), &data, &size) != 0 || !data) {
     gvFreeRenderData(data);
-    throw Error("dot: cannot render `" + path + "` as " + ext + GraphvizSession::messages() +
+    throw Error("dot: cannot render " + what + " as " + format + GraphvizSession::messages() +
                 "; png and pdf need Graphviz's cairo plugin (libgvplugin_pango, package libgvc6)");
   }
   std::unique_ptr<char, void (*)(char*)> bytes(data, gvFreeRenderData);
-  write_file(path, bytes.get(), size);
+  return std::string(bytes.get(), size);
+}
+
+void render_dot(const std::string& dot_text, const std::string& path) {
+  const std::string ext = extension_of(path);
+  if (ext == "dot") return write_file(path, dot_text);
+  if (ext != "svg" && ext != "png" && ext != "pdf")
+    throw Error("dot: cannot write `" + path + "`: the picture's extension must be .dot, .svg, .png or .pdf");
+  write_file(path, render_dot_as(dot_text, ext, "the picture of `" + path + "`"));
 }
 
 DotCounts parse_dot_counts(const std::string& dot_text) {

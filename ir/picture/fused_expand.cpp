@@ -1,5 +1,5 @@
-// Fused nodes drawn as the ops they merged (ir/fused_expand.h).
-#include "ir/fused_expand.h"
+// Fused nodes drawn as the ops they merged (ir/picture/fused_expand.h).
+#include "ir/picture/fused_expand.h"
 
 #include "backend/ops.h"
 #include "backend/ops/fused_program.h"

@@ -15,6 +15,15 @@ namespace nn::ir {
 // read or lay out.
 void render_dot(const std::string& dot_text, const std::string& path);
 
+// The bytes of `dot_text` rendered as `format` (svg, png, pdf), with the same
+// fallback; `what` names the picture in errors ("the picture of `g.svg`").
+std::string render_dot_as(const std::string& dot_text, const std::string& format, const std::string& what);
+
+// A file's extension in lower case ("svg"), or "" when it has none.
+std::string extension_of(const std::string& path);
+// Writes `bytes` to `path`; throws backend::Error saying why it cannot.
+void write_file(const std::string& path, const std::string& bytes);
+
 struct DotCounts {
   size_t nodes = 0, edges = 0;
 };
