@@ -171,16 +171,17 @@ class BackwardWalk {
   class BackwardGroup {
    public:
     explicit BackwardGroup(uint32_t group) : hook_(group ? dispatch_hook() : nullptr) {
-      if (hook_) hook_->backward_of(group);
+      if (hook_) saved_ = hook_->backward_of(group);
     }
     ~BackwardGroup() {
-      if (hook_) hook_->backward_of(0);
+      if (hook_) hook_->backward_of(saved_);
     }
     BackwardGroup(const BackwardGroup&) = delete;
     BackwardGroup& operator=(const BackwardGroup&) = delete;
 
    private:
     DispatchHook* hook_;
+    uint32_t saved_ = 0;
   };
 
   // Runs one node's backward rule on its output gradients and passes the
@@ -246,6 +247,7 @@ class BackwardWalk {
       WalkNode& c = nodes_[m];
       if (!c.needed) return;
       c.grads.resize(c.node->outputs.size());
+      BackwardGroup group(c.node->group);  // a sum of gradients belongs to the backward of their tensor's op
       accumulate(c.grads[impl->output_index], g);
     } else if (impl->requires_grad && wanted_leaves_.contains(impl)) {
       accumulate(leaf_grads_[impl], g);

@@ -21,10 +21,11 @@ class DispatchHook {
                            const OutTypes& types, Tensors& out) = 0;
   // Autodiff groups a backward pass the way its forward was grouped: each op
   // it records keeps the hook's group() (the tracer: the nn function call
-  // being traced), and the op's backward rule runs between backward_of(that
-  // group) and backward_of(0). 0: no group.
+  // being traced); the op's backward rule, and the sums of the gradients of
+  // its outputs, run after backward_of(that group), which returns the group
+  // it replaces, set back afterwards. 0: no group.
   virtual uint32_t group() const { return 0; }
-  virtual void backward_of(uint32_t /*group*/) {}
+  virtual uint32_t backward_of(uint32_t /*group*/) { return 0; }
 };
 void set_dispatch_hook(DispatchHook* hook);  // per thread; null removes it
 DispatchHook* dispatch_hook();

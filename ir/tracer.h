@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "backend/dispatch.h"
@@ -79,7 +80,7 @@ class Tracer : public backend::DispatchHook {
   // nested under the scope grad() was called in as s is under the graph, so
   // a picture groups (and folds) the backward pass as it does the forward.
   uint32_t group() const override { return scope_; }
-  void backward_of(uint32_t scope) override { backward_of_ = scope; }
+  uint32_t backward_of(uint32_t scope) override { return std::exchange(backward_of_, scope); }
 
  private:
   // A tensor's identity: the same memory seen as the same type is one value,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <functional>
 #include <string_view>
+#include <unordered_set>
 #include <unordered_map>
 
 namespace nn::ir {
@@ -104,16 +105,14 @@ void GroupTree::find_series(const Graph& g) {
   auto group_of = [&](NodeId n) { return g.nodes[n].scope < S ? g.nodes[n].scope : 0; };
   std::vector<uint64_t> sig(S, 0);
   std::vector<uint32_t> count(S, 0);
-  // The first and last node below each group, and each group's own nodes.
+  // The first and last node below each group.
   std::vector<NodeId> lo(S, kNone), hi(S, 0);
-  std::vector<std::vector<NodeId>> own(S);
   std::unordered_map<uint64_t, uint32_t> position;  // (group, node) -> the node's place among the group's
   auto key = [](uint32_t grp, NodeId n) { return (uint64_t(grp) << 32) | n; };
   for (NodeId n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
     const uint32_t home = group_of(n);
     const uint64_t op = hash_of(node.name());
-    own[home].push_back(n);
     for (uint32_t a = home; a != 0 && a != kNone; a = groups_[a].parent) {
       lo[a] = std::min(lo[a], n);
       hi[a] = n;
@@ -130,12 +129,24 @@ void GroupTree::find_series(const Graph& g) {
       position.emplace(key(a, n), pos);
     }
   }
-  // Calls a and b (after a) of group k repeat each other when k made no
-  // node between them (`relu` between two Linear calls keeps them apart).
+  // Whether ops of group k carry a value from call a to call b (`relu`
+  // between two Linear calls): then they are not one repeated step.
+  auto between = [&](uint32_t k, uint32_t a, uint32_t b) {
+    std::unordered_set<ValueId> from_a, via_k;
+    auto reads = [&](const Node& node, const std::unordered_set<ValueId>& set) {
+      return std::any_of(node.inputs.begin(), node.inputs.end(), [&](ValueId x) { return set.contains(x); });
+    };
+    for (NodeId n = lo[a]; n <= hi[b] && n < g.nodes.size(); ++n) {
+      const uint32_t at = group_of(n);
+      const Node& node = g.nodes[n];
+      if (contains(a, at)) from_a.insert(node.outputs.begin(), node.outputs.end());
+      else if (at == k && (reads(node, from_a) || reads(node, via_k))) via_k.insert(node.outputs.begin(), node.outputs.end());
+      else if (contains(b, at) && reads(node, via_k)) return true;
+    }
+    return false;
+  };
   auto same = [&](uint32_t k, uint32_t a, uint32_t b) {
-    if (groups_[a].name != groups_[b].name || sig[a] != sig[b] || count[a] != count[b]) return false;
-    auto after = std::upper_bound(own[k].begin(), own[k].end(), hi[a]);
-    return after == own[k].end() || *after > lo[b];
+    return groups_[a].name == groups_[b].name && sig[a] == sig[b] && count[a] == count[b] && !between(k, a, b);
   };
   for (uint32_t k = 0; k < S; ++k) {
     std::vector<uint32_t> kept;

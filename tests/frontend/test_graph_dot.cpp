@@ -85,22 +85,63 @@ TEST_CASE("dot: collapse folds the calls of a nested model") {
     vm.run_code("t.nn", "dot(f, \"" + path + "\"" + extra + ")");
     return nn::ir::parse_dot_counts(read_all(path));
   };
-  // 6 ops (matmul add relu matmul add sum) and 5 value nodes (x w1 b1 w2 b2).
+  // 6 ops (matmul add relu matmul add sum), input x and the legend: the
+  // params are lines of their readers' labels. Edges: x->matmul, then the
+  // chain of 5.
   nn::ir::DotCounts full = counts("");
-  CHECK(full.nodes == 6 + 5);
-  CHECK(full.edges == 10);
+  CHECK(full.nodes == 6 + 1 + 1);
+  CHECK(full.edges == 6);
   CHECK(counts(", collapse=-1").nodes == full.nodes);
+  CHECK(counts(", collapse=\"auto\"").nodes == full.nodes);  // 8 boxes: nothing needs folding
   CHECK(counts(", collapse=2").nodes == full.nodes);  // nothing is deeper than 2
   // collapse=1: each Linear (2 ops) is one box; relu and sum stay.
   nn::ir::DotCounts one = counts(", collapse=1");
-  CHECK(one.nodes == 4 + 5);
+  CHECK(one.nodes == 4 + 1 + 1);
   CHECK(one.edges < full.edges);
   // collapse=0: the whole Sequential (5 ops) is one box; sum stays.
   nn::ir::DotCounts zero = counts(", collapse=0");
-  CHECK(zero.nodes == 2 + 5);
+  CHECK(zero.nodes == 2 + 1 + 1);
   CHECK(zero.edges < one.edges);
   CHECK(script_error(vm, "dot(f, \"x.dot\", collapse=-2)") ==
-        "collapse is a nesting depth (0, 1, ...) or -1 for none, not -2");
+        "collapse is a nesting depth (0, 1, ...), -1 for none or \"auto\", not -2");
+  CHECK(script_error(vm, "dot(f, \"x.dot\", collapse=\"deep\")") ==
+        "collapse is a nesting depth (0, 1, ...), -1 for none or \"auto\", not a string");
+}
+
+// Params keep the script's names; the backward of each call is drawn in the
+// call's mirror (`∇_linear_call`); the steps of an LSTM are one series; the
+// .html page holds a view for each box.
+TEST_CASE("dot: names, backward calls, series and the page of a training step") {
+  ScratchDir dir;
+  Interpreter vm;
+  vm.run_code("t.nn", R"(
+seed(0)
+let model = {lstm: LSTM(3, 4), head: Linear(4, 2)}
+let opt = sgd(params(model), 0.1)
+graph step(x) {
+  let (h, _) = model.lstm(x)
+  let loss = sum(model.head(h))
+  minimize(loss, opt)
+  loss
+}
+let loss = step(ones([2, 5, 3]))
+)");
+  const std::string path = dir.file("s.dot"), page = dir.file("s.html");
+  vm.run_code("t.nn", "dot(step, \"" + path + "\", collapse=-1)");
+  const std::string all = read_all(path);
+  CHECK(all.find("param model.head.w") != std::string::npos);
+  CHECK(all.find("param model.lstm.cells[0].w_hh") != std::string::npos);
+  CHECK(all.find("label=\"\u2207_linear_call\"") != std::string::npos);   // the backward of head(h)
+  CHECK(all.find("label=\"_lstm_step \u00d75\"") != std::string::npos);  // forward steps
+  CHECK(all.find("label=\"\u2207_lstm_step \u00d73\"") != std::string::npos);  // their backward (the first and last steps differ)
+  CHECK(all.find("label=\"_sgd_update \u00d76\"") != std::string::npos);  // one update per param
+  vm.run_code("t.nn", "dot(step, \"" + path + "\")");
+  CHECK(read_all(path).find("g") != std::string::npos);
+  CHECK(read_all(path).find("\"_lstm_step \u00d75\\n") != std::string::npos);  // a box by default
+  vm.run_code("t.nn", "dot(step, \"" + page + "\")");
+  const std::string html = read_all(page);
+  CHECK(html.find("\"kind\":\"series\",\"label\":\"_lstm_step \u00d75\"") != std::string::npos);
+  CHECK(html.find("\"memfill\":") != std::string::npos);  // the page can colour by memory
 }
 
 TEST_CASE("dot: memory=true shows the plan's blocks and readers; raw=true the title") {
@@ -143,7 +184,7 @@ TEST_CASE("ir, graph_stats and dot take a graph's name") {
   CHECK(run(vm, "(s.passes[13].changed, s.passes[13].nodes)") == "(2, 3)");
   const std::string path = dir.file("n.dot");
   vm.run_code("t.nn", "dot(\"f\", \"" + path + "\")");
-  CHECK(nn::ir::parse_dot_counts(read_all(path)).nodes == 11);
+  CHECK(nn::ir::parse_dot_counts(read_all(path)).nodes == 8);
 
   // A graph block is named by where it is.
   vm.run_code("b.nn", "let z = ones([2])\ngraph { z = z * 2.0 }\n");
@@ -165,7 +206,7 @@ TEST_CASE("dot: tensors still get the dot product; bad paths are diagnostics") {
         "dot of two tensors takes no picture options (dot(g, path) draws a graph)");
   vm.run_code("t.nn", kNestedModel);
   CHECK(script_error(vm, "dot(f, \"f.jpg\")") ==
-        "dot: cannot write `f.jpg`: the picture's extension must be .dot, .svg, .png or .pdf");
+        "dot: cannot write `f.jpg`: the picture's extension must be .dot, .svg, .png, .pdf or .html");
   CHECK(script_error(vm, "dot(f, \"/nonexistent-dir/f.svg\")") ==
         "dot: cannot write `/nonexistent-dir/f.svg`: No such file or directory");
   CHECK(script_error(vm, "dot(model, \"f.svg\")").rfind("expected a graph function", 0) == 0);
