@@ -7,7 +7,10 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config antlr4 libantlr4-runtime-dev libopenblas-dev
           graphviz libgraphviz-dev doctest-dev libfmt-dev libcli11-dev libedit-dev nlohmann-json3-dev
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin chromium)
+# The graph page's browser test (tests/page) drives Debian's Chromium from
+# Node.js; Node.js itself only when the machine has none.
+command -v node >/dev/null || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,6 +21,11 @@ if ((${#missing[@]})); then
   [[ $(id -u) -ne 0 ]] && sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# puppeteer-core, pinned by tests/page/package-lock.json; it downloads no browser.
+if [[ ! -d tests/page/node_modules/puppeteer-core ]]; then
+  PUPPETEER_SKIP_DOWNLOAD=1 npm ci --prefix tests/page --no-audit --no-fund --loglevel=error
 fi
 
 build=${1:-build}

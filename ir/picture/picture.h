@@ -16,6 +16,10 @@ bool is_picture_path(const std::string& path);
 // written, or a picture Graphviz cannot lay out.
 void draw_picture(const Graph& g, const DrawOptions& opt, const std::string& path);
 
+// The most boxes a static picture draws (.svg .png .pdf; .dot text is
+// always written).
+inline constexpr size_t kMaxLayoutBoxes = 200;
+
 // The usage line for a wrong extension.
 inline constexpr const char* kPictureExtensions = ".dot, .svg, .png, .pdf or .html";
 
