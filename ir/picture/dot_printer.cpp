@@ -111,7 +111,7 @@ class DotWriter {
   }
   // Where the edge carrying x starts; kNone when x is written into labels.
   uint64_t source(ValueId x) const {
-    if (!d_.inline_text(x).empty()) return kNone;
+    if (d_.in_labels(x)) return kNone;
     const NodeId p = g_.values[x].producer;
     if (g_.values[x].role == Role::intermediate && p < g_.nodes.size() && d_.under(v_.root, p)) return drawn(p);
     return value_id(x);
@@ -220,9 +220,9 @@ class DotWriter {
     }
     if (!types.empty()) lines.push_back(types);
     for (ValueId x : node.inputs)  // params and state by name, once each
-      if (x < g_.values.size() && !d_.is_small_constant(x)) {
+      if (x < g_.values.size() && d_.in_labels(x) && !d_.is_small_constant(x)) {
         std::string text = d_.inline_text(x);
-        if (!text.empty() && std::find(lines.begin(), lines.end(), text) == lines.end()) lines.push_back(text);
+        if (std::find(lines.begin(), lines.end(), text) == lines.end()) lines.push_back(text);
       }
     for (ValueId x : node.outputs)
       if (x < writes_.size() && writes_[x] != kNone) {

@@ -50,13 +50,17 @@ bool Drawing::is_small_constant(ValueId v) const {
   return val.role == Role::constant && val.type.shape.numel() <= kSmallConstant;
 }
 
+bool Drawing::in_labels(ValueId v) const {
+  const Role r = g_->values[v].role;
+  return r == Role::param || r == Role::state || is_small_constant(v);
+}
+
 std::string Drawing::inline_text(ValueId v) const {
-  if (v >= g_->values.size()) return {};
+  if (v >= g_->values.size() || !in_labels(v)) return {};
   const Value& val = g_->values[v];
   const std::string& name = name_of(v).empty() ? val.name : name_of(v);
   const std::string id = name.empty() ? "%" + std::to_string(v) + " " + val.type.str() : name;
   if (val.role == Role::param || val.role == Role::state) return std::string(role_name(val.role)) + " " + id;
-  if (!is_small_constant(v)) return {};
   const backend::Tensor& t = val.captured;
   if (!t.defined() || t.is_traced()) return id;
   const size_t step = backend::dtype_size(t.dtype());
@@ -92,7 +96,7 @@ View Drawing::view(uint32_t root, uint32_t depth, bool fold_series) const {
   std::unordered_set<ValueId> seen;
   auto reads = [&](NodeId n) {
     for (ValueId x : g_->nodes[n].inputs) {
-      if (x >= g_->values.size() || !inline_text(x).empty()) continue;
+      if (x >= g_->values.size() || in_labels(x)) continue;
       const NodeId p = g_->values[x].producer;
       if (g_->values[x].role == Role::intermediate && p < g_->nodes.size() && under(root, p)) continue;
       if (seen.insert(x).second) v.values.push_back(x);

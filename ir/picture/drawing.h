@@ -65,6 +65,9 @@ class Drawing {
   // model.fc.w", "0.9"); empty when v is drawn (or comes from an edge).
   std::string inline_text(ValueId v) const;
   bool is_small_constant(ValueId v) const;
+  // Whether v is written into labels (a param, state or small constant)
+  // rather than drawn: inline_text is not empty, without making the text.
+  bool in_labels(ValueId v) const;
   bool memory_on() const { return !opt_.block_of_value.empty(); }
   uint32_t block_of(ValueId v) const { return v < opt_.block_of_value.size() ? opt_.block_of_value[v] : kNone; }
   // The memory picture's line for v ("block 3, 2 readers", "no block"); "" when it is off.
