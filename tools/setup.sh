@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config antlr4 libantlr4-runtime-dev libopenblas-dev
           graphviz libgraphviz-dev doctest-dev libfmt-dev libcli11-dev libedit-dev nlohmann-json3-dev
-          libopenmpi-dev openmpi-bin chromium)
+          libopenmpi-dev openmpi-bin libdnnl-dev chromium)
 # The graph page's browser test (tests/page) drives Debian's Chromium from
 # Node.js; Node.js itself only when the machine has none.
 command -v node >/dev/null || packages+=(nodejs npm)

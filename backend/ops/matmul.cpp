@@ -2,7 +2,6 @@
 // batches with broadcast batch dims) with its CPU kernel — f32/f64 through
 // OpenBLAS gemm, integers and bools through a plain loop — and the composites
 // dot and outer, and matmul's backward rule.
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "backend/ops.h"
 #include "backend/ops/backward.h"
 #include "backend/ops/elementwise.h"
+#include "backend/ops/gemm.h"
 #include "backend/ops/register.h"
 #include "backend/ops/strided_copy.h"
 #include "backend/parallel.h"
@@ -103,13 +103,9 @@ void batch_offsets(const MatmulGeometry& g, std::vector<int64_t>& a_off, std::ve
 }
 
 // C[m, n] = A[m, k] @ B[k, n], row-major with leading dimensions.
-void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, int64_t ldb, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(m), blasint(n), blasint(k), 1.0f, a, blasint(k), b,
-              blasint(ldb), 0.0f, c, blasint(ldc));
-}
-void gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k, int64_t ldb, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(m), blasint(n), blasint(k), 1.0, a, blasint(k), b,
-              blasint(ldb), 0.0, c, blasint(ldc));
+template <class T>
+void gemm_nn(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, int64_t ldb, int64_t ldc) {
+  gemm(false, false, m, n, k, a, k, b, ldb, T(0), c, ldc);
 }
 
 // Below about 64³ multiply-adds a product is not worth splitting.
@@ -123,7 +119,7 @@ template <class T>
 void parallel_gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k) {
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   if (threads <= 1 || m * n * k < 2 * kSmallGemm) {
-    gemm(a, b, c, m, n, k, n, n);
+    gemm_nn(a, b, c, m, n, k, n, n);
     return;
   }
   const bool by_rows = m >= 8 * int64_t(threads) || m >= n;
@@ -142,8 +138,8 @@ void parallel_gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k
     const int64_t end = std::min(extent, (i + 1) * block);
     for (int64_t lo = i * block; lo < end && !interrupted(); lo += slice) {
       const int64_t len = std::min(slice, end - lo);
-      if (by_rows) gemm(a + lo * k, b, c + lo * n, len, n, k, n, n);
-      else gemm(a, b + lo, c + lo, m, len, k, n, n);
+      if (by_rows) gemm_nn(a + lo * k, b, c + lo * n, len, n, k, n, n);
+      else gemm_nn(a, b + lo, c + lo, m, len, k, n, n);
     }
   }
 }
@@ -162,7 +158,7 @@ void matmul_blas(const T* a, const T* b, T* c, const MatmulGeometry& g) {
   }
   std::vector<int64_t> a_off, b_off;
   batch_offsets(g, a_off, b_off);
-  auto one = [&](int64_t i) { gemm(a + a_off[size_t(i)], b + b_off[size_t(i)], c + i * m * n, m, n, k, n, n); };
+  auto one = [&](int64_t i) { gemm_nn(a + a_off[size_t(i)], b + b_off[size_t(i)], c + i * m * n, m, n, k, n, n); };
   if (count >= omp_get_max_threads() || m * n * k < kSmallGemm) {
     // Whole products per thread.
     parallel_for(count, std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(1, m * n * k)), [&](int64_t lo, int64_t hi) {

@@ -80,7 +80,7 @@ void epilogue_kernel(std::span<const Tensor> in, std::span<Tensor> out, const At
           if (interrupted()) continue;
           const int64_t lo = i * rows, len = std::min(rows, d.m - lo);
           if (d.k == 0) std::fill(c.begin(), c.end(), T(0));
-          else gemm_t(ta, tb, ta ? pa + lo : pa + lo * lda, pb, c.data(), len, d.n, d.k, lda, ldb, d.n);
+          else gemm(ta, tb, len, d.n, d.k, ta ? pa + lo : pa + lo * lda, lda, pb, ldb, T(0), c.data(), d.n);
           run_fused(p, prog_in, out, lo * d.n, (lo + len) * d.n, c.data());
         }
       }

@@ -55,7 +55,7 @@ void transposed_kernel(std::span<const Tensor> in, std::span<Tensor> out, const 
         if (interrupted()) continue;
         const int64_t lo = i * per, len = std::min(per, m - lo);
         // Row lo of op(A): column lo of a stored [k, m], or row lo of [m, k].
-        gemm_t(TA, TB, TA ? pa + lo : pa + lo * lda, pb, pc + lo * n, len, n, k, lda, ldb, n);
+        gemm(TA, TB, len, n, k, TA ? pa + lo : pa + lo * lda, lda, pb, ldb, T(0), pc + lo * n, n);
       }
     }
   });

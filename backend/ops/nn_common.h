@@ -3,7 +3,6 @@
 // ops, BLAS calls by element type, and the batch splitter that runs one
 // sample per thread with single-threaded BLAS calls inside.
 #pragma once
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 
 #include "backend/nn_ops.h"
 #include "backend/op_registry.h"
+#include "backend/ops/gemm.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/type_rules.h"
 
@@ -59,18 +59,6 @@ inline void require_float(std::string_view op, std::span<const TensorType> in, s
 }
 // The float dtype an integer or bool tensor computes in.
 inline Tensor as_float(const Tensor& x) { return is_floating(x.dtype()) ? x : astype(x, DType::f32); }
-
-// ---- BLAS by element type (row-major) ----
-inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                 int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
-              blasint(k), 1.0f, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
-}
-inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
-                 int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
-              blasint(k), 1.0, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
-}
 
 // Threads for a loop over n samples that each do a gemm of their own: one a
 // thread, at most one thread a sample; 1 inside an enclosing team.
