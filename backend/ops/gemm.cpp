@@ -1,12 +1,17 @@
 // f32 GEMM (backend/ops/gemm.h): oneDNN's sgemm when it is on, else
-// OpenBLAS's. Both take row-major matrices; oneDNN runs single-threaded
-// inside an OpenMP team (the kernels' per-thread gemms), as OpenBLAS does
-// (backend::set_num_threads).
+// OpenBLAS's. Both take row-major matrices and run on the calling thread:
+// the kernels split their products over the OpenMP team themselves
+// (backend::set_num_threads keeps OpenBLAS at one thread). oneDNN threads
+// through OpenMP with omp_get_max_threads() threads unless it is inside an
+// *active* parallel region; inside a team of one (a kernel's region when its
+// product is small) it would start a nested team on every call (measured:
+// 1.2 ms per call of a 64x64x128 product), so it is told one thread.
 #include "backend/ops/gemm.h"
 
 #include "backend/onednn.h"
 
 #ifdef NN_HAVE_ONEDNN
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
@@ -15,9 +20,13 @@ namespace nn::backend {
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
           int64_t ldb, float beta, float* c, int64_t ldc) {
 #ifdef NN_HAVE_ONEDNN
-  if (onednn_enabled() &&
-      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc) == dnnl_success)
-    return;
+  if (onednn_enabled()) {
+    const int threads = omp_get_max_threads();  // this task's setting only
+    omp_set_num_threads(1);
+    const dnnl_status_t s = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+    omp_set_num_threads(threads);
+    if (s == dnnl_success) return;
+  }
 #endif
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
               blasint(k), 1.0f, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));

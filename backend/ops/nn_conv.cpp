@@ -11,7 +11,9 @@
 // (conv 50@5x5) to 5x (conv 20@5x5) faster than one batch-wide im2col with
 // one multi-threaded gemm and a transpose back to NCHW.
 // A 1x1 convolution with stride 1 and no padding uses the input as its
-// im2col matrix directly.
+// im2col matrix directly. Where nn is built with oneDNN, f32 convolutions
+// run through its primitives instead (conv_onednn.cpp); f64 and builds
+// without oneDNN keep these kernels.
 //
 // Backward: dx = col2im(w^T @ dy) per sample; dw = sum over samples of
 // dy @ col^T, each thread summing its samples into its own buffer, the
@@ -23,32 +25,14 @@
 
 #include "backend/nn_ops.h"
 #include "backend/interrupt.h"
+#include "backend/ops/conv_geometry.h"
+#include "backend/ops/conv_onednn.h"
 #include "backend/ops/nn_common.h"
 #include "backend/ops/register.h"
 
 namespace nn::backend {
 namespace {
 using namespace nnops;
-
-// Everything the kernels need to know about one convolution.
-struct ConvGeom {
-  int64_t n = 0, c = 0, h = 0, w = 0;  // input
-  int64_t o = 0, kh = 0, kw = 0;       // weight [o, c/groups, kh, kw]
-  int64_t oh = 0, ow = 0;              // output spatial size
-  Pair stride{1, 1}, pad{0, 0}, dil{1, 1};
-  int64_t groups = 1;
-  int64_t cg() const { return c / groups; }          // input channels per group
-  int64_t og() const { return o / groups; }          // output channels per group
-  int64_t kg() const { return cg() * kh * kw; }      // im2col rows per group
-  int64_t k() const { return c * kh * kw; }          // im2col rows
-  int64_t p() const { return oh * ow; }              // im2col columns (output pixels)
-  int64_t in_sample() const { return c * h * w; }
-  int64_t out_sample() const { return o * p(); }
-  // A 1x1 kernel that reads every pixel once: the input is its own im2col.
-  bool pointwise() const {
-    return kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1 && pad[0] == 0 && pad[1] == 0;
-  }
-};
 
 std::string conv_attrs_str(const ConvGeom& g) {
   return "stride=" + pair_str(g.stride) + ", padding=" + pair_str(g.pad) + ", dilation=" + pair_str(g.dil);
@@ -272,6 +256,10 @@ void conv2d_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& 
   ConvGeom g = conv_geometry(in[0].type(), in[1].type(), attrs);
   if (out[0].numel() == 0) return;
   const Tensor* b = in.size() == 3 ? &in[2] : nullptr;
+  if (out[0].dtype() == DType::f32 &&
+      onednn_conv_forward(g, in[0].data<float>(), in[1].data<float>(), b ? b->data<float>() : nullptr,
+                          out[0].data<float>()))
+    return;
   if (out[0].dtype() == DType::f64) conv2d_forward<double>(in[0], in[1], b, out[0], g);
   else conv2d_forward<float>(in[0], in[1], b, out[0], g);
 }
@@ -305,6 +293,9 @@ void conv2d_dx(const Tensor& dyt, const Tensor& wt, Tensor& dxt, const ConvGeom&
 void backward_input_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   ConvGeom g = conv_geometry(out[0].type(), in[1].type(), attrs);
   if (out[0].numel() == 0) return;
+  if (out[0].dtype() == DType::f32 &&
+      onednn_conv_backward_input(g, in[0].data<float>(), in[1].data<float>(), out[0].data<float>()))
+    return;
   if (out[0].dtype() == DType::f64) conv2d_dx<double>(in[0], in[1], out[0], g);
   else conv2d_dx<float>(in[0], in[1], out[0], g);
 }
@@ -350,6 +341,9 @@ void conv2d_dw(const Tensor& dyt, const Tensor& xt, Tensor& dwt, const ConvGeom&
 void backward_weight_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   ConvGeom g = conv_geometry(in[1].type(), out[0].type(), attrs);
   if (out[0].numel() == 0) return;
+  if (out[0].dtype() == DType::f32 &&
+      onednn_conv_backward_weight(g, in[0].data<float>(), in[1].data<float>(), out[0].data<float>()))
+    return;
   if (out[0].dtype() == DType::f64) conv2d_dw<double>(in[0], in[1], out[0], g);
   else conv2d_dw<float>(in[0], in[1], out[0], g);
 }

@@ -5,6 +5,8 @@
 // directly) including those of the backward ops themselves.
 #include <limits>
 
+#include "backend/onednn.h"
+
 #include "nn_test_util.h"
 
 using namespace nntest;
@@ -175,6 +177,46 @@ TEST_CASE("conv2d weight gradient sums over a batch split across threads, f32") 
     for (size_t i = 0; i < want.size(); ++i) want[i] += v[i];
   }
   check_close(vals(d64), want, 1e-12, 1e-12);
+}
+
+TEST_CASE("conv2d through oneDNN equals the im2col kernels, forward and both backwards, f32") {
+  if (!onednn_built()) {
+    MESSAGE("nn is built without oneDNN: nothing to compare");
+    return;
+  }
+  // The cases above, one with 16 channels and more (oneDNN's blocked
+  // layouts), and one whose last output column stops short of the input's
+  // edge (a negative right padding for oneDNN).
+  const bool was_on = onednn_enabled();
+  std::vector<ConvCase> cases(std::begin(kConvCases), std::end(kConvCases));
+  cases.push_back({4, 16, 9, 9, 32, 3, 3, {1, 1}, {1, 1}});
+  cases.push_back({3, 16, 8, 8, 32, 1, 1, {2, 2}, {0, 0}, {1, 1}, 1, false});
+  cases.push_back({2, 1, 12, 12, 20, 5, 5});
+  struct Results {
+    std::vector<double> y, dx, dw;
+  };
+  auto run = [](const ConvCase& k, bool onednn) {
+    set_onednn_enabled(onednn);
+    Attrs a{{"stride", pr(k.stride[0], k.stride[1])}, {"padding", pr(k.pad[0], k.pad[1])},
+            {"dilation", pr(k.dil[0], k.dil[1])}, {"groups", k.groups}};
+    Tensor x = rnd({k.n, k.c, k.h, k.w}, DType::f32, 11), w = rnd({k.o, k.c / k.groups, k.kh, k.kw}, DType::f32, 12);
+    Tensor b = k.bias ? rnd({k.o}, DType::f32, 13) : Tensor();
+    Tensor y = conv2d(x, w, b, k.stride, k.pad, k.dil, k.groups);
+    Tensor dy = rnd(y.shape(), DType::f32, 14);
+    Attrs ai = a, aw = a;
+    ai.set("input_shape", x.shape());
+    aw.set("weight_shape", w.shape());
+    return Results{vals(y), vals(call(op("conv2d_backward_input"), {dy, w}, ai)),
+                   vals(call(op("conv2d_backward_weight"), {dy, x}, aw))};
+  };
+  for (const ConvCase& k : cases) {
+    INFO("case n=", k.n, " c=", k.c, " h=", k.h, " w=", k.w, " o=", k.o, " k=", k.kh, "x", k.kw, " groups=", k.groups);
+    const Results one = run(k, true), im2col = run(k, false);
+    check_close(one.y, im2col.y, 1e-4, 1e-4);
+    check_close(one.dx, im2col.dx, 1e-4, 1e-4);
+    check_close(one.dw, im2col.dw, 1e-4, 1e-4);
+  }
+  set_onednn_enabled(was_on);
 }
 
 // ---- pooling ----
