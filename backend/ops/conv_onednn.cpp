@@ -129,71 +129,66 @@ dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
+template <class Primitive, class PrimitiveDesc>
+Prepared prepare(const PrimitiveDesc& pd, std::vector<Arg> args) {
+  return Prepared{Primitive(pd), std::move(args), pd.scratchpad_desc()};
+}
+
 // The primitives of one convolution, each made on first use.
 struct ConvPrimitives {
   Descs d;
-  dnnl::convolution_forward::primitive_desc forward_pd;
+  dnnl::convolution_forward::primitive_desc forward_pd;  // the backward ones' hint
   std::optional<Prepared> forward, forward_bias, backward_input, backward_weight;
 
-  explicit ConvPrimitives(const ConvGeom& g)
-      : d(g),
-        forward_pd(dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                   dnnl::algorithm::convolution_direct, Descs::any(d.x),
-                                                   Descs::any(d.w), Descs::any(d.y), d.strides, d.dilates, d.pad_l,
-                                                   d.pad_r),
-                   user_scratchpad(), cpu_engine()) {}
+  explicit ConvPrimitives(const ConvGeom& g) : d(g), forward_pd(make_forward_pd(false)) {}
+
+  // A zero descriptor for the bias means none.
+  dnnl::convolution_forward::primitive_desc make_forward_pd(bool bias) const {
+    return {dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                            Descs::any(d.x), Descs::any(d.w), bias ? d.plain_b : memory::desc(),
+                                            Descs::any(d.y), d.strides, d.dilates, d.pad_l, d.pad_r),
+            user_scratchpad(), cpu_engine()};
+  }
 
   const Prepared& get_forward(bool bias) {
     std::optional<Prepared>& slot = bias ? forward_bias : forward;
     if (slot) return *slot;
-    if (!bias) {
-      slot = Prepared{dnnl::convolution_forward(forward_pd),
-                      {Arg(DNNL_ARG_SRC, d.plain_x, forward_pd.src_desc(), false),
-                       Arg(DNNL_ARG_WEIGHTS, d.plain_w, forward_pd.weights_desc(), false),
-                       Arg(DNNL_ARG_DST, d.plain_y, forward_pd.dst_desc(), true)},
-                      forward_pd.scratchpad_desc()};
-      return *slot;
-    }
-    dnnl::convolution_forward::primitive_desc pd(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                        Descs::any(d.x), Descs::any(d.w), d.plain_b, Descs::any(d.y), d.strides,
-                                        d.dilates, d.pad_l, d.pad_r),
-        user_scratchpad(), cpu_engine());
-    slot = Prepared{dnnl::convolution_forward(pd),
-                    {Arg(DNNL_ARG_SRC, d.plain_x, pd.src_desc(), false),
-                     Arg(DNNL_ARG_WEIGHTS, d.plain_w, pd.weights_desc(), false),
-                     Arg(DNNL_ARG_BIAS, d.plain_b, pd.bias_desc(), false),
-                     Arg(DNNL_ARG_DST, d.plain_y, pd.dst_desc(), true)},
-                    pd.scratchpad_desc()};
+    const auto pd = bias ? make_forward_pd(true) : forward_pd;
+    std::vector<Arg> args{Arg(DNNL_ARG_SRC, d.plain_x, pd.src_desc(), false),
+                          Arg(DNNL_ARG_WEIGHTS, d.plain_w, pd.weights_desc(), false),
+                          Arg(DNNL_ARG_DST, d.plain_y, pd.dst_desc(), true)};
+    if (bias) args.insert(args.begin() + 2, Arg(DNNL_ARG_BIAS, d.plain_b, pd.bias_desc(), false));
+    slot = prepare<dnnl::convolution_forward>(pd, std::move(args));
     return *slot;
   }
 
   const Prepared& get_backward_input() {
-    if (backward_input) return *backward_input;
-    dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, Descs::any(d.x), Descs::any(d.w),
-                                              Descs::any(d.y), d.strides, d.dilates, d.pad_l, d.pad_r),
-        user_scratchpad(), cpu_engine(), forward_pd);
-    backward_input = Prepared{dnnl::convolution_backward_data(pd),
-                              {Arg(DNNL_ARG_DIFF_DST, d.plain_y, pd.diff_dst_desc(), false),
-                               Arg(DNNL_ARG_WEIGHTS, d.plain_w, pd.weights_desc(), false),
-                               Arg(DNNL_ARG_DIFF_SRC, d.plain_x, pd.diff_src_desc(), true)},
-                              pd.scratchpad_desc()};
+    if (!backward_input) {
+      dnnl::convolution_backward_data::primitive_desc pd(
+          dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, Descs::any(d.x),
+                                                Descs::any(d.w), Descs::any(d.y), d.strides, d.dilates, d.pad_l,
+                                                d.pad_r),
+          user_scratchpad(), cpu_engine(), forward_pd);
+      backward_input = prepare<dnnl::convolution_backward_data>(
+          pd, {Arg(DNNL_ARG_DIFF_DST, d.plain_y, pd.diff_dst_desc(), false),
+               Arg(DNNL_ARG_WEIGHTS, d.plain_w, pd.weights_desc(), false),
+               Arg(DNNL_ARG_DIFF_SRC, d.plain_x, pd.diff_src_desc(), true)});
+    }
     return *backward_input;
   }
 
   const Prepared& get_backward_weight() {
-    if (backward_weight) return *backward_weight;
-    dnnl::convolution_backward_weights::primitive_desc pd(
-        dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, Descs::any(d.x),
-                                                 Descs::any(d.w), Descs::any(d.y), d.strides, d.dilates, d.pad_l,
-                                                 d.pad_r),
-        user_scratchpad(), cpu_engine(), forward_pd);
-    backward_weight = Prepared{dnnl::convolution_backward_weights(pd),
-                               {Arg(DNNL_ARG_DIFF_DST, d.plain_y, pd.diff_dst_desc(), false),
-                                Arg(DNNL_ARG_SRC, d.plain_x, pd.src_desc(), false),
-                                Arg(DNNL_ARG_DIFF_WEIGHTS, d.plain_w, pd.diff_weights_desc(), true)},
-                               pd.scratchpad_desc()};
+    if (!backward_weight) {
+      dnnl::convolution_backward_weights::primitive_desc pd(
+          dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, Descs::any(d.x),
+                                                   Descs::any(d.w), Descs::any(d.y), d.strides, d.dilates, d.pad_l,
+                                                   d.pad_r),
+          user_scratchpad(), cpu_engine(), forward_pd);
+      backward_weight = prepare<dnnl::convolution_backward_weights>(
+          pd, {Arg(DNNL_ARG_DIFF_DST, d.plain_y, pd.diff_dst_desc(), false),
+               Arg(DNNL_ARG_SRC, d.plain_x, pd.src_desc(), false),
+               Arg(DNNL_ARG_DIFF_WEIGHTS, d.plain_w, pd.diff_weights_desc(), true)});
+    }
     return *backward_weight;
   }
 };
