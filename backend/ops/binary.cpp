@@ -153,6 +153,14 @@ std::vector<Tensor> floordiv_backward(const BackwardArgs& a) {
   return {wants(x) ? bw::zeros_like(x) : Tensor(), wants(y) ? bw::zeros_like(y) : Tensor()};
 }
 
+// relu_backward(g, y) passes g where y > 0: linear in g, through the same
+// mask; piecewise constant in y (a defined zero, as floordiv's). So relu's
+// second derivatives still flow.
+std::vector<Tensor> relu_backward_backward(const BackwardArgs& a) {
+  const Tensor &g = a.inputs[0], &y = a.inputs[1], &G = a.grads[0];
+  return {wants(g) ? fit(relu_backward(G, y), g) : Tensor(), wants(y) ? bw::zeros_like(y) : Tensor()};
+}
+
 // As PyTorch: where a == b the operands share the gradient half and half;
 // otherwise it goes to the operand the result came from. (A NaN operand
 // compares false everywhere, so both get the full gradient there, as in

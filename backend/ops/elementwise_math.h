@@ -264,6 +264,11 @@ struct Gelu {
   }
 };
 // g * d gelu(x) / dx: inputs (g, x).
+// g where relu's output y is positive, else 0 (a NaN y gives 0, as
+// where(y > 0, g, 0) did): relu's backward in one pass, without a mask.
+struct ReluGrad {
+  template <class T> NN_HD T operator()(T g, T y) const { return y > T(0) ? g : T(0); }
+};
 struct GeluGrad {
   bool approximate;
   NN_HD static GeluGrad from(const EwParams& p) { return {p[0] != 0}; }

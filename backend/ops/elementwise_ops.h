@@ -52,7 +52,7 @@
   /* piecewise constant: a defined zero, not "no gradient", as in PyTorch */                \
   X(sign, Sign, keeping, zeros_like(x))                                                     \
   /* the gradient at 0 is 0 (PyTorch's choice): only a positive result passes it */         \
-  X(relu, Relu, keeping, where(gt(y, num(0)), g, num(0)))                                   \
+  X(relu, Relu, keeping, relu_backward(g, y))                                               \
   X(floor, Floor, keeping, zeros_like(x))                                                   \
   X(ceil, Ceil, keeping, zeros_like(x))                                                     \
   X(round, Round, keeping, zeros_like(x))                                                   \
@@ -96,5 +96,7 @@
   X(ge, Ge, compare, false, false, nullptr)                                        \
   X(logical_and, And, logical, true, true, nullptr)                                \
   X(logical_or, Or, logical, true, true, nullptr)                                  \
+  /* g where y > 0, for inputs (g, y): relu's gradient in one pass */              \
+  X(relu_backward, ReluGrad, floating, false, false, relu_backward_backward)              \
   /* g * gelu'(x) for inputs (g, x): gelu's gradient as one fused node */          \
   X(gelu_backward, GeluGrad, floating, false, false, nullptr, bool, approximate, false)
