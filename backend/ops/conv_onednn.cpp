@@ -197,7 +197,8 @@ using ConvKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                            int64_t, int64_t, int64_t, int64_t>;
 
 // The prepared primitive of direction `which` for g, made if need be; null
-// when oneDNN does not take this convolution (then it is not asked again).
+// when oneDNN does not take this convolution (asked again on the next call:
+// a refusal is not remembered, as f32 CPU convolutions are never refused).
 template <class Which>
 const Prepared* prepared(const ConvGeom& g, Which which) {
   // Convolutions over nothing are the im2col kernels' (they fill zeros or bias).
