@@ -141,6 +141,9 @@ class Interpreter {
   std::vector<std::string> global_names() const;
   // Registers a built-in in the prelude (visible to every module).
   void define_builtin(std::shared_ptr<Builtin> b);
+  // Makes `tr` the active tracer, its graph locating nodes in this
+  // interpreter's sources (graph mode; save_onnx's trace).
+  void start_trace(ir::Tracer& tr);
 
   // Calls a function value with positional and keyword arguments.
   Value call(const Value& callee, std::vector<Value> positional,
@@ -225,7 +228,6 @@ class Interpreter {
   // `why`: the reason for a retrace that the signature does not show (a
   // capture guard that failed).
   CompiledGraph& add_entry(GraphCache& cache, Signature sig, Span span, const std::string& why = {});
-  void start_trace(ir::Tracer& tr);
   std::function<void(const std::string&, const ir::Graph&)> dump_passes(const std::string& graph);
   // An assignment that stored a traced tensor (traced_stores_ below).
   struct TracedStore {

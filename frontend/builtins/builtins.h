@@ -33,6 +33,7 @@ void install_rates(Interpreter& vm);  // rates.cpp: _rate (an optimizer's lr, fe
 void install_precision(Interpreter& vm);  // precision.cpp: autocast
 void install_text(Interpreter& vm);  // text.cpp: load_text chars encode decode
 void install_distributed(Interpreter& vm);  // distributed.cpp: world all_reduce broadcast all_gather barrier
+void install_onnx(Interpreter& vm);  // onnx.cpp: save_onnx load_onnx
 void install_graphs(Interpreter& vm);  // graphs.cpp: ir graph_stats dot  // files.cpp: load_npy save_npy load_idx load_csv save load
 }  // namespace builtins
 

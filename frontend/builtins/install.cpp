@@ -73,6 +73,7 @@ void Interpreter::install_builtins() {
   builtins::install_text(*this);
   builtins::install_distributed(*this);
   builtins::install_graphs(*this);
+  builtins::install_onnx(*this);
   using backend::DType;
   for (DType d : {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean, DType::f16, DType::bf16})
     prelude_->define(intern(backend::dtype_name(d)), Value(d));

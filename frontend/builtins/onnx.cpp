@@ -1,0 +1,136 @@
+// ONNX (SPEC §16): save_onnx(f, args, path, dynamic_batch=true) traces f's
+// forward on example arguments and writes the graph as an ONNX model;
+// load_onnx(path) gives a layer record whose `weights` hold the model's
+// initializers (the float ones are params, so it trains further) and whose
+// `call` runs its nodes as nn ops, eagerly or inside a graph.
+#include "backend/autograd.h"
+#include "backend/error.h"
+#include "frontend/builtins/builtins.h"
+#include "frontend/builtins/file_io.h"
+#include "frontend/interpreter.h"
+#include "ir/tracer.h"
+#include "onnx/onnx_io.h"
+
+namespace nn::frontend::builtins {
+namespace {
+
+// The example arguments: a tuple or list of tensors, or one tensor.
+std::vector<backend::Tensor> example_args(Args& a, size_t i) {
+  std::vector<Value> items;
+  if (a[i].is_tuple()) items = a[i].as_tuple()->items;
+  else if (a[i].is_list()) items = a[i].as_list()->items;
+  else items = {a[i]};
+  std::vector<backend::Tensor> ts;
+  for (const Value& v : items) {
+    if (!v.is_tensor()) a.fail(i, "save_onnx's example arguments are tensors, not " + a_type_name(v));
+    ts.push_back(v.as_tensor());
+  }
+  return ts;
+}
+
+// The result's tensors: one, or a tuple or list of them.
+std::vector<backend::Tensor> result_tensors(Args& a, const Value& r) {
+  std::vector<Value> items;
+  if (r.is_tuple()) items = r.as_tuple()->items;
+  else if (r.is_list()) items = r.as_list()->items;
+  else items = {r};
+  std::vector<backend::Tensor> ts;
+  for (const Value& v : items) {
+    if (!v.is_tensor()) a.fail(0, "save_onnx needs a function that returns tensors, and this one returned " + a_type_name(v));
+    ts.push_back(v.as_tensor());
+  }
+  return ts;
+}
+
+std::string param_name(const Value& f, size_t i) {
+  const Function& fn = *f.as_function();
+  if (fn.kind == Function::Kind::Closure && i < fn.def->params.size()) return fn.def->params[i].name;
+  return "input" + std::to_string(i);
+}
+
+void check_path(Args& a, size_t i, bool write) {
+  std::string denied = fileio::access_denied(a.vm().options().allow_files, a.str(i), write);
+  if (!denied.empty()) a.fail(i, denied);
+}
+
+}  // namespace
+
+void install_onnx(Interpreter& vm) {
+  def(vm, "save_onnx", "f, args, path, dynamic_batch=true", [](Args& a) {
+    if (!a[0].is_function()) a.fail(0, "save_onnx needs a function, not " + a_type_name(a[0]));
+    const std::vector<backend::Tensor> examples = example_args(a, 1);
+    check_path(a, 2, true);
+    onnx_io::ExportOptions options;
+    options.dynamic_batch = a.boolean(3);
+    options.graph_name = a[0].as_function()->name();
+    ir::Graph g;
+    {
+      backend::NoGradGuard forward_only;
+      ir::Tracer tr(options.graph_name);
+      a.vm().start_trace(tr);
+      std::vector<Value> traced;
+      for (size_t i = 0; i < examples.size(); ++i) {
+        options.inputs.push_back(param_name(a[0], i));
+        traced.emplace_back(tr.add_input(examples[i].type(), options.inputs.back()));
+      }
+      const Value r = a.vm().call(a[0], traced, {}, a.call_span());
+      const std::vector<backend::Tensor> outs = result_tensors(a, r);
+      for (size_t i = 0; i < outs.size(); ++i) options.outputs.push_back(outs.size() == 1 ? "output" : "output" + std::to_string(i));
+      g = tr.finish(outs);
+    }
+    onnx_io::save(g, options, a.str(2));  // backend::Error: a diagnostic at the call
+    return Value();
+  });
+
+  def(vm, "load_onnx", "path", [](Args& a) {
+    check_path(a, 0, false);
+    auto model = onnx_io::load(a.str(0));
+    const onnx_io::ModelSignature& sig = onnx_io::signature(*model);
+    auto weights = make_record();
+    for (const auto& init : sig.initializers) weights->set(intern(init.name), Value(init.value));
+    std::vector<Value> inputs, outputs;
+    for (const auto& n : sig.inputs) inputs.emplace_back(n);
+    for (const auto& n : sig.outputs) outputs.emplace_back(n);
+
+    // call(self, *inputs): the model's nodes on self's current weights.
+    auto call = std::make_shared<Builtin>();
+    call->name = "onnx_call";
+    Parameter self;
+    self.name = "self";
+    self.sym = intern("self");
+    call->params.push_back(self);
+    call->variadic = true;
+    call->fn = [model](Args& c) {
+      const onnx_io::ModelSignature& sig = onnx_io::signature(*model);
+      if (!c[0].is_record()) c.fail(0, "an ONNX model's call takes the model record first");
+      const Value* w = c[0].as_record()->find(intern("weights"));
+      if (!w || !w->is_record()) c.fail(0, "the model record has lost its `weights`");
+      std::vector<backend::Tensor> inits;
+      for (const auto& init : sig.initializers) {
+        const Value* v = w->as_record()->find(intern(init.name));
+        if (!v || !v->is_tensor()) c.fail(0, "the model's weight `" + init.name + "` is no longer a tensor");
+        inits.push_back(v->as_tensor());
+      }
+      std::vector<backend::Tensor> ins;
+      for (const Value& v : c.rest()) ins.push_back(c.vm().to_tensor(v, c.call_span()));
+      const std::vector<backend::Tensor> outs = onnx_io::run(*model, inits, ins);
+      if (outs.size() == 1) return Value(outs[0]);
+      std::vector<Value> items(outs.begin(), outs.end());
+      return Value(make_tuple(std::move(items)));
+    };
+    auto fn = std::make_shared<Function>();
+    fn->kind = Function::Kind::Builtin;
+    fn->builtin = call;
+
+    auto r = make_record();
+    r->set(intern("kind"), Value("OnnxModel"));
+    r->set(intern("file"), Value(a.str(0)));
+    r->set(intern("inputs"), Value(make_list(std::move(inputs))));
+    r->set(intern("outputs"), Value(make_list(std::move(outputs))));
+    r->set(intern("weights"), Value(weights));
+    r->set(intern("call"), Value(FunctionPtr(fn)));
+    return Value(r);
+  });
+}
+
+}  // namespace nn::frontend::builtins

@@ -1,0 +1,125 @@
+// What an import entry sees of its node (import_table.h), and the lookup
+// over the families' entries.
+#include "onnx/import_table.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "backend/error.h"
+#include "backend/ops.h"
+#include "onnx/onnx_io.h"
+#include "onnx/tensor_proto.h"
+
+namespace nn::onnx_io {
+
+using backend::Tensor;
+
+void NodeContext::fail(const std::string& reason) const {
+  const std::string name = node_.name().empty() ? node_.output_size() ? node_.output(0) : "" : node_.name();
+  throw backend::Error("node `" + name + "` (" + node_.op_type() + "): " + reason);
+}
+
+const Tensor& NodeContext::input(size_t i) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
+  return in_[i];
+}
+
+namespace {
+Tensor on_host(const NodeContext& n, size_t i) {
+  const Tensor& t = n.input(i);
+  if (t.is_traced())
+    n.fail("input " + std::to_string(i) + " (`" + n.node().input(int(i)) +
+           "`) says how the node works, so nn reads it while the graph is traced; here it is computed from "
+           "the graph's inputs");
+  return backend::to_device(t, backend::cpu_device());
+}
+}  // namespace
+
+std::vector<int64_t> NodeContext::ints(size_t i) const {
+  const Tensor t = on_host(*this, i);
+  if (backend::is_floating(t.dtype())) fail("input " + std::to_string(i) + " must hold integers");
+  const Tensor v = backend::astype(t, backend::DType::i64);
+  return std::vector<int64_t>(v.data<int64_t>(), v.data<int64_t>() + v.numel());
+}
+
+std::vector<double> NodeContext::numbers(size_t i) const {
+  const Tensor v = backend::astype(on_host(*this, i), backend::DType::f64);
+  return std::vector<double>(v.data<double>(), v.data<double>() + v.numel());
+}
+
+const onnx::AttributeProto* NodeContext::attr(const std::string& name) const {
+  for (const auto& a : node_.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t NodeContext::attr_int(const std::string& name, int64_t fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::INT) fail("attribute " + name + " must be an int");
+  return a->i();
+}
+
+double NodeContext::attr_float(const std::string& name, double fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::FLOAT) fail("attribute " + name + " must be a float");
+  return a->f();
+}
+
+std::string NodeContext::attr_str(const std::string& name, const std::string& fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::STRING) fail("attribute " + name + " must be a string");
+  return a->s();
+}
+
+std::vector<int64_t> NodeContext::attr_ints(const std::string& name, std::vector<int64_t> fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::INTS) fail("attribute " + name + " must be a list of ints");
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::vector<double> NodeContext::attr_floats(const std::string& name, std::vector<double> fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::FLOATS) fail("attribute " + name + " must be a list of floats");
+  return std::vector<double>(a->floats().begin(), a->floats().end());
+}
+
+Tensor NodeContext::attr_tensor(const std::string& name) const {
+  const auto* a = attr(name);
+  if (!a || a->type() != onnx::AttributeProto::TENSOR) fail("attribute " + name + " must be a tensor");
+  try {
+    return to_tensor(a->t(), "attribute " + name);
+  } catch (const backend::Error& e) {
+    fail(e.what());
+  }
+}
+
+namespace {
+const std::unordered_map<std::string, const ImportEntry*>& table() {
+  static const auto map = [] {
+    std::unordered_map<std::string, const ImportEntry*> m;
+    for (auto family : {elementwise_imports(), shape_imports(), neural_imports(), reduction_imports()})
+      for (const ImportEntry& e : family) m.emplace(e.op_type, &e);
+    return m;
+  }();
+  return map;
+}
+}  // namespace
+
+const ImportEntry* find_import(const std::string& op_type) {
+  auto it = table().find(op_type);
+  return it == table().end() ? nullptr : it->second;
+}
+
+std::vector<std::string> importable_ops() {
+  std::vector<std::string> names;
+  for (const auto& [name, e] : table()) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace nn::onnx_io

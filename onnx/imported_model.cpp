@@ -1,0 +1,282 @@
+// load, run and describe (onnx_io.h): an ONNX file is parsed, checked by
+// ONNX's checker, shape-inferred, and each node matched to its import entry
+// (import_table.h) before anything runs; running walks the nodes in the
+// file's (topological) order calling the entries. Inside a traced graph, a
+// node whose inputs are all known values (initializers that are not params,
+// Constant and Shape results) runs at once instead of being traced: the
+// shape arithmetic of exported models (Shape -> Gather -> Concat ->
+// Reshape) then gives Reshape its sizes while the graph is traced.
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "backend/autograd.h"
+#include "backend/error.h"
+#include "backend/ops.h"
+#include "onnx/import_table.h"
+#include "onnx/onnx_io.h"
+#include "onnx/tensor_proto.h"
+
+namespace nn::onnx_io {
+
+using backend::Error;
+using backend::Tensor;
+
+bool built() { return true; }
+
+class ImportedModel {
+ public:
+  std::string path;
+  onnx::ModelProto proto;
+  int opset = 0;
+  ModelSignature sig;
+  std::vector<const ImportEntry*> entries;  // one per node
+};
+
+namespace {
+
+// The file's bytes parsed; Error on a file that is not there or not a model.
+onnx::ModelProto read_model(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read `" + path + "`");
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  onnx::ModelProto m;
+  if (!m.ParseFromString(bytes.str()))
+    throw Error("`" + path + "` is not an ONNX model (it does not parse as one: truncated or another format)");
+  if (!m.has_graph()) throw Error("`" + path + "` has no graph");
+  return m;
+}
+
+int default_opset(const onnx::ModelProto& m) {
+  for (const auto& o : m.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") return int(o.version());
+  return 0;
+}
+
+// "FLOAT[N, 3]" of a graph input or output.
+backend::TensorType declared_type(const onnx::ValueInfoProto& v) {
+  backend::TensorType t;
+  if (!v.type().has_tensor_type()) return t;
+  const auto& tt = v.type().tensor_type();
+  if (auto d = dtype_of(tt.elem_type())) t.dtype = *d;
+  std::vector<int64_t> dims;
+  for (const auto& d : tt.shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  t.shape = backend::Shape::of(dims);
+  return t;
+}
+
+std::string list(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// Each node's entry; an op nn cannot import is an Error naming it, its node
+// and the opset, and listing what nn imports.
+std::vector<const ImportEntry*> match_nodes(const onnx::GraphProto& g, const std::string& path, int opset) {
+  std::vector<const ImportEntry*> entries;
+  for (const auto& node : g.node()) {
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    const ImportEntry* e = default_domain ? find_import(node.op_type()) : nullptr;
+    if (!e) {
+      std::string op = default_domain ? node.op_type() : node.domain() + "." + node.op_type();
+      throw Error("`" + path + "`: node `" + (node.name().empty() ? node.output(0) : node.name()) + "` is " + op +
+                  " (opset " + std::to_string(opset) + "), which nn does not import; nn imports " +
+                  list(importable_ops()));
+    }
+    entries.push_back(e);
+  }
+  return entries;
+}
+
+}  // namespace
+
+std::shared_ptr<const ImportedModel> load(const std::string& path) {
+  auto m = std::make_shared<ImportedModel>();
+  m->path = path;
+  m->proto = read_model(path);
+  try {
+    onnx::checker::check_model(m->proto);
+    onnx::shape_inference::InferShapes(m->proto);
+  } catch (const std::exception& e) {
+    throw Error("`" + path + "` fails ONNX's checker: " + e.what());
+  }
+  m->opset = default_opset(m->proto);
+  if (m->opset == 0) throw Error("`" + path + "` imports no opset of the default ONNX domain");
+  const onnx::GraphProto& g = m->proto.graph();
+  m->entries = match_nodes(g, path, m->opset);
+
+  // Batch norm's running statistics are state, not params.
+  std::unordered_set<std::string> statistics;
+  for (const auto& node : g.node())
+    if (node.op_type() == "BatchNormalization")
+      for (int i = 3; i < std::min(node.input_size(), 5); ++i) statistics.insert(node.input(i));
+  std::unordered_set<std::string> initialized;
+  for (const auto& init : g.initializer()) {
+    Initializer i;
+    i.name = init.name();
+    try {
+      i.value = to_tensor(init, "initializer `" + init.name() + "`");
+    } catch (const Error& e) {
+      throw Error("`" + path + "`: " + e.what());
+    }
+    i.trainable = backend::is_floating(i.value.dtype()) && !statistics.count(i.name);
+    if (i.trainable) i.value = backend::param(i.value);
+    initialized.insert(i.name);
+    m->sig.initializers.push_back(std::move(i));
+  }
+  for (const auto& in : g.input()) {
+    if (initialized.count(in.name())) continue;
+    m->sig.inputs.push_back(in.name());
+    m->sig.input_types.push_back(declared_type(in));
+  }
+  for (const auto& out : g.output()) m->sig.outputs.push_back(out.name());
+  return m;
+}
+
+const ModelSignature& signature(const ImportedModel& m) { return m.sig; }
+
+namespace {
+
+// Whether a node may run at once inside a trace: every input a known value
+// that no gradient flows to.
+bool foldable(std::span<const Tensor> in) {
+  for (const Tensor& t : in)
+    if (t.defined() && (t.is_traced() || backend::requires_grad(t))) return false;
+  return true;
+}
+
+// Lets a node run eagerly while a graph is traced, for the scope of one call.
+class HookOff {
+ public:
+  explicit HookOff(bool off) : saved_(backend::dispatch_hook()), off_(off && saved_) {
+    if (off_) backend::set_dispatch_hook(nullptr);
+  }
+  ~HookOff() {
+    if (off_) backend::set_dispatch_hook(saved_);
+  }
+
+ private:
+  backend::DispatchHook* saved_;
+  bool off_;
+};
+
+void check_input(const ImportedModel& m, size_t i, const Tensor& t) {
+  const backend::TensorType& want = m.sig.input_types[i];
+  auto wrong = [&] {
+    std::string dims;
+    for (int64_t d : want.shape.dims()) dims += (dims.empty() ? "" : ", ") + (d < 0 ? "?" : std::to_string(d));
+    throw Error("`" + m.path + "`: input `" + m.sig.inputs[i] + "` is " + std::string(backend::dtype_name(want.dtype)) + "[" +
+                dims + "], not " + t.type().str());
+  };
+  if (t.dtype() != want.dtype || t.ndim() != want.shape.ndim()) wrong();
+  for (int k = 0; k < t.ndim(); ++k)
+    if (want.shape[k] >= 0 && want.shape[k] != t.shape()[k]) wrong();
+}
+
+}  // namespace
+
+std::vector<Tensor> run(const ImportedModel& m, std::span<const Tensor> initializers, std::span<const Tensor> inputs) {
+  if (inputs.size() != m.sig.inputs.size())
+    throw Error("`" + m.path + "` takes " + std::to_string(m.sig.inputs.size()) + " input" +
+                (m.sig.inputs.size() == 1 ? "" : "s") + " (" + list(m.sig.inputs) + "), not " +
+                std::to_string(inputs.size()));
+  std::unordered_map<std::string, Tensor> env;
+  for (size_t i = 0; i < initializers.size() && i < m.sig.initializers.size(); ++i)
+    env[m.sig.initializers[i].name] = initializers[i];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_input(m, i, inputs[i]);
+    env[m.sig.inputs[i]] = inputs[i];
+  }
+  const onnx::GraphProto& g = m.proto.graph();
+  std::vector<Tensor> in;
+  for (int k = 0; k < g.node_size(); ++k) {
+    const onnx::NodeProto& node = g.node(k);
+    in.assign(node.input_size(), Tensor());
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (node.input(i).empty()) continue;
+      auto it = env.find(node.input(i));
+      if (it == env.end()) throw Error("`" + m.path + "`: node input `" + node.input(i) + "` is never made");
+      in[i] = it->second;
+    }
+    NodeContext ctx(node, m.opset, in);
+    std::vector<Tensor> out;
+    try {
+      HookOff fold(foldable(in));
+      out = m.entries[k]->fn(ctx);
+    } catch (const backend::OutOfMemory&) {
+      throw;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      throw Error("`" + m.path + "`: " +
+                  (what.rfind("node `", 0) == 0 ? what
+                                                : "node `" + (node.name().empty() ? node.output(0) : node.name()) +
+                                                      "` (" + node.op_type() + "): " + what));
+    }
+    for (int o = 0; o < node.output_size(); ++o) {
+      if (node.output(o).empty()) continue;
+      if (size_t(o) >= out.size() || !out[o].defined())
+        throw Error("`" + m.path + "`: node `" + node.name() + "` (" + node.op_type() + "): nn does not compute its output " +
+                    std::to_string(o));
+      env[node.output(o)] = out[o];
+    }
+  }
+  std::vector<Tensor> result;
+  for (const auto& name : m.sig.outputs) {
+    auto it = env.find(name);
+    if (it == env.end()) throw Error("`" + m.path + "`: output `" + name + "` is never made");
+    result.push_back(it->second);
+  }
+  return result;
+}
+
+std::string describe(const std::string& path) {
+  onnx::ModelProto proto = read_model(path);
+  std::ostringstream s;
+  const onnx::GraphProto& g = proto.graph();
+  s << path << ": ONNX IR version " << proto.ir_version() << ", opset " << default_opset(proto);
+  if (!proto.producer_name().empty()) s << ", made by " << proto.producer_name() << " " << proto.producer_version();
+  s << "\n";
+  std::unordered_set<std::string> initialized;
+  int64_t numbers = 0;
+  for (const auto& init : g.initializer()) {
+    initialized.insert(init.name());
+    int64_t n = 1;
+    for (int64_t d : init.dims()) n *= d;
+    numbers += n;
+  }
+  auto type_of = [](const onnx::ValueInfoProto& v) {
+    if (!v.type().has_tensor_type()) return std::string("(not a tensor)");
+    const auto& tt = v.type().tensor_type();
+    std::string dims;
+    for (const auto& d : tt.shape().dim())
+      dims += (dims.empty() ? "" : ", ") + (d.has_dim_value() ? std::to_string(d.dim_value())
+                                                              : d.dim_param().empty() ? "?" : d.dim_param());
+    return onnx_type_name(tt.elem_type()) + "[" + dims + "]";
+  };
+  s << "inputs:\n";
+  for (const auto& in : g.input())
+    if (!initialized.count(in.name())) s << "  " << in.name() << ": " << type_of(in) << "\n";
+  s << "outputs:\n";
+  for (const auto& out : g.output()) s << "  " << out.name() << ": " << type_of(out) << "\n";
+  s << "params: " << g.initializer_size() << " initializers, " << numbers << " numbers\n";
+  std::map<std::string, int> ops;
+  for (const auto& node : g.node())
+    ops[node.domain().empty() || node.domain() == "ai.onnx" ? node.op_type() : node.domain() + "." + node.op_type()]++;
+  s << "ops:\n";
+  std::vector<std::string> missing;
+  for (const auto& [op, count] : ops) {
+    s << "  " << op << " x" << count << "\n";
+    if (!find_import(op)) missing.push_back(op);
+  }
+  s << (missing.empty() ? "nn imports every op of this model\n" : "nn cannot import: " + list(missing) + "\n");
+  return s.str();
+}
+
+}  // namespace nn::onnx_io
