@@ -81,8 +81,12 @@ Tensor to_tensor(const P& p, const std::string& what) {
   const auto dtype = dtype_of(p.data_type());
   if (!dtype) throw Error(what + " has element type " + onnx_type_name(p.data_type()) + ", which nn has no dtype for");
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
-  for (int64_t d : dims)
+  int64_t count = 1;  // checked as it grows: a damaged file's dims may overflow
+  for (int64_t d : dims) {
     if (d < 0) throw Error(what + " has a negative dimension");
+    if (d > 0 && count > (int64_t(1) << 40) / d) throw Error(what + " has more than 2^40 elements");
+    count *= d;
+  }
   const backend::Shape shape = backend::Shape::of(dims);
   const int64_t n = shape.numel();
   Tensor t = Tensor::empty(shape, *dtype);

@@ -231,6 +231,8 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
       "  nn ir FILE.nn [--graph G] [--raw] [--dump-passes DIR]\n"
       "  nn dot FILE.nn [--graph G] [--raw] [--color phase|memory] [--collapse auto|N]\n"
       "                 -o OUT.svg|png|pdf|dot|html\n"
+      "  nn onnx FILE.nn [--graph G] -o OUT.onnx   write a graph's forward as an ONNX model\n"
+      "  nn onnx --info MODEL.onnx                 inputs, outputs, ops and params of a model\n"
       "Arguments after the script path go to the script (`args`).\n"
       "Exit codes: 0 success, 1 error in the script, 2 bad usage.");
   app.prefix_command();
@@ -283,6 +285,17 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
       ->check(kCollapse)
       ->type_name("auto|N");
 
+  CLI::App* onnx = app.add_subcommand("onnx", "Write a graph of the script as an ONNX model, or describe a model");
+  onnx->prefix_command(false);
+  onnx->allow_extras(false);
+  bool onnx_info = false;
+  onnx->add_option("file", out.file, "The script (or, with --info, the model)")->required()->type_name("FILE");
+  onnx->add_option("args", out.script_args, "Arguments for the script (`args`)")->type_name("ARGS");
+  onnx->add_option("--graph", out.graph_name, "The graph (default: the first one compiled)")->type_name("G");
+  onnx->add_option("-o,--output", out.output_path, "The model file to write")->type_name("OUT.onnx");
+  onnx->add_flag("--info", onnx_info, "Describe the ONNX model FILE: inputs, outputs, ops, params, what nn cannot import");
+  common_for(*onnx);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -311,6 +324,12 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
   }
   if (*ir || *dot) {
     out.mode = *ir ? Mode::Ir : Mode::Dot;
+    return std::nullopt;
+  }
+  if (*onnx) {
+    out.mode = onnx_info ? Mode::OnnxInfo : Mode::Onnx;
+    if (!onnx_info && out.output_path.empty()) return usage_error("nn onnx: -o OUT.onnx is required (or --info MODEL.onnx)");
+    if (onnx_info && !out.output_path.empty()) return usage_error("nn onnx --info reads a model; it takes no -o");
     return std::nullopt;
   }
   if (*run) {

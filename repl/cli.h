@@ -18,6 +18,8 @@ enum class Mode {
   Check,   // nn check FILE.nn
   Ir,      // nn ir FILE.nn
   Dot,     // nn dot FILE.nn -o OUT
+  Onnx,    // nn onnx FILE.nn -o OUT.onnx
+  OnnxInfo,  // nn onnx --info MODEL.onnx
 };
 
 struct CliOptions {
@@ -44,7 +46,7 @@ struct CliOptions {
   std::vector<std::string> disabled_passes;
   size_t max_memory_bytes = 0;  // 0: no limit but the machine's
 
-  // ir and dot.
+  // ir, dot and onnx.
   std::string graph_name;  // empty: the first graph compiled
   bool raw = false;
   std::string dump_passes_dir;

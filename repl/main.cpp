@@ -22,6 +22,7 @@
 #include "ir/pass.h"
 #include "ir/plan.h"
 #include "ir/printer.h"
+#include "onnx/onnx_io.h"
 #include "frontend/heap_tuning.h"
 #include "repl/cli.h"
 #include "repl/profile_report.h"
@@ -81,8 +82,24 @@ nn::frontend::InterpreterOptions interpreter_options(const CliOptions& cli) {
   return o;
 }
 
-// nn ir / nn dot: once graph G (or the first graph) is compiled, write it
-// (as traced with --raw) and stop the script. --color memory fills nodes by
+// nn onnx: a graph as traced, when it computes outputs only (a training
+// step's backward and updates have no ONNX form), as an ONNX model.
+void write_onnx(const nn::ir::Graph& g, const std::string& path) {
+  for (const nn::ir::Node& n : g.nodes)
+    if (n.phase != nn::ir::Phase::forward || !g.updates.empty())
+      throw nn::backend::Error("graph `" + g.name +
+                               "` trains (it has a backward pass or updates state); ONNX takes a model's forward: "
+                               "export a graph such as `graph predict(x) { model(x) }`, after eval(model)");
+  nn::onnx_io::ExportOptions options;
+  options.graph_name = g.name;
+  for (nn::ir::ValueId v : g.inputs) options.inputs.push_back(g.values[v].name);
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    options.outputs.push_back(g.outputs.size() == 1 ? "output" : "output" + std::to_string(i));
+  nn::onnx_io::save(g, options, path);
+}
+
+// nn ir / nn dot / nn onnx: once graph G (or the first graph) is compiled,
+// write it (as traced with --raw) and stop the script. --color memory fills nodes by
 // the memory plan; --collapse N folds calls nested deeper than N into boxes.
 void stop_at_graph(const CliOptions& cli, nn::frontend::InterpreterOptions& o,
                    const std::unique_ptr<Interpreter>& interp) {
@@ -90,6 +107,8 @@ void stop_at_graph(const CliOptions& cli, nn::frontend::InterpreterOptions& o,
     if (!cli.graph_name.empty() && cg.graph.name != cli.graph_name) return;
     if (cli.mode == Mode::Ir) {
       std::cout << nn::ir::print_ir(cli.raw ? cg.raw : cg.graph);
+    } else if (cli.mode == Mode::Onnx) {
+      write_onnx(cg.raw, cli.output_path);
     } else {
       nn::frontend::PictureRequest request;
       request.raw = cli.raw;
@@ -183,7 +202,7 @@ int run(const CliOptions& cli) {
 int run_script(const CliOptions& cli, std::unique_ptr<Interpreter>& interp) {
   try {
     nn::frontend::InterpreterOptions opts = interpreter_options(cli);
-    if (cli.mode == Mode::Ir || cli.mode == Mode::Dot) stop_at_graph(cli, opts, interp);
+    if (cli.mode == Mode::Ir || cli.mode == Mode::Dot || cli.mode == Mode::Onnx) stop_at_graph(cli, opts, interp);
     interp = std::make_unique<Interpreter>(std::move(opts));
     switch (cli.mode) {
       case Mode::Script:
@@ -197,8 +216,10 @@ int run_script(const CliOptions& cli, std::unique_ptr<Interpreter>& interp) {
         interp->check_file(cli.file);
         std::cout << cli.file << ": ok\n";
         break;
+      case Mode::OnnxInfo: std::cout << nn::onnx_io::describe(cli.file); break;
       case Mode::Ir:
       case Mode::Dot:
+      case Mode::Onnx:
         interp->run_file(cli.file);  // stops at the graph: ExitRequest
         print_error(cli.graph_name.empty() ? "the script ended without compiling a graph"
                                            : "the script ended without compiling graph `" + cli.graph_name + "`");
@@ -214,7 +235,7 @@ int run_script(const CliOptions& cli, std::unique_ptr<Interpreter>& interp) {
       for (const auto& d : e.diagnostics()) print_error(d.message);
     }
     return 1;
-  } catch (const nn::backend::Error& e) {  // writing a picture (nn dot)
+  } catch (const nn::backend::Error& e) {  // writing a picture or a model (nn dot, nn onnx)
     print_error(e.what());
     return 1;
   } catch (const nn::frontend::ExitRequest& r) {

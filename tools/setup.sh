@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config antlr4 libantlr4-runtime-dev libopenblas-dev
           graphviz libgraphviz-dev doctest-dev libfmt-dev libcli11-dev libedit-dev nlohmann-json3-dev
-          libopenmpi-dev openmpi-bin libdnnl-dev chromium)
+          libopenmpi-dev openmpi-bin libdnnl-dev libonnx-dev libprotobuf-dev protobuf-compiler
+          libonnx-testdata chromium)
 # The graph page's browser test (tests/page) drives Debian's Chromium from
 # Node.js; Node.js itself only when the machine has none.
 command -v node >/dev/null || packages+=(nodejs npm)
