@@ -1,0 +1,1 @@
+onnx dot_model.nn
