@@ -102,7 +102,10 @@ namespace {
 const std::unordered_map<std::string, const ImportEntry*>& table() {
   static const auto map = [] {
     std::unordered_map<std::string, const ImportEntry*> m;
-    for (auto family : {elementwise_imports(), shape_imports(), neural_imports(), reduction_imports()})
+    for (auto family : {elementwise_imports(), logic_imports(), shape_imports(), index_imports(), neural_imports(),
+                        conv_imports(), norm_imports(), reduction_imports(), loss_imports(),
+                        resize_imports(), scatter_imports(), signal_imports(), rnn_imports(),
+                        grid_sample_imports()})
       for (const ImportEntry& e : family) m.emplace(e.op_type, &e);
     return m;
   }();

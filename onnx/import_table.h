@@ -16,8 +16,9 @@ namespace nn::onnx_io {
 
 class NodeContext {
  public:
-  NodeContext(const onnx::NodeProto& node, int opset, std::span<const backend::Tensor> inputs)
-      : node_(node), opset_(opset), in_(inputs) {}
+  NodeContext(const onnx::NodeProto& node, int opset, std::span<const backend::Tensor> inputs,
+              std::span<const int> input_types = {})
+      : node_(node), opset_(opset), in_(inputs), types_(input_types) {}
   const onnx::NodeProto& node() const { return node_; }
   int opset() const { return opset_; }  // of the default domain
 
@@ -25,6 +26,10 @@ class NodeContext {
   size_t num_inputs() const { return in_.size(); }
   bool has_input(size_t i) const { return i < in_.size() && in_[i].defined(); }
   const backend::Tensor& input(size_t i) const;  // fails when absent
+  // The ONNX element type (TensorProto::DataType) the model gives input i,
+  // or 0 when unknown: nn's dtypes widen u8/i8/u16/i16 to i32, so an op whose
+  // result depends on the narrow type (QuantizeLinear's saturation) asks.
+  int input_type(size_t i) const { return i < types_.size() ? types_[i] : 0; }
   // The values of an input that says how (Reshape's shape, Slice's starts):
   // read on the host, so it must not be computed from the graph's inputs
   // while a graph is traced (the import folds constants so it seldom is).
@@ -47,6 +52,7 @@ class NodeContext {
   const onnx::NodeProto& node_;
   int opset_;
   std::span<const backend::Tensor> in_;
+  std::span<const int> types_;
 };
 
 // Returns the node's outputs in order (fewer when trailing optional outputs
@@ -62,6 +68,16 @@ std::span<const ImportEntry> elementwise_imports();
 std::span<const ImportEntry> shape_imports();
 std::span<const ImportEntry> neural_imports();
 std::span<const ImportEntry> reduction_imports();
+std::span<const ImportEntry> logic_imports();
+std::span<const ImportEntry> index_imports();
+std::span<const ImportEntry> conv_imports();
+std::span<const ImportEntry> norm_imports();
+std::span<const ImportEntry> loss_imports();
+std::span<const ImportEntry> resize_imports();
+std::span<const ImportEntry> scatter_imports();
+std::span<const ImportEntry> signal_imports();
+std::span<const ImportEntry> rnn_imports();
+std::span<const ImportEntry> grid_sample_imports();
 
 // The entry for an op type of the default domain, or null.
 const ImportEntry* find_import(const std::string& op_type);

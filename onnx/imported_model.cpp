@@ -1,13 +1,12 @@
 // load, run and describe (onnx_io.h): an ONNX file is parsed, checked by
-// ONNX's checker, shape-inferred, and each node matched to its import entry
-// (import_table.h) before anything runs; running walks the nodes in the
+// ONNX's checker, and each node matched to its import entry (import_table.h)
+// before anything runs (nn's own type rules infer the shapes as it runs); running walks the nodes in the
 // file's (topological) order calling the entries. Inside a traced graph, a
 // node whose inputs are all known values (initializers that are not params,
 // Constant and Shape results) runs at once instead of being traced: the
 // shape arithmetic of exported models (Shape -> Gather -> Concat ->
 // Reshape) then gives Reshape its sizes while the graph is traced.
 #include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <fstream>
 #include <map>
@@ -36,6 +35,7 @@ class ImportedModel {
   int opset = 0;
   ModelSignature sig;
   std::vector<const ImportEntry*> entries;  // one per node
+  std::vector<std::vector<int>> input_types;  // per node, each input's ONNX element type (0: unknown)
 };
 
 namespace {
@@ -103,7 +103,6 @@ std::shared_ptr<const ImportedModel> load(const std::string& path) {
   m->proto = read_model(path);
   try {
     onnx::checker::check_model(m->proto);
-    onnx::shape_inference::InferShapes(m->proto);
   } catch (const std::exception& e) {
     throw Error("`" + path + "` fails ONNX's checker: " + e.what());
   }
@@ -111,12 +110,41 @@ std::shared_ptr<const ImportedModel> load(const std::string& path) {
   if (m->opset == 0) throw Error("`" + path + "` imports no opset of the default ONNX domain");
   const onnx::GraphProto& g = m->proto.graph();
   m->entries = match_nodes(g, path, m->opset);
+  // Element types as declared, for the entries that need ONNX's
+  // narrow integer types (NodeContext::input_type).
+  std::unordered_map<std::string, int> elem;
+  for (const auto* values : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto& v : *values)
+      if (v.type().has_tensor_type()) elem[v.name()] = v.type().tensor_type().elem_type();
+  for (const auto& init : g.initializer()) elem[init.name()] = init.data_type();
+  for (const auto& node : g.node()) {
+    std::vector<int>& types = m->input_types.emplace_back();
+    for (const auto& in : node.input()) {
+      auto it = elem.find(in);
+      types.push_back(it == elem.end() ? 0 : it->second);
+    }
+    // ONNX's shape inference is not run (it crashes on some bad attribute
+    // values); a Cast's result type is all the entries need beyond the
+    // declared ones.
+    if (node.op_type() == "Cast" && node.output_size() > 0)
+      for (const auto& a : node.attribute())
+        if (a.name() == "to") elem[node.output(0)] = int(a.i());
+  }
 
   // Batch norm's running statistics are state, not params.
   std::unordered_set<std::string> statistics;
   for (const auto& node : g.node())
     if (node.op_type() == "BatchNormalization")
       for (int i = 3; i < std::min(node.input_size(), 5); ++i) statistics.insert(node.input(i));
+  // A model nn wrote lists its params.
+  bool listed = false;
+  std::unordered_set<std::string> params;
+  for (const auto& meta : m->proto.metadata_props()) {
+    if (meta.key() != "nn.params") continue;
+    listed = true;
+    std::stringstream names(meta.value());
+    for (std::string name; std::getline(names, name);) params.insert(name);
+  }
   std::unordered_set<std::string> initialized;
   for (const auto& init : g.initializer()) {
     Initializer i;
@@ -126,7 +154,8 @@ std::shared_ptr<const ImportedModel> load(const std::string& path) {
     } catch (const Error& e) {
       throw Error("`" + path + "`: " + e.what());
     }
-    i.trainable = backend::is_floating(i.value.dtype()) && !statistics.count(i.name);
+    i.trainable = backend::is_floating(i.value.dtype()) &&
+                  (listed ? params.count(i.name) > 0 : !statistics.count(i.name));
     if (i.trainable) i.value = backend::param(i.value);
     initialized.insert(i.name);
     m->sig.initializers.push_back(std::move(i));
@@ -205,7 +234,7 @@ std::vector<Tensor> run(const ImportedModel& m, std::span<const Tensor> initiali
       if (it == env.end()) throw Error("`" + m.path + "`: node input `" + node.input(i) + "` is never made");
       in[i] = it->second;
     }
-    NodeContext ctx(node, m.opset, in);
+    NodeContext ctx(node, m.opset, in, m.input_types[size_t(k)]);
     std::vector<Tensor> out;
     try {
       HookOff fold(foldable(in));
@@ -241,7 +270,8 @@ std::string describe(const std::string& path) {
   std::ostringstream s;
   const onnx::GraphProto& g = proto.graph();
   s << path << ": ONNX IR version " << proto.ir_version() << ", opset " << default_opset(proto);
-  if (!proto.producer_name().empty()) s << ", made by " << proto.producer_name() << " " << proto.producer_version();
+  if (!proto.producer_name().empty()) s << ", made by " << proto.producer_name();
+  if (!proto.producer_version().empty()) s << " " << proto.producer_version();
   s << "\n";
   std::unordered_set<std::string> initialized;
   int64_t numbers = 0;

@@ -3,6 +3,7 @@
 // a backend::Error whose message names the file, the node and the reason;
 // the caller adds the script's source location.
 #pragma once
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -17,8 +18,10 @@ namespace nn::onnx_io {
 bool built();
 
 // ---- import ----
-// A model's initializers as nn tensors, in the file's order. Trainable: a
-// float tensor that is not a batch norm's running statistic (those are state).
+// A model's initializers as nn tensors, in the file's order. Trainable: one
+// of those the model lists as params (metadata `nn.params`, written by
+// save), or in a model without that list a float tensor that is not a batch
+// norm's running statistic (those are state).
 struct Initializer {
   std::string name;
   backend::Tensor value;
@@ -52,6 +55,9 @@ struct ExportOptions {
   std::vector<std::string> inputs;    // a name per graph input (the function's parameters)
   std::vector<std::string> outputs;   // a name per graph output
   std::string graph_name = "nn";
+  // A captured tensor's name in the script ("model.layers[0].w"), or "":
+  // initializers are named after it where it is unique.
+  std::function<std::string(const backend::Tensor&)> name_of;
 };
 // Writes the forward graph `g` (traced, before fusion) as an opset-17 model,
 // checked by ONNX's checker first and written atomically. An op nn cannot

@@ -84,7 +84,7 @@ nn::frontend::InterpreterOptions interpreter_options(const CliOptions& cli) {
 
 // nn onnx: a graph as traced, when it computes outputs only (a training
 // step's backward and updates have no ONNX form), as an ONNX model.
-void write_onnx(const nn::ir::Graph& g, const std::string& path) {
+void write_onnx(const Interpreter& interp, const nn::ir::Graph& g, const std::string& path) {
   for (const nn::ir::Node& n : g.nodes)
     if (n.phase != nn::ir::Phase::forward || !g.updates.empty())
       throw nn::backend::Error("graph `" + g.name +
@@ -92,6 +92,7 @@ void write_onnx(const nn::ir::Graph& g, const std::string& path) {
                                "export a graph such as `graph predict(x) { model(x) }`, after eval(model)");
   nn::onnx_io::ExportOptions options;
   options.graph_name = g.name;
+  options.name_of = [&interp](const nn::backend::Tensor& t) { return interp.user_name(t); };
   for (nn::ir::ValueId v : g.inputs) options.inputs.push_back(g.values[v].name);
   for (size_t i = 0; i < g.outputs.size(); ++i)
     options.outputs.push_back(g.outputs.size() == 1 ? "output" : "output" + std::to_string(i));
@@ -108,7 +109,7 @@ void stop_at_graph(const CliOptions& cli, nn::frontend::InterpreterOptions& o,
     if (cli.mode == Mode::Ir) {
       std::cout << nn::ir::print_ir(cli.raw ? cg.raw : cg.graph);
     } else if (cli.mode == Mode::Onnx) {
-      write_onnx(cg.raw, cli.output_path);
+      write_onnx(*interp, cg.raw, cli.output_path);
     } else {
       nn::frontend::PictureRequest request;
       request.raw = cli.raw;

@@ -29,6 +29,13 @@ if [[ ! -d tests/page/node_modules/puppeteer-core ]]; then
   PUPPETEER_SKIP_DOWNLOAD=1 npm ci --prefix tests/page --no-audit --no-fund --loglevel=error
 fi
 
+# onnxruntime for Node, pinned by tests/onnx_runtime/package-lock.json; its
+# CPU library ships in the package, and skipping its install script skips
+# the download of GPU libraries it would otherwise make.
+if [[ ! -d tests/onnx_runtime/node_modules/onnxruntime-node ]]; then
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --prefix tests/onnx_runtime --ignore-scripts --no-audit --no-fund --loglevel=error
+fi
+
 build=${1:-build}
 shift || true
 if [[ ! -f $build/build.ninja ]]; then

@@ -57,12 +57,15 @@ void check_path(Args& a, size_t i, bool write) {
 
 void install_onnx(Interpreter& vm) {
   def(vm, "save_onnx", "f, args, path, dynamic_batch=true", [](Args& a) {
-    if (!a[0].is_function()) a.fail(0, "save_onnx needs a function, not " + a_type_name(a[0]));
+    if (!a[0].is_function())
+      a.fail(0, "save_onnx needs a function, not " + a_type_name(a[0]) +
+                    (a[0].is_record() ? " (for a layer, pass fn(x) { layer(x) })" : ""));
     const std::vector<backend::Tensor> examples = example_args(a, 1);
     check_path(a, 2, true);
     onnx_io::ExportOptions options;
     options.dynamic_batch = a.boolean(3);
     options.graph_name = a[0].as_function()->name();
+    options.name_of = [&vm = a.vm()](const backend::Tensor& t) { return vm.user_name(t); };
     ir::Graph g;
     {
       backend::NoGradGuard forward_only;

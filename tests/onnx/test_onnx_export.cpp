@@ -1,0 +1,184 @@
+// The ONNX exporter (onnx/exporter.cpp, export_ops.cpp) on graphs traced
+// here: a model written, read back and run gives the traced function's
+// values at the traced batch size and at another; ops nn cannot write are
+// an Error naming the op and its source location; a path that cannot be
+// written is an Error and leaves no temporary file.
+#include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "backend/autograd.h"
+#include "backend/error.h"
+#include "backend/nn_ops.h"
+#include "backend/ops.h"
+#include "backend/source_loc.h"
+#include "ir/tracer.h"
+#include "onnx/onnx_io.h"
+
+namespace {
+
+using nn::backend::DType;
+using nn::backend::Shape;
+using nn::backend::Tensor;
+namespace backend = nn::backend;
+namespace ir = nn::ir;
+namespace io = nn::onnx_io;
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("nn_test_onnx_export_" + name)).string();
+}
+
+// The graph of f traced on an input of `type`, as save_onnx traces it.
+template <class F>
+ir::Graph trace(const backend::TensorType& type, F f) {
+  backend::NoGradGuard no_grad;
+  ir::Tracer tr("f");
+  tr.graph().locate = [](const ir::Loc& l) { return "model.nn:" + std::to_string(l.begin) + ":1"; };
+  tr.start();
+  const Tensor x = tr.add_input(type, "x");
+  const Tensor y = f(x);
+  ir::Graph g = tr.finish(std::vector<Tensor>{y});
+  tr.stop();
+  return g;
+}
+
+io::ExportOptions options() {
+  io::ExportOptions o;
+  o.inputs = {"x"};
+  o.outputs = {"y"};
+  return o;
+}
+
+double max_diff(const Tensor& a, const Tensor& b) {
+  return backend::max(backend::abs(backend::sub(a, b))).item_double();
+}
+
+}  // namespace
+
+TEST_CASE("onnx export: an MLP and a conv net read back with a symbolic batch") {
+  backend::manual_seed(3);
+  const Tensor w1 = backend::param(backend::randn(Shape{4, 8})), b1 = backend::param(backend::randn(Shape{8}));
+  const Tensor w2 = backend::param(backend::randn(Shape{8, 3}));
+  auto mlp = [&](const Tensor& x) {
+    return backend::log_softmax(backend::matmul(backend::gelu(backend::add(backend::matmul(x, w1), b1)), w2), -1);
+  };
+  const Tensor k = backend::param(backend::randn(Shape{2, 1, 3, 3}));
+  auto cnn = [&](const Tensor& x) {
+    const Tensor conv = backend::conv2d(x, k, Tensor(), backend::pair(1), backend::pair(1));
+    const Tensor y = backend::max_pool2d(backend::relu(conv),
+                                         backend::pair(2));
+    return backend::flatten(backend::mul(y, backend::scalar(0.5, DType::f64, /*weak=*/true)));
+  };
+  struct Case {
+    const char* name;
+    std::function<Tensor(const Tensor&)> f;
+    Shape traced, other;
+  };
+  const Case cases[] = {{"mlp", mlp, Shape{2, 4}, Shape{5, 4}}, {"cnn", cnn, Shape{2, 1, 6, 6}, Shape{3, 1, 6, 6}}};
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const std::string path = temp_path(std::string(c.name) + ".onnx");
+    REQUIRE_NOTHROW(io::save(trace({DType::f32, c.traced}, c.f), options(), path));
+    const auto model = io::load(path);
+    const io::ModelSignature& sig = io::signature(*model);
+    CHECK(sig.inputs == std::vector<std::string>{"x"});
+    CHECK(sig.outputs == std::vector<std::string>{"y"});
+    REQUIRE(sig.input_types.size() == 1);
+    CHECK(sig.input_types[0].shape[0] == -1);  // "N"
+    std::vector<Tensor> inits;
+    for (const auto& i : sig.initializers) inits.push_back(i.value);
+    for (const Shape& s : {c.traced, c.other}) {
+      const Tensor x = backend::randn(s);
+      const auto out = io::run(*model, inits, std::vector<Tensor>{x});
+      REQUIRE(out.size() == 1);
+      CHECK(max_diff(out[0], c.f(x)) < 1e-5);
+    }
+    std::filesystem::remove(path);
+  }
+}
+
+TEST_CASE("onnx export: a fixed batch when asked") {
+  const std::string path = temp_path("fixed.onnx");
+  io::ExportOptions o = options();
+  o.dynamic_batch = false;
+  const ir::Graph g = trace({DType::f32, Shape{2, 3}}, [](const Tensor& x) { return backend::tanh(x); });
+  REQUIRE_NOTHROW(io::save(g, o, path));
+  const auto model = io::load(path);
+  CHECK(io::signature(*model).input_types[0].shape[0] == 2);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("onnx export: ops nn cannot write name the op and where it was called") {
+  const std::string path = temp_path("random.onnx");
+  std::filesystem::remove(path);
+  backend::set_op_loc(backend::SourceLoc{1, 12, 14});
+  const ir::Graph g = trace({DType::f32, Shape{2, 3}}, [](const Tensor& x) {
+    return backend::dropout(x, 0.5, /*training=*/true);
+  });
+  backend::set_op_loc(backend::SourceLoc{});
+  try {
+    io::save(g, options(), path);
+    FAIL("dropout in training mode was written");
+  } catch (const backend::Error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("`rand` at model.nn:12:1") != std::string::npos);
+    CHECK(what.find("eval(model)") != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(path));
+}
+
+TEST_CASE("onnx export: a path that cannot be written") {
+  const ir::Graph g = trace({DType::f32, Shape{2}}, [](const Tensor& x) { return backend::relu(x); });
+  CHECK_THROWS_WITH_AS(io::save(g, options(), "/nonexistent-dir/m.onnx"), doctest::Contains("cannot write"),
+                       backend::Error);
+}
+
+TEST_CASE("onnx export: the table lists the ops it writes") {
+  const auto ops = io::exportable_ops();
+  CHECK(std::is_sorted(ops.begin(), ops.end()));
+  for (const char* op : {"matmul", "conv2d", "max_pool2d", "layer_norm", "batch_norm_apply", "softmax", "reshape",
+                         "slice", "take", "gelu", "where", "sum"})
+    CHECK(std::find(ops.begin(), ops.end(), op) != ops.end());
+  CHECK(std::find(ops.begin(), ops.end(), "rand") == ops.end());
+}
+
+TEST_CASE("onnx export: ops that graph passes make, and the rarer ones") {
+  // batch_norm_apply and batch_norm_scale (the recompute pass's), the
+  // transposed products (transpose-into-matmul's), scatter_add, a weak
+  // integer in a float op, a comparison of a float with an integer tensor.
+  backend::manual_seed(5);
+  const Tensor gamma = backend::param(backend::randn(Shape{3})), beta = backend::param(backend::randn(Shape{3}));
+  const Tensor mean = backend::randn(Shape{3});
+  const Tensor var = backend::add(backend::rand(Shape{3}), backend::scalar(0.5, DType::f32));
+  const Tensor w = backend::param(backend::randn(Shape{4, 3}));
+  const Tensor ids = backend::from_ints({2, 0, 1, 1, 0, 2}, Shape{2, 3}, DType::i64);
+  auto f = [&](const Tensor& x) {  // x [N, 3]
+    const backend::Attrs eps{{"eps", 1e-5}};
+    const Tensor bn = backend::call(backend::op(backend::OpId::batch_norm_apply), {x, gamma, beta, mean, var}, eps);
+    const Tensor scale = backend::call(backend::op(backend::OpId::batch_norm_scale), {gamma, var}, eps);
+    const Tensor nt = backend::call(backend::op(backend::OpId::matmul_nt), {backend::mul(bn, scale), w});  // [N, 4]
+    const Tensor tn = backend::call(backend::op(backend::OpId::matmul_tn), {w, w});                        // [3, 3]
+    const Tensor s = backend::scatter_add(backend::zeros(Shape{2, 3}), ids, backend::ones(Shape{2, 3}), 1);
+    const Tensor mixed = backend::astype(backend::gt(x, backend::scalar_int(0, DType::i64, /*weak=*/true)), DType::f32);
+    const Tensor rows = backend::add(backend::sum(tn), backend::sum(s));
+    return backend::concat({nt, backend::cumsum(mixed, 1), backend::mul(x, rows)}, 1);
+  };
+  const std::string path = temp_path("rare.onnx");
+  REQUIRE_NOTHROW(io::save(trace({DType::f32, Shape{2, 3}}, f), options(), path));
+  const auto model = io::load(path);
+  std::vector<Tensor> inits;
+  for (const auto& i : io::signature(*model).initializers) inits.push_back(i.value);
+  for (const Shape& s : {Shape{2, 3}, Shape{4, 3}}) {
+    const Tensor x = backend::randn(s);
+    const auto out = io::run(*model, inits, std::vector<Tensor>{x});
+    REQUIRE(out.size() == 1);
+    CHECK(max_diff(out[0], f(x)) < 1e-5);
+  }
+  std::filesystem::remove(path);
+}
