@@ -156,7 +156,6 @@ std::shared_ptr<const ImportedModel> load(const std::string& path) {
     }
     i.trainable = backend::is_floating(i.value.dtype()) &&
                   (listed ? params.count(i.name) > 0 : !statistics.count(i.name));
-    if (i.trainable) i.value = backend::param(i.value);
     initialized.insert(i.name);
     m->sig.initializers.push_back(std::move(i));
   }
@@ -224,6 +223,7 @@ std::vector<Tensor> run(const ImportedModel& m, std::span<const Tensor> initiali
     env[m.sig.inputs[i]] = inputs[i];
   }
   const onnx::GraphProto& g = m.proto.graph();
+  backend::Device* device = inputs.empty() ? backend::cpu_device() : inputs[0].device();
   std::vector<Tensor> in;
   for (int k = 0; k < g.node_size(); ++k) {
     const onnx::NodeProto& node = g.node(k);
@@ -253,6 +253,9 @@ std::vector<Tensor> run(const ImportedModel& m, std::span<const Tensor> initiali
       if (size_t(o) >= out.size() || !out[o].defined())
         throw Error("`" + m.path + "`: node `" + node.name() + "` (" + node.op_type() + "): nn does not compute its output " +
                     std::to_string(o));
+      // Constants are made on the CPU; a model fed GPU tensors computes there.
+      if (device != backend::cpu_device() && out[o].device() == backend::cpu_device() && out[o].ndim() > 0)
+        out[o] = backend::to_device(out[o], device);
       env[node.output(o)] = out[o];
     }
   }

@@ -18,7 +18,8 @@ namespace nn::onnx_io {
 bool built();
 
 // ---- import ----
-// A model's initializers as nn tensors, in the file's order. Trainable: one
+// A model's initializers as CPU tensors, in the file's order (the caller
+// moves them and makes the trainable ones params). Trainable: one
 // of those the model lists as params (metadata `nn.params`, written by
 // save), or in a model without that list a float tensor that is not a batch
 // norm's running statistic (those are state).

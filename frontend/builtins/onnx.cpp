@@ -7,6 +7,7 @@
 #include "backend/error.h"
 #include "frontend/builtins/builtins.h"
 #include "frontend/builtins/file_io.h"
+#include "frontend/host_data.h"
 #include "frontend/interpreter.h"
 #include "ir/tracer.h"
 #include "onnx/onnx_io.h"
@@ -90,7 +91,10 @@ void install_onnx(Interpreter& vm) {
     auto model = onnx_io::load(a.str(0));
     const onnx_io::ModelSignature& sig = onnx_io::signature(*model);
     auto weights = make_record();
-    for (const auto& init : sig.initializers) weights->set(intern(init.name), Value(init.value));
+    for (const auto& init : sig.initializers) {
+      backend::Tensor t = on_default_device(init.value);  // --device cuda: the weights on the GPU
+      weights->set(intern(init.name), Value(init.trainable ? backend::param(t) : t));
+    }
     std::vector<Value> inputs, outputs;
     for (const auto& n : sig.inputs) inputs.emplace_back(n);
     for (const auto& n : sig.outputs) outputs.emplace_back(n);
