@@ -6,24 +6,16 @@
 #pragma once
 #include "backend/dispatch.h"
 #include "backend/ops.h"
+#include "backend/untraced.h"
 
 namespace nn::frontend {
 
 // The host's own work on host data is not part of a graph even while one is
-// traced: it happens now, and the trace captures the moved tensor (as it
-// captures a CPU literal), rather than recording a move whose result would
-// not be known until the graph runs (`mean(x, axis=[2, 3])` reads its
-// literal while tracing). A tensor of the trace itself still cannot be read.
-class Untraced {
- public:
-  Untraced() { backend::set_dispatch_hook(nullptr); }
-  ~Untraced() { backend::set_dispatch_hook(saved_); }
-  Untraced(const Untraced&) = delete;
-  Untraced& operator=(const Untraced&) = delete;
-
- private:
-  backend::DispatchHook* saved_ = backend::dispatch_hook();
-};
+// traced (backend::Untraced): it happens now, and the trace captures the
+// moved tensor (as it captures a CPU literal), rather than recording a move
+// whose result would not be known until the graph runs (`mean(x, axis=[2,
+// 3])` reads its literal while tracing).
+using backend::Untraced;
 
 inline backend::Tensor on_default_device(const backend::Tensor& host) {
   backend::Device* d = backend::default_device();

@@ -22,6 +22,7 @@
 #include "backend/dispatch.h"
 #include "backend/error.h"
 #include "backend/ops.h"
+#include "backend/untraced.h"
 #include "onnx/export_ops.h"
 #include "onnx/onnx_io.h"
 #include "onnx/tensor_proto.h"
@@ -50,16 +51,6 @@ struct Slot {
   int64_t batch = 0;                // its axis 0 is batch * N (0: static)
   Tensor known;                     // a value known now: a host number, a computed constant
   std::map<DType, std::string> as;  // the value converted to other dtypes
-};
-
-// Lets the walk compute constant nodes eagerly even when called inside a trace.
-class HookOff {
- public:
-  HookOff() : saved_(backend::dispatch_hook()) { backend::set_dispatch_hook(nullptr); }
-  ~HookOff() { backend::set_dispatch_hook(saved_); }
-
- private:
-  backend::DispatchHook* saved_;
 };
 
 class Writer final : public ExportContext {
@@ -204,7 +195,7 @@ class Writer final : public ExportContext {
     if (it != s.as.end()) return it->second;
     std::string name;
     if (s.known.defined()) {
-      HookOff eager;
+      backend::Untraced eager;
       name = constant(backend::astype(s.known, t));
     } else {
       name = fresh();
@@ -317,7 +308,7 @@ class Writer final : public ExportContext {
     for (ir::ValueId v : n.inputs) in.push_back(slot(v).known);
     std::vector<Tensor> out;
     try {
-      HookOff eager;
+      backend::Untraced eager;
       backend::NoGradGuard no_grad;
       out = backend::dispatch(*n.op, in, n.attrs);
     } catch (const backend::OutOfMemory&) {
@@ -390,7 +381,7 @@ void write_atomically(const std::string& bytes, const std::string& path) {
 }  // namespace
 
 void save(const ir::Graph& g, const ExportOptions& options, const std::string& path) {
-  HookOff eager;  // constants made here are tensors, even when save_onnx runs inside a trace
+  backend::Untraced eager;  // constants made here are tensors, even when save_onnx runs inside a trace
   Writer w(g, options);
   w.know_host_numbers();
   onnx::ModelProto model = w.build();

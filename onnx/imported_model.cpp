@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -17,6 +18,7 @@
 #include "backend/autograd.h"
 #include "backend/error.h"
 #include "backend/ops.h"
+#include "backend/untraced.h"
 #include "onnx/import_table.h"
 #include "onnx/onnx_io.h"
 #include "onnx/tensor_proto.h"
@@ -180,21 +182,6 @@ bool foldable(std::span<const Tensor> in) {
   return true;
 }
 
-// Lets a node run eagerly while a graph is traced, for the scope of one call.
-class HookOff {
- public:
-  explicit HookOff(bool off) : saved_(backend::dispatch_hook()), off_(off && saved_) {
-    if (off_) backend::set_dispatch_hook(nullptr);
-  }
-  ~HookOff() {
-    if (off_) backend::set_dispatch_hook(saved_);
-  }
-
- private:
-  backend::DispatchHook* saved_;
-  bool off_;
-};
-
 void check_input(const ImportedModel& m, size_t i, const Tensor& t) {
   const backend::TensorType& want = m.sig.input_types[i];
   auto wrong = [&] {
@@ -237,7 +224,8 @@ std::vector<Tensor> run(const ImportedModel& m, std::span<const Tensor> initiali
     NodeContext ctx(node, m.opset, in, m.input_types[size_t(k)]);
     std::vector<Tensor> out;
     try {
-      HookOff fold(foldable(in));
+      std::optional<backend::Untraced> fold;  // a known node runs now, inside a trace too
+      if (foldable(in)) fold.emplace();
       out = m.entries[k]->fn(ctx);
     } catch (const backend::OutOfMemory&) {
       throw;
