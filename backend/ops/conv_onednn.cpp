@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backend/ops/nn_common.h"
+#include "backend/parallel.h"
 #endif
 
 namespace nn::backend {
@@ -66,37 +67,88 @@ struct Prepared {
   memory::desc scratchpad;
 };
 
+// Small convolutions run on one thread: below about 64k units of work (an
+// output element, or 64 multiply-adds) splitting one over the two cores of
+// this machine costs more than it saves (conv 16@3x3 on 1x8x8, batch 16:
+// 25 us on two threads, 14 us on one), as nn's own kernels do by
+// parallel_for's grain. oneDNN fixes a primitive's thread count when it is
+// made, so the guard covers making it as well as running it.
+bool one_thread(const ConvGeom& g) {
+  const int64_t macs = g.n * g.out_sample() * g.kg();
+  return macs / 64 + g.n * g.out_sample() < 2 * kParallelGrain;
+}
+
+class ThreadLimit {
+ public:
+  explicit ThreadLimit(bool one) : saved_(one ? omp_get_max_threads() : 0) {
+    if (one) omp_set_num_threads(1);
+  }
+  ~ThreadLimit() {
+    if (saved_ > 0) omp_set_num_threads(saved_);
+  }
+  ThreadLimit(const ThreadLimit&) = delete;
+  ThreadLimit& operator=(const ThreadLimit&) = delete;
+
+ private:
+  int saved_;
+};
+
 // A scratch tensor of nn's pool holding at least `bytes`.
 Tensor scratch_bytes(size_t bytes) { return nnops::scratch(int64_t((bytes + 3) / 4), DType::f32); }
 
+// The memory objects of one prepared primitive on one thread, made on the
+// thread's first run of it: making them (and a stream) on every call cost
+// ~8 us, against ~1 us for a small convolution's work. A run points them
+// at its tensors with set_data_handle.
+struct Bound {
+  dnnl::stream stream;
+  std::vector<memory> user, inner;  // per argument; inner is empty without a reorder
+  memory scratchpad;
+  std::unordered_map<int, memory> exec_args;
+
+  explicit Bound(const Prepared& p) : stream(cpu_engine()) {
+    for (const Arg& a : p.args) {
+      user.push_back(memory(a.plain, cpu_engine(), DNNL_MEMORY_NONE));
+      inner.push_back(a.reorder ? memory(a.wanted, cpu_engine(), DNNL_MEMORY_NONE) : memory());
+      exec_args.emplace(a.id, a.reorder ? inner.back() : user.back());
+    }
+    if (p.scratchpad.get_size() > 0) {
+      scratchpad = memory(p.scratchpad, cpu_engine(), DNNL_MEMORY_NONE);
+      exec_args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad);
+    }
+  }
+};
+
+// This thread's Bound for p (prepared primitives live as long as the process).
+Bound& bound(const Prepared& p) {
+  thread_local std::unordered_map<const Prepared*, std::unique_ptr<Bound>> bindings;
+  auto& slot = bindings[&p];
+  if (!slot) slot = std::make_unique<Bound>(p);
+  return *slot;
+}
+
 // Runs p on the given pointers (one per p.args, in order).
 void run(const Prepared& p, const std::vector<void*>& ptrs) {
-  dnnl::engine& eng = cpu_engine();
-  dnnl::stream stream(eng);
+  Bound& b = bound(p);
   std::vector<Tensor> buffers;  // keeps the reordered copies alive until the wait
-  std::unordered_map<int, memory> exec_args;
-  std::vector<std::pair<const Arg*, std::pair<memory, memory>>> outputs;
   for (size_t i = 0; i < p.args.size(); ++i) {
     const Arg& a = p.args[i];
-    memory user(a.plain, eng, ptrs[i]);
-    if (!a.reorder) {
-      exec_args.emplace(a.id, user);
-      continue;
-    }
+    b.user[i].set_data_handle(ptrs[i], b.stream);
+    if (!a.reorder) continue;
     buffers.push_back(scratch_bytes(a.wanted.get_size()));
-    memory inner(a.wanted, eng, buffers.back().raw_data());
-    if (a.output) outputs.push_back({&a, {inner, user}});
-    else a.reorder->execute(stream, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, inner}});
-    exec_args.emplace(a.id, inner);
+    b.inner[i].set_data_handle(buffers.back().raw_data(), b.stream);
+    if (!a.output) a.reorder->execute(b.stream, {{DNNL_ARG_FROM, b.user[i]}, {DNNL_ARG_TO, b.inner[i]}});
   }
   Tensor pad;
   if (p.scratchpad.get_size() > 0) {
     pad = scratch_bytes(p.scratchpad.get_size());
-    exec_args.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, eng, pad.raw_data()));
+    b.scratchpad.set_data_handle(pad.raw_data(), b.stream);
   }
-  p.primitive.execute(stream, exec_args);
-  for (auto& [a, mems] : outputs) a->reorder->execute(stream, {{DNNL_ARG_FROM, mems.first}, {DNNL_ARG_TO, mems.second}});
-  stream.wait();
+  p.primitive.execute(b.stream, b.exec_args);
+  for (size_t i = 0; i < p.args.size(); ++i)
+    if (p.args[i].reorder && p.args[i].output)
+      p.args[i].reorder->execute(b.stream, {{DNNL_ARG_FROM, b.inner[i]}, {DNNL_ARG_TO, b.user[i]}});
+  b.stream.wait();
 }
 
 // The descriptors of one convolution, in plain layouts and as `any`.
@@ -208,6 +260,7 @@ const Prepared* prepared(const ConvGeom& g, Which which) {
   const ConvKey key{g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.stride[0], g.stride[1], g.pad[0], g.pad[1], g.dil[0],
                     g.dil[1], g.groups};
   std::lock_guard<std::mutex> lock(mutex);
+  ThreadLimit limit(one_thread(g));
   try {
     auto& slot = cache[key];
     if (!slot) slot = std::make_unique<ConvPrimitives>(g);
@@ -228,6 +281,7 @@ bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, cons
   std::vector<void*> ptrs{const_cast<float*>(x), const_cast<float*>(w)};
   if (b) ptrs.push_back(const_cast<float*>(b));
   ptrs.push_back(y);
+  ThreadLimit limit(one_thread(g));
   run(*p, ptrs);
   return true;
 }
@@ -238,6 +292,7 @@ bool onednn_conv_backward_input(const ConvGeom& g, const float* dy, const float*
   if (!onednn_enabled() || g.cg() == 1) return false;
   const Prepared* p = prepared(g, [](ConvPrimitives& c) -> const Prepared& { return c.get_backward_input(); });
   if (!p) return false;
+  ThreadLimit limit(one_thread(g));
   run(*p, {const_cast<float*>(dy), const_cast<float*>(w), dx});
   return true;
 }
@@ -246,6 +301,7 @@ bool onednn_conv_backward_weight(const ConvGeom& g, const float* dy, const float
   if (!onednn_enabled()) return false;
   const Prepared* p = prepared(g, [](ConvPrimitives& c) -> const Prepared& { return c.get_backward_weight(); });
   if (!p) return false;
+  ThreadLimit limit(one_thread(g));
   run(*p, {const_cast<float*>(dy), const_cast<float*>(x), dw});
   return true;
 }

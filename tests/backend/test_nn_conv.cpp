@@ -308,6 +308,54 @@ TEST_CASE("max_pool2d: ties go to the first maximum; NaN propagates") {
   CHECK(std::isnan(vals(max_pool2d(n, pair(2)))[0]));
 }
 
+// The 2x2 windows without padding run four at a time (f32) with a scan for
+// the last windows of a plane and for groups holding a NaN: values and
+// saved indices against a plain first-maximum scan, on data full of ties
+// (values 0..2), with NaNs and infinities sprinkled in, for strides 2 and
+// (1, 3) and planes whose window count is and is not a multiple of four.
+TEST_CASE("max_pool2d 2x2: values and indices with ties, NaN and inf (f32)") {
+  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    int64_t h, w;
+    Pair stride;
+  };
+  for (const Case& c : {Case{6, 10, {2, 2}}, Case{8, 8, {2, 2}}, Case{5, 9, {1, 3}}, Case{4, 4, {2, 2}}}) {
+    const int64_t planes = 3, oh = (c.h - 2) / c.stride[0] + 1, ow = (c.w - 2) / c.stride[1] + 1;
+    std::vector<float> x(size_t(planes * c.h * c.w));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float((i * 7 + i / 5) % 3);
+    x[size_t(c.w + 1)] = nan;           // a window's bottom-right
+    x[size_t(c.h * c.w + 1)] = nan;     // plane 1: top-right of its first window
+    x[size_t(c.h * c.w + c.w)] = nan;   // ... and its bottom-left: the first NaN wins
+    x[size_t(2 * c.h * c.w + 2)] = inf;  // inf beside -inf: a sum that is NaN with no NaN
+    x[size_t(2 * c.h * c.w + 3)] = -inf;
+    Tensor xt = make<float>(x, {1, planes, c.h, c.w});
+    Tensors out = dispatch(op("max_pool2d"), std::vector<Tensor>{xt},
+                           Attrs{{"kernel", pr(2, 2)}, {"stride", pr(c.stride[0], c.stride[1])}, {"padding", pr(0, 0)}});
+    const float* y = out[0].data<float>();
+    const int32_t* idx = out[1].data<int32_t>();
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          int64_t best = -1;  // the first maximum in row-major order; the first NaN wins outright
+          for (int64_t k = 0; k < 4; ++k) {
+            const int64_t at = (i * c.stride[0] + k / 2) * c.w + j * c.stride[1] + k % 2;
+            const float v = x[size_t(p * c.h * c.w + at)];
+            if (v != v) {
+              best = at;
+              break;
+            }
+            if (best < 0 || v > x[size_t(p * c.h * c.w + best)]) best = at;
+          }
+          const size_t o = size_t((p * oh + i) * ow + j);
+          INFO("h=" << c.h << " w=" << c.w << " plane " << p << " window " << i << "," << j);
+          CHECK(idx[o] == best);
+          const float want = x[size_t(p * c.h * c.w + best)];
+          if (want != want) CHECK(y[o] != y[o]);
+          else CHECK(y[o] == want);
+        }
+  }
+}
+
 TEST_CASE("pooling errors") {
   CHECK(error_of([] { max_pool2d(zeros({1, 1, 4, 4}), pair(2), std::nullopt, pair(2)); }) ==
         "max_pool2d: padding (2, 2) is more than half the window (2, 2)");
