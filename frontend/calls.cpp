@@ -92,10 +92,14 @@ Value Interpreter::eval_call(const CallExpr& e, const EnvPtr& env) {
   call.call_span = e.span;
   call.positional.reserve(e.args.size());
   call.positional_spans.reserve(e.args.size());
+  const bool exact_literal = callee.is_function() && callee.as_function()->builtin &&
+                             callee.as_function()->builtin->exact_literal;
   // Positional arguments come first (the AST builder checks the order).
   for (auto& a : e.args) {
     if (a.keyword.empty()) {
-      call.positional.push_back(eval(*a.value, env));
+      const bool exact = exact_literal && call.positional.empty() && a.value->kind == ExprKind::List;
+      call.positional.push_back(exact ? eval_list(static_cast<const ListExpr&>(*a.value), env, true)
+                                      : eval(*a.value, env));
       call.positional_spans.push_back(a.value->span);
     } else {
       call.keywords.push_back(KeywordArg{intern(a.keyword), eval(*a.value, env), a.keyword_span, a.value->span});

@@ -109,7 +109,7 @@ Value Interpreter::eval_name(const NameExpr& e, const EnvPtr& env) {
   throw ScriptError(std::move(d));
 }
 
-Value Interpreter::eval_list(const ListExpr& e, const EnvPtr& env) {
+Value Interpreter::eval_list(const ListExpr& e, const EnvPtr& env, bool exact_floats) {
   // A bracket literal is a tensor when each item is a number or bool, or a
   // nested bracket literal that became a tensor (a row); anything else, a
   // tensor variable included, makes it a list.
@@ -117,7 +117,9 @@ Value Interpreter::eval_list(const ListExpr& e, const EnvPtr& env) {
   items.reserve(e.items.size());
   bool tensor_literal = !e.items.empty();
   for (auto& it : e.items) {
-    items.push_back(eval(*it, env));
+    items.push_back(exact_floats && it->kind == ExprKind::List
+                        ? eval_list(static_cast<const ListExpr&>(*it), env, true)
+                        : eval(*it, env));
     const Value& v = items.back();
     if (!v.is_number() && !(it->kind == ExprKind::List && v.is_tensor())) tensor_literal = false;
   }
@@ -138,7 +140,9 @@ Value Interpreter::eval_list(const ListExpr& e, const EnvPtr& env) {
     if (any_float) {
       std::vector<double> d;
       for (auto& v : items) d.push_back(v.as_number());
-      return Value(on_default_device(backend::from_doubles(d, shape, backend::DType::f32)));
+      backend::Tensor t = backend::from_doubles(d, shape, exact_floats ? backend::DType::f64 : backend::DType::f32);
+      t.set_weak(exact_floats);
+      return Value(on_default_device(t));
     }
     std::vector<int64_t> d;
     for (auto& v : items) d.push_back(v.is_bool() ? int64_t(v.as_bool()) : v.as_int());
@@ -154,7 +158,9 @@ Value Interpreter::eval_list(const ListExpr& e, const EnvPtr& env) {
                                  " where rows have shape " + rows[0].shape().str());
   }
   try {
-    return Value(backend::stack(rows, 0));
+    backend::Tensor t = backend::stack(rows, 0);
+    t.set_weak(exact_floats && backend::is_floating(t.dtype()));
+    return Value(t);
   } catch (const backend::Error& ex) {
     fail(e.span, ex.what());
   }

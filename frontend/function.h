@@ -55,6 +55,9 @@ struct Builtin {
   std::vector<Parameter> params;
   bool variadic = false;  // extra positional arguments go to Args::rest()
   std::function<Value(Args&)> fn;
+  // A bracket literal as the first argument keeps its floats' exact values
+  // (`tensor([0.1], f64)` is 0.1, not f32's 0.100000001).
+  bool exact_literal = false;
   Parameters parameters() const {
     return {name, params, variadic ? Parameters::Rest::apart : Parameters::Rest::none, 0};
   }

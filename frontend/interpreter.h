@@ -194,7 +194,9 @@ class Interpreter {
 
   // expressions
   Value eval_name(const NameExpr& e, const EnvPtr& env);
-  Value eval_list(const ListExpr& e, const EnvPtr& env);
+  // exact_floats: a float literal keeps its numbers' exact values (f64,
+  // marked weak) for `tensor(literal, dtype)` to convert once; else f32.
+  Value eval_list(const ListExpr& e, const EnvPtr& env, bool exact_floats = false);
   Value eval_record(const RecordExpr& e, const EnvPtr& env);
   Value eval_call(const CallExpr& e, const EnvPtr& env);
   Value eval_index(const IndexExpr& e, const EnvPtr& env);

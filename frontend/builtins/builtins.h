@@ -13,8 +13,8 @@ class Interpreter;
 namespace builtins {
 // Declares a built-in; defaults are literals: ints, floats, none, true,
 // false, dtype names, "strings". A leading `*name` takes any number of
-// positional arguments (Args::rest()).
-void def(Interpreter& vm, const std::string& name, const std::string& params, std::function<Value(Args&)> fn);
+// positional arguments (Args::rest()). Returns the entry, for its flags.
+Builtin& def(Interpreter& vm, const std::string& name, const std::string& params, std::function<Value(Args&)> fn);
 
 // An nn list of tensors (chunk's pieces, averaged gradients).
 Value list_of(const std::vector<backend::Tensor>& ts);

@@ -19,7 +19,10 @@ DType natural_dtype(const Value& v) {
   if (v.is_float()) return DType::f32;
   if (v.is_bool()) return DType::boolean;
   if (v.is_int()) return DType::i64;
-  if (v.is_tensor()) return v.as_tensor().dtype();
+  if (v.is_tensor()) {
+    const backend::Tensor& t = v.as_tensor();
+    return t.weak() && backend::is_floating(t.dtype()) ? DType::f32 : t.dtype();  // a weak float is a number's
+  }
   return DType::f32;
 }
 
@@ -43,6 +46,9 @@ Value draw_like(Args& a) {
 }  // namespace
 
 void install_creation(Interpreter& vm) {
+  // A bracket literal comes exact (weak f64, Builtin::exact_literal) and is
+  // rounded once, to the dtype asked for or else f32, as torch.tensor(list,
+  // dtype=...) does.
   def(vm, "tensor", "v, dtype=none", [](Args& a) {
     backend::Tensor t = a.tensor(0);
     bool was_weak = t.weak();
@@ -51,7 +57,7 @@ void install_creation(Interpreter& vm) {
     if (r.same(t)) r = copy_of(t);
     r.set_weak(false);
     return Value(r);
-  });
+  }).exact_literal = true;
   def(vm, "zeros", "shape, dtype=f32", [](Args& a) {
     return Value(backend::zeros(a.shape(0), dtype_after_shape(a, "zeros")));
   });

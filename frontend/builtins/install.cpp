@@ -28,7 +28,7 @@ Value parse_default(const std::string& text) {
 
 }  // namespace
 
-void def(Interpreter& vm, const std::string& name, const std::string& params, std::function<Value(Args&)> fn) {
+Builtin& def(Interpreter& vm, const std::string& name, const std::string& params, std::function<Value(Args&)> fn) {
   auto b = std::make_shared<Builtin>();
   b->name = name;
   b->fn = std::move(fn);
@@ -46,7 +46,9 @@ void def(Interpreter& vm, const std::string& name, const std::string& params, st
     if (eq != std::string::npos) p.default_value = parse_default(trim(part.substr(eq + 1)));
     b->params.push_back(std::move(p));
   }
+  Builtin& entry = *b;
   vm.define_builtin(std::move(b));
+  return entry;
 }
 
 Value list_of(const std::vector<backend::Tensor>& ts) {

@@ -22,6 +22,26 @@ TEST_CASE("a program's value is its last expression statement") {
   CHECK(run(vm, "[1, 2] * 3") == "i64[2] [3, 6]");
 }
 
+// 0.1 in f32 is 0.100000001490116; in f64, 0.1000000000000000055511. A
+// literal given straight to tensor() is rounded once, to the dtype asked
+// for; a literal on its own, or one bound to a name first, is f32.
+TEST_CASE("tensor(literal, dtype) converts the literal's exact numbers") {
+  Interpreter vm;
+  CHECK(vm.run_code("t.nn", "tensor([1e-10, 0.1], f64)[0].item() == 1e-10").as_bool());
+  CHECK(vm.run_code("t.nn", "tensor([1e-10, 0.1], f64)[1].item() == 0.1").as_bool());
+  CHECK(vm.run_code("t.nn", "tensor([[0.1, 2], [3, 4]], f64)[0][0].item() == 0.1").as_bool());
+  CHECK(vm.run_code("t.nn", "tensor([16777217.5], f64)[0].item()").as_float() == 16777217.5);
+  CHECK(run(vm, "tensor([0.1, 0.2]).dtype") == "f32");
+  CHECK(run(vm, "tensor([0.1], dtype=none).dtype") == "f32");
+  CHECK(run(vm, "tensor([[1.5]]).dtype") == "f32");
+  CHECK(run(vm, "tensor([1, 2]).dtype") == "i64");
+  CHECK(run(vm, "tensor([true]).dtype") == "bool");
+  CHECK(run(vm, "tensor([2.5, -1.5], i64)") == "i64[2] [2, -1]");
+  CHECK(vm.run_code("t.nn", "tensor([0.1])[0].item()").as_float() == double(0.1f));
+  CHECK(vm.run_code("t.nn", "let g = [0.1]\ntensor(g, f64)[0].item()").as_float() == double(0.1f));
+  CHECK(run(vm, "[0.1, 0.2].dtype") == "f32");
+}
+
 TEST_CASE("globals persist across runs and can be set from C++") {
   Interpreter vm;
   vm.run_code("a.nn", "let x = 40");
