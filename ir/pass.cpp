@@ -19,6 +19,7 @@ std::unique_ptr<Pass> make_bucket_all_reduce();
 std::unique_ptr<Pass> make_batch_norm_apply_into_elementwise();
 std::unique_ptr<Pass> make_fuse_elementwise();
 std::unique_ptr<Pass> make_fuse_matmul_epilogue();
+std::unique_ptr<Pass> make_fuse_conv_relu();
 std::unique_ptr<Pass> make_dead_code();
 std::unique_ptr<Pass> make_inplace();
 
@@ -39,6 +40,7 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   p.push_back(make_batch_norm_apply_into_elementwise());
   p.push_back(make_fuse_elementwise());
   p.push_back(make_fuse_matmul_epilogue());
+  p.push_back(make_fuse_conv_relu());
   // Last: its annotations name input positions, which a later rewrite of
   // the nodes would invalidate.
   p.push_back(make_inplace());

@@ -24,13 +24,12 @@
 #include <vector>
 
 #include "backend/ops/nn_common.h"
-#include "backend/parallel.h"
 #endif
 
 namespace nn::backend {
 
 #ifndef NN_HAVE_ONEDNN
-bool onednn_conv_forward(const ConvGeom&, const float*, const float*, const float*, float*) { return false; }
+bool onednn_conv_forward(const ConvGeom&, const float*, const float*, const float*, float*, bool) { return false; }
 bool onednn_conv_backward_input(const ConvGeom&, const float*, const float*, float*) { return false; }
 bool onednn_conv_backward_weight(const ConvGeom&, const float*, const float*, float*) { return false; }
 #else
@@ -127,8 +126,9 @@ Bound& bound(const Prepared& p) {
   return *slot;
 }
 
-// Runs p on the given pointers (one per p.args, in order).
-void run(const Prepared& p, const std::vector<void*>& ptrs) {
+// Runs p on the given pointers (one per p.args, in order); with relu, the
+// outputs get ReLU while still in cache, before their reorder.
+void run(const Prepared& p, const std::vector<void*>& ptrs, bool relu = false) {
   Bound& b = bound(p);
   std::vector<Tensor> buffers;  // keeps the reordered copies alive until the wait
   for (size_t i = 0; i < p.args.size(); ++i) {
@@ -145,9 +145,16 @@ void run(const Prepared& p, const std::vector<void*>& ptrs) {
     b.scratchpad.set_data_handle(pad.raw_data(), b.stream);
   }
   p.primitive.execute(b.stream, b.exec_args);
-  for (size_t i = 0; i < p.args.size(); ++i)
-    if (p.args[i].reorder && p.args[i].output)
-      p.args[i].reorder->execute(b.stream, {{DNNL_ARG_FROM, b.inner[i]}, {DNNL_ARG_TO, b.user[i]}});
+  for (size_t i = 0; i < p.args.size(); ++i) {
+    const Arg& a = p.args[i];
+    if (!a.output) continue;
+    if (relu) {
+      b.stream.wait();
+      memory& m = a.reorder ? b.inner[i] : b.user[i];
+      relu_in_place(static_cast<float*>(m.get_data_handle()), int64_t(m.get_desc().get_size() / sizeof(float)));
+    }
+    if (a.reorder) a.reorder->execute(b.stream, {{DNNL_ARG_FROM, b.inner[i]}, {DNNL_ARG_TO, b.user[i]}});
+  }
   b.stream.wait();
 }
 
@@ -274,7 +281,7 @@ const Prepared* prepared(const ConvGeom& g, Which which) {
 
 }  // namespace
 
-bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y) {
+bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y, bool relu) {
   if (!onednn_enabled()) return false;
   const Prepared* p = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_forward(b != nullptr); });
   if (!p) return false;
@@ -282,7 +289,7 @@ bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, cons
   if (b) ptrs.push_back(const_cast<float*>(b));
   ptrs.push_back(y);
   ThreadLimit limit(one_thread(g));
-  run(*p, ptrs);
+  run(*p, ptrs, relu);
   return true;
 }
 

@@ -5,10 +5,22 @@
 // convolution; the caller then runs its im2col kernel.
 #pragma once
 #include "backend/ops/conv_geometry.h"
+#include "backend/parallel.h"
 
 namespace nn::backend {
 
-bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y);
+// ReLU in place as nn's relu has it, x < 0 ? 0 : x: a NaN stays NaN
+// (oneDNN's own ReLU post-op, max(x, 0), would make it 0).
+template <class T>
+void relu_in_place(T* y, int64_t n) {
+  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = y[i] < T(0) ? T(0) : y[i];
+  });
+}
+
+// relu: y = relu(conv), applied as each output leaves the primitive.
+bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y,
+                         bool relu = false);
 bool onednn_conv_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx);
 bool onednn_conv_backward_weight(const ConvGeom& g, const float* dy, const float* x, float* dw);
 

@@ -1,6 +1,8 @@
 // 2-d convolution (NCHW): the registry op conv2d and its backward ops
 // conv2d_backward_input and conv2d_backward_weight, with CPU kernels built on
-// im2col + gemm (OpenBLAS), and the ops.h-level function conv2d.
+// im2col + gemm (OpenBLAS), and the ops.h-level function conv2d; also
+// conv2d_relu, a conv2d and the relu reading it as one op (CPU graphs, pass
+// fuse-conv-relu).
 //
 // How the kernels run: one sample at a time per thread. A sample's im2col
 // matrix [C*kh*kw, OH*OW] (one row per input channel and kernel offset, one
@@ -252,16 +254,22 @@ void conv2d_forward(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor
   });
 }
 
+// conv2d, and with relu conv2d_relu: relu(conv2d(...)) in one op.
+template <bool Relu>
 void conv2d_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   ConvGeom g = conv_geometry(in[0].type(), in[1].type(), attrs);
   if (out[0].numel() == 0) return;
   const Tensor* b = in.size() == 3 ? &in[2] : nullptr;
   if (out[0].dtype() == DType::f32 &&
       onednn_conv_forward(g, in[0].data<float>(), in[1].data<float>(), b ? b->data<float>() : nullptr,
-                          out[0].data<float>()))
+                          out[0].data<float>(), Relu))
     return;
   if (out[0].dtype() == DType::f64) conv2d_forward<double>(in[0], in[1], b, out[0], g);
   else conv2d_forward<float>(in[0], in[1], b, out[0], g);
+  if constexpr (Relu) {
+    if (out[0].dtype() == DType::f64) relu_in_place(out[0].data<double>(), out[0].numel());
+    else relu_in_place(out[0].data<float>(), out[0].numel());
+  }
 }
 
 // dx[s] = col2im(w^T @ dy[s]), per group.
@@ -427,8 +435,10 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Pair stride, Pa
 }
 
 void register_nn_conv_ops(Registry& r) {
-  r.add(OpDef{.id = OpId::conv2d, .num_inputs = -1, .type_rule = conv2d_type, .cpu = conv2d_cpu,
+  r.add(OpDef{.id = OpId::conv2d, .num_inputs = -1, .type_rule = conv2d_type, .cpu = conv2d_cpu<false>,
               .backward = conv2d_backward});
+  // Made by the pass fuse-conv-relu in CPU graphs, after autodiff: no backward.
+  r.add(OpDef{.id = OpId::conv2d_relu, .num_inputs = -1, .type_rule = conv2d_type, .cpu = conv2d_cpu<true>});
   r.add(OpDef{.id = OpId::conv2d_backward_input, .num_inputs = 2, .type_rule = backward_input_type,
               .cpu = backward_input_cpu, .backward = backward_input_backward});
   r.add(OpDef{.id = OpId::conv2d_backward_weight, .num_inputs = 2, .type_rule = backward_weight_type,

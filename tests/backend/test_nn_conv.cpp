@@ -131,6 +131,45 @@ TEST_CASE("conv2d errors name the operands and the dimension") {
         "conv2d: groups must be positive, got 0");
 }
 
+// conv2d_relu (made by the pass fuse-conv-relu) is relu(conv2d(...)) bit for
+// bit, through oneDNN (its ReLU applied to the blocked output before the
+// reorder) and through im2col, in f32 and f64: negatives become 0, and a
+// NaN stays NaN (oneDNN's own ReLU post-op would make it 0).
+TEST_CASE("conv2d_relu: relu(conv2d) in one op, NaN kept") {
+  const bool was_on = onednn_enabled();
+  size_t nans = 0, zeros = 0;
+  for (bool onednn : {true, false})
+    for (DType dt : {DType::f32, DType::f64})
+      for (const ConvCase& k : kConvCases) {
+        INFO("onednn=", onednn, " dtype=", dtype_name(dt), " case n=", k.n, " c=", k.c, " o=", k.o);
+        set_onednn_enabled(onednn);
+        Tensor x = rnd({k.n, k.c, k.h, k.w}, dt, 1), w = rnd({k.o, k.c / k.groups, k.kh, k.kw}, dt, 2);
+        std::vector<double> xv = vals(x);
+        xv[0] = std::nan("");
+        x = dt == DType::f32 ? make<float>(std::vector<float>(xv.begin(), xv.end()), x.shape())
+                             : make<double>(xv, x.shape());
+        std::vector<Tensor> in{x, w};
+        if (k.bias) in.push_back(rnd({k.o}, dt, 3));
+        Attrs a{{"stride", pr(k.stride[0], k.stride[1])}, {"padding", pr(k.pad[0], k.pad[1])},
+                {"dilation", pr(k.dil[0], k.dil[1])}, {"groups", k.groups}};
+        const std::vector<double> want = vals(relu(call(op("conv2d"), in, a)));
+        const std::vector<double> got = vals(call(op("conv2d_relu"), in, a));
+        REQUIRE(got.size() == want.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          if (std::isnan(want[i])) {
+            CHECK(std::isnan(got[i]));
+            ++nans;
+          } else {
+            CHECK(got[i] == want[i]);
+            zeros += want[i] == 0;
+          }
+        }
+      }
+  set_onednn_enabled(was_on);
+  CHECK(nans > 0);   // the NaN pixel reaches outputs
+  CHECK(zeros > 0);  // and ReLU cut some
+}
+
 TEST_CASE("conv2d backward rules against finite differences (f64)") {
   const ConvCase cases[] = {
       {2, 3, 5, 4, 2, 3, 2, {1, 1}, {1, 0}},
