@@ -197,36 +197,50 @@ void max_pool_forward(const T* x, T* y, I* idx, const PoolGeom& g) {
   });
 }
 
-// 2x2 windows without padding (the common case). Every plane has its
-// windows at the same offsets, listed once. Four windows at a time run as
-// an SSE2 tournament: the top pair's first maximum, then the bottom pair's
-// if strictly larger, which is the first maximum in row-major order; a
-// NaN in a group (caught by the windows' sums; inf - inf raises a harmless
-// false alarm) sends the group to the scan, as do the last windows of a
-// plane. The general kernel spends ~4 ns a window in setup and branches.
+// 2x2 windows without padding (the common case). Planes go in groups of a
+// few (at least 64 windows a group: a 4x4 plane has 4, and the setup of
+// each plane cost more than its windows), and every group has its windows
+// at the same offsets from its first plane, listed once (`from_x`, and
+// `from_plane` within their own plane, which the saved indices count from). Four windows at a
+// time run as an SSE2 tournament: the top pair's first maximum, then the
+// bottom pair's if strictly larger, which is the first maximum in
+// row-major order; a NaN in a group of four (caught by the windows' sums;
+// inf - inf raises a harmless false alarm) sends the four to the scan, as
+// do the last windows of a group. The general kernel spends ~4 ns a window
+// in setup and branches.
 template <class T, class I>
-void max_window_2x2(const T* xp, I off, int64_t w, T& y, I& idx) {
+void max_window_2x2(const T* plane, I off, int64_t w, T& y, I& idx) {
   const I at[4] = {off, I(off + 1), I(off + w), I(off + w + 1)};
   I best = at[0];
   for (I i : at) {
-    if (xp[i] != xp[i]) {  // the first NaN wins
+    if (plane[i] != plane[i]) {  // the first NaN wins
       best = i;
       break;
     }
-    if (xp[i] > xp[best]) best = i;
+    if (plane[i] > plane[best]) best = i;
   }
-  y = xp[best], idx = best;
+  y = plane[best], idx = best;
 }
 
 #if defined(__SSE2__)
-// Windows k..k+3 of the plane at xp; `top` holds their offsets.
-inline bool max_windows_sse(const float* xp, const int32_t* top, int32_t w, float* y, int32_t* idx) {
+// Four windows: their offsets from x in `at`, within their planes in
+// `within`. Adjacent: the second and fourth windows start two pixels after
+// the first and third (stride 2 and an even number of windows a row), so
+// each two windows' top (or bottom) pixels are four in a row, one load.
+template <bool Adjacent>
+inline bool max_windows_sse(const float* x, const int32_t* at, const int32_t* within, int32_t w, float* y,
+                            int32_t* idx) {
   auto pairs = [&](int32_t shift, __m128& left, __m128& right) {
-    __m128 lo = _mm_setzero_ps(), hi = _mm_setzero_ps();
-    lo = _mm_loadl_pi(lo, reinterpret_cast<const __m64*>(xp + top[0] + shift));
-    lo = _mm_loadh_pi(lo, reinterpret_cast<const __m64*>(xp + top[1] + shift));
-    hi = _mm_loadl_pi(hi, reinterpret_cast<const __m64*>(xp + top[2] + shift));
-    hi = _mm_loadh_pi(hi, reinterpret_cast<const __m64*>(xp + top[3] + shift));
+    __m128 lo, hi;
+    if constexpr (Adjacent) {
+      lo = _mm_loadu_ps(x + at[0] + shift);
+      hi = _mm_loadu_ps(x + at[2] + shift);
+    } else {
+      lo = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(x + at[0] + shift));
+      lo = _mm_loadh_pi(lo, reinterpret_cast<const __m64*>(x + at[1] + shift));
+      hi = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(x + at[2] + shift));
+      hi = _mm_loadh_pi(hi, reinterpret_cast<const __m64*>(x + at[3] + shift));
+    }
     left = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
     right = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
   };
@@ -235,7 +249,7 @@ inline bool max_windows_sse(const float* xp, const int32_t* top, int32_t w, floa
   pairs(w, c, d);
   const __m128 sum = _mm_add_ps(_mm_add_ps(a, b), _mm_add_ps(c, d));
   if (_mm_movemask_ps(_mm_cmpunord_ps(sum, sum))) return false;
-  const __m128i off = _mm_loadu_si128(reinterpret_cast<const __m128i*>(top));
+  const __m128i off = _mm_loadu_si128(reinterpret_cast<const __m128i*>(within));
   const __m128 b_wins = _mm_cmpgt_ps(b, a), d_wins = _mm_cmpgt_ps(d, c);
   const __m128 m1 = _mm_max_ps(b, a), m2 = _mm_max_ps(d, c);
   // A true compare is -1 in every bit: subtracting it adds one.
@@ -251,21 +265,40 @@ inline bool max_windows_sse(const float* xp, const int32_t* top, int32_t w, floa
 
 template <class T, class I>
 void max_pool_2x2(const T* x, T* y, I* idx, const PoolGeom& g) {
-  std::vector<I> top(size_t(g.out_plane()));
-  for (int64_t oy = 0; oy < g.oh; ++oy)
-    for (int64_t ox = 0; ox < g.ow; ++ox) top[size_t(oy * g.ow + ox)] = I(oy * g.stride[0] * g.w + ox * g.stride[1]);
-  over_planes(g, g.out_plane() * 4, [&](int64_t p) {
-    const T* xp = x + p * g.in_plane();
-    T* yp = y + p * g.out_plane();
-    I* ip = idx + p * g.out_plane();
-    int64_t k = 0;
+  const int64_t per_group = std::max<int64_t>(1, 64 / std::max<int64_t>(1, g.out_plane()));
+  const int64_t windows = per_group * g.out_plane();
+  std::vector<I> from_x(static_cast<size_t>(windows)), from_plane(static_cast<size_t>(windows));
+  for (int64_t k = 0; k < windows; ++k) {
+    const int64_t q = k / g.out_plane(), oy = k % g.out_plane() / g.ow, ox = k % g.ow;
+    from_plane[size_t(k)] = I(oy * g.stride[0] * g.w + ox * g.stride[1]);
+    from_x[size_t(k)] = I(q * g.in_plane()) + from_plane[size_t(k)];
+  }
+  const int64_t groups = (g.planes + per_group - 1) / per_group;
+  parallel_for(groups, std::max<int64_t>(1, kParallelGrain / (4 * windows)), [&](int64_t gb, int64_t ge) {
+    for (int64_t grp = gb; grp < ge; ++grp) {
+      const int64_t p0 = grp * per_group;
+      const T* xg = x + p0 * g.in_plane();
+      T* yg = y + p0 * g.out_plane();
+      I* ig = idx + p0 * g.out_plane();
+      const int64_t n = std::min(per_group, g.planes - p0) * g.out_plane();
+      auto scan = [&](int64_t k) {
+        max_window_2x2(xg + (from_x[size_t(k)] - from_plane[size_t(k)]), from_plane[size_t(k)], g.w, yg[k], ig[k]);
+      };
+      int64_t k = 0;
 #if defined(__SSE2__)
-    if constexpr (std::is_same_v<T, float> && std::is_same_v<I, int32_t>)
-      for (; k + 4 <= g.out_plane(); k += 4)
-        if (!max_windows_sse(xp, &top[size_t(k)], int32_t(g.w), yp + k, ip + k))
-          for (int64_t j = k; j < k + 4; ++j) max_window_2x2(xp, top[size_t(j)], g.w, yp[j], ip[j]);
+      if constexpr (std::is_same_v<T, float> && std::is_same_v<I, int32_t>) {
+        const bool adjacent = g.stride[1] == 2 && g.ow % 2 == 0;
+        for (; k + 4 <= n; k += 4) {
+          const int32_t *a = &from_x[size_t(k)], *wi = &from_plane[size_t(k)];
+          const bool done = adjacent ? max_windows_sse<true>(xg, a, wi, int32_t(g.w), yg + k, ig + k)
+                                     : max_windows_sse<false>(xg, a, wi, int32_t(g.w), yg + k, ig + k);
+          if (!done)
+            for (int64_t j = k; j < k + 4; ++j) scan(j);
+        }
+      }
 #endif
-    for (; k < g.out_plane(); ++k) max_window_2x2(xp, top[size_t(k)], g.w, yp[k], ip[k]);
+      for (; k < n; ++k) scan(k);
+    }
   });
 }
 
