@@ -11,6 +11,24 @@ namespace nn::backend {
 // Below this many elements a simple elementwise loop runs on one thread.
 constexpr int64_t kParallelGrain = 32768;
 
+// While it lives, and when `one`, OpenMP regions this thread starts (oneDNN's
+// among them) run on one thread: the setting of this task only, restored
+// at the end.
+class ThreadLimit {
+ public:
+  explicit ThreadLimit(bool one = true) : saved_(one ? omp_get_max_threads() : 0) {
+    if (one) omp_set_num_threads(1);
+  }
+  ~ThreadLimit() {
+    if (saved_ > 0) omp_set_num_threads(saved_);
+  }
+  ThreadLimit(const ThreadLimit&) = delete;
+  ThreadLimit& operator=(const ThreadLimit&) = delete;
+
+ private:
+  int saved_;
+};
+
 template <class F>
 void parallel_for(int64_t n, int64_t grain, F&& f) {
   if (n <= 0) return;

@@ -77,21 +77,6 @@ bool one_thread(const ConvGeom& g) {
   return macs / 64 + g.n * g.out_sample() < 2 * kParallelGrain;
 }
 
-class ThreadLimit {
- public:
-  explicit ThreadLimit(bool one) : saved_(one ? omp_get_max_threads() : 0) {
-    if (one) omp_set_num_threads(1);
-  }
-  ~ThreadLimit() {
-    if (saved_ > 0) omp_set_num_threads(saved_);
-  }
-  ThreadLimit(const ThreadLimit&) = delete;
-  ThreadLimit& operator=(const ThreadLimit&) = delete;
-
- private:
-  int saved_;
-};
-
 // A scratch tensor of nn's pool holding at least `bytes`.
 Tensor scratch_bytes(size_t bytes) { return nnops::scratch(int64_t((bytes + 3) / 4), DType::f32); }
 

@@ -11,8 +11,9 @@
 #include "backend/onednn.h"
 
 #ifdef NN_HAVE_ONEDNN
-#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
+
+#include "backend/parallel.h"
 #endif
 
 namespace nn::backend {
@@ -21,10 +22,11 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int
           int64_t ldb, float beta, float* c, int64_t ldc) {
 #ifdef NN_HAVE_ONEDNN
   if (onednn_enabled()) {
-    const int threads = omp_get_max_threads();  // this task's setting only
-    omp_set_num_threads(1);
-    const dnnl_status_t s = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-    omp_set_num_threads(threads);
+    dnnl_status_t s;
+    {
+      ThreadLimit one_thread;
+      s = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+    }
     if (s == dnnl_success) return;
   }
 #endif

@@ -200,14 +200,14 @@ void max_pool_forward(const T* x, T* y, I* idx, const PoolGeom& g) {
 // 2x2 windows without padding (the common case). Planes go in groups of a
 // few (at least 64 windows a group: a 4x4 plane has 4, and the setup of
 // each plane cost more than its windows), and every group has its windows
-// at the same offsets from its first plane, listed once (`from_x`, and
-// `from_plane` within their own plane, which the saved indices count from). Four windows at a
-// time run as an SSE2 tournament: the top pair's first maximum, then the
-// bottom pair's if strictly larger, which is the first maximum in
-// row-major order; a NaN in a group of four (caught by the windows' sums;
-// inf - inf raises a harmless false alarm) sends the four to the scan, as
-// do the last windows of a group. The general kernel spends ~4 ns a window
-// in setup and branches.
+// at the same offsets from its first plane, listed once (`from_x`; and
+// `from_plane`, within their own plane, which the saved indices count
+// from). Four windows at a time run as an SSE2 tournament: the top pair's
+// first maximum, then the bottom pair's if strictly larger, which is the
+// first maximum in row-major order; a NaN among the four (caught by the
+// windows' sums; inf - inf raises a harmless false alarm) sends them to
+// the scan, as do the last windows of a group. The general kernel spends
+// ~4 ns a window in setup and branches.
 template <class T, class I>
 void max_window_2x2(const T* plane, I off, int64_t w, T& y, I& idx) {
   const I at[4] = {off, I(off + 1), I(off + w), I(off + w + 1)};
@@ -265,7 +265,9 @@ inline bool max_windows_sse(const float* x, const int32_t* at, const int32_t* wi
 
 template <class T, class I>
 void max_pool_2x2(const T* x, T* y, I* idx, const PoolGeom& g) {
-  const int64_t per_group = std::max<int64_t>(1, 64 / std::max<int64_t>(1, g.out_plane()));
+  // Offsets from a group's first plane fit I.
+  const int64_t fit = int64_t(std::numeric_limits<I>::max()) / std::max<int64_t>(1, g.in_plane());
+  const int64_t per_group = std::clamp<int64_t>(64 / std::max<int64_t>(1, g.out_plane()), 1, std::max<int64_t>(1, fit));
   const int64_t windows = per_group * g.out_plane();
   std::vector<I> from_x(static_cast<size_t>(windows)), from_plane(static_cast<size_t>(windows));
   for (int64_t k = 0; k < windows; ++k) {
