@@ -224,13 +224,16 @@ TEST_CASE("conv2d through oneDNN equals the im2col kernels, forward and both bac
     return;
   }
   // The cases above, one with 16 channels and more (oneDNN's blocked
-  // layouts), and one whose last output column stops short of the input's
-  // edge (a negative right padding for oneDNN).
+  // layouts), one whose last output column stops short of the input's
+  // edge (a negative right padding for oneDNN), and two whose channels are
+  // no multiples of 16 (channels-last inside oneDNN).
   const bool was_on = onednn_enabled();
   std::vector<ConvCase> cases(std::begin(kConvCases), std::end(kConvCases));
   cases.push_back({4, 16, 9, 9, 32, 3, 3, {1, 1}, {1, 1}});
   cases.push_back({3, 16, 8, 8, 32, 1, 1, {2, 2}, {0, 0}, {1, 1}, 1, false});
   cases.push_back({2, 1, 12, 12, 20, 5, 5});
+  cases.push_back({3, 20, 8, 8, 50, 3, 3, {1, 1}, {1, 1}});
+  cases.push_back({2, 24, 7, 9, 40, 3, 2, {2, 1}, {1, 0}, {1, 2}, 1, false});
   struct Results {
     std::vector<double> y, dx, dw;
   };
