@@ -17,16 +17,13 @@ class FuseConvRelu : public Pass {
 
   size_t run(Graph& g) override {
     const Uses uses = count_uses(g);
-    std::vector<NodeId> producer(g.values.size(), kNone);
-    for (NodeId i = 0; i < g.nodes.size(); ++i)
-      for (ValueId v : g.nodes[i].outputs) producer[v] = i;
     Rewriter rw(g);
     size_t changed = 0;
     for (NodeId r = 0; r < g.nodes.size(); ++r) {
       Node& relu = g.nodes[r];
       if (!relu.op || relu.op->id != OpId::relu) continue;
       const ValueId y = relu.inputs[0];
-      const NodeId c = producer[y];
+      const NodeId c = g.values[y].producer;
       if (c == kNone || !g.nodes[c].op || g.nodes[c].op->id != OpId::conv2d) continue;
       const backend::TensorType& t = g.values[y].type;
       if (uses.readers[y] != 1 || uses.kept[y] || !on_cpu(t.device) ||
