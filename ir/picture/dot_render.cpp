@@ -26,6 +26,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "backend/error.h"
 
@@ -120,20 +122,46 @@ bool lay_out(GVC_t* gvc, GraphPtr& g) {
   return false;
 }
 
-// The same picture without its clusters (plain subgraphs draw no box and
-// constrain no ranking), titled to say so.
-std::string without_clusters(std::string dot) {
-  for (size_t at = 0; (at = dot.find("subgraph cluster", at)) != std::string::npos;) dot.replace(at, 16, "subgraph group");
+// The title of `dot` with `note` added to it.
+std::string titled(std::string dot, const std::string& note) {
   const std::string title = "graph [label=\"";
   if (size_t at = dot.find(title); at != std::string::npos) {
     const size_t end = dot.find('"', at + title.size());
-    if (end != std::string::npos)
-      dot.insert(end, " (drawn without its boxes: Graphviz could not lay them out)");
+    if (end != std::string::npos) dot.insert(end, note);
   }
   return dot;
 }
 
 }  // namespace
+
+std::string clusters_within(const std::string& dot, int depth) {
+  std::string out;
+  out.reserve(dot.size());
+  std::vector<bool> opens_cluster;  // one per open brace
+  bool cluster_next = false;        // the next brace opens a cluster
+  const std::string cluster = "subgraph cluster";
+  for (size_t i = 0; i < dot.size(); ++i) {
+    const char c = dot[i];
+    if (c == '"') {  // a quoted string, its braces not the graph's
+      const size_t start = i;
+      for (++i; i < dot.size() && dot[i] != '"'; ++i)
+        if (dot[i] == '\\') ++i;
+      out.append(dot, start, i - start + 1);
+      continue;
+    }
+    if (dot.compare(i, cluster.size(), cluster) == 0) {
+      const int level = int(std::count(opens_cluster.begin(), opens_cluster.end(), true)) + 1;
+      cluster_next = level <= depth;
+      out += cluster_next ? cluster : "subgraph group";
+      i += cluster.size() - 1;
+      continue;
+    }
+    if (c == '{') opens_cluster.push_back(std::exchange(cluster_next, false));
+    if (c == '}' && !opens_cluster.empty()) opens_cluster.pop_back();
+    out += c;
+  }
+  return out;
+}
 
 std::string extension_of(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -160,7 +188,21 @@ std::string render_dot_as(const std::string& dot_text, const std::string& format
   GraphvizSession session;
   GVC_t* gvc = context();
   GraphPtr g = parse(dot_text, what);
-  if (!lay_out(gvc, g) && (g = parse(without_clusters(dot_text), what), !lay_out(gvc, g)))
+  // Graphviz failing on the clusters: the outermost boxes only, then none.
+  const std::pair<int, const char*> fallbacks[] = {
+      {1, " (drawn with its outer boxes only: Graphviz could not lay out the inner ones)"},
+      {0, " (drawn without its boxes: Graphviz could not lay them out)"}};
+  bool laid_out = lay_out(gvc, g);
+  std::string tried = dot_text;
+  for (const auto& [depth, note] : fallbacks) {
+    if (laid_out) break;
+    std::string fewer = clusters_within(dot_text, depth);
+    if (fewer == tried) continue;  // no inner boxes to drop
+    tried = fewer;
+    g = parse(titled(std::move(fewer), note), what);
+    laid_out = lay_out(gvc, g);
+  }
+  if (!laid_out)
     throw Error("dot: cannot lay out " + what + GraphvizSession::messages() +
                 "; if Graphviz lists no `dot` layout, its plugins are not registered (run `dot -c` as root)");
   // The layout is freed before the graph closes, whatever happens below.

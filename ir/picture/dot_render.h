@@ -9,15 +9,18 @@ namespace nn::ir {
 
 // Writes `dot_text` to `path` by its extension: .dot as is; .svg, .png, .pdf
 // laid out with Graphviz's dot engine and rendered; when the layout of its
-// clusters fails, drawn without them, with a title that says so. Throws
-// backend::Error for
-// another extension, a path that cannot be written, or text Graphviz cannot
-// read or lay out.
+// clusters fails, drawn with the outermost clusters only, then with none,
+// with a title that says so. Throws backend::Error for another extension, a
+// path that cannot be written, or text Graphviz cannot read or lay out.
 void render_dot(const std::string& dot_text, const std::string& path);
 
 // The bytes of `dot_text` rendered as `format` (svg, png, pdf), with the same
 // fallback; `what` names the picture in errors ("the picture of `g.svg`").
 std::string render_dot_as(const std::string& dot_text, const std::string& format, const std::string& what);
+
+// `dot` with the clusters nested deeper than `depth` (0: all of them) made
+// plain subgraphs, which draw no box and constrain no ranking.
+std::string clusters_within(const std::string& dot, int depth);
 
 // A file's extension in lower case ("svg"), or "" when it has none.
 std::string extension_of(const std::string& path);
