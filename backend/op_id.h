@@ -25,7 +25,7 @@
   X(slice) X(slice_backward) X(assign_slice)       /* ops/index.cpp */                   \
   X(take) X(take_backward)                                                               \
   X(conv2d) X(conv2d_backward_input)               /* ops/nn_conv.cpp */                 \
-  X(conv2d_backward_weight) X(conv2d_relu)                                               \
+  X(conv2d_backward_weight) X(conv2d_relu) X(conv2d_relu_max_pool)                       \
   X(max_pool2d) X(max_pool2d_backward)             /* ops/nn_pool.cpp */                 \
   X(avg_pool2d) X(avg_pool2d_backward)                                                   \
   X(batch_norm_train) X(batch_norm_backward)       /* ops/nn_norm.cpp */                 \

@@ -21,6 +21,7 @@ std::unique_ptr<Pass> make_batch_norm_apply_into_elementwise();
 std::unique_ptr<Pass> make_fuse_elementwise();
 std::unique_ptr<Pass> make_fuse_matmul_epilogue();
 std::unique_ptr<Pass> make_fuse_conv_relu();
+std::unique_ptr<Pass> make_fuse_conv_relu_pool();
 std::unique_ptr<Pass> make_dead_code();
 std::unique_ptr<Pass> make_inplace();
 
@@ -43,6 +44,7 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   p.push_back(make_fuse_elementwise());
   p.push_back(make_fuse_matmul_epilogue());
   p.push_back(make_fuse_conv_relu());
+  p.push_back(make_fuse_conv_relu_pool());
   // Last: its annotations name input positions, which a later rewrite of
   // the nodes would invalidate.
   p.push_back(make_inplace());

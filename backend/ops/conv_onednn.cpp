@@ -25,11 +25,17 @@
 
 #include "backend/ops/nn_common.h"
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace nn::backend {
 
 #ifndef NN_HAVE_ONEDNN
 bool onednn_conv_forward(const ConvGeom&, const float*, const float*, const float*, float*, bool) { return false; }
+bool onednn_conv_relu_max_pool(const ConvGeom&, const PoolWindow&, const float*, const float*, const float*, float*) {
+  return false;
+}
 bool onednn_conv_backward_input(const ConvGeom&, const float*, const float*, float*) { return false; }
 bool onednn_conv_backward_weight(const ConvGeom&, const float*, const float*, float*) { return false; }
 #else
@@ -112,12 +118,18 @@ Bound& bound(const Prepared& p) {
 }
 
 // Runs p on the given pointers (one per p.args, in order); with relu, the
-// outputs get ReLU while still in cache, before their reorder.
-void run(const Prepared& p, const std::vector<void*>& ptrs, bool relu = false) {
+// outputs get ReLU while still in cache, before their reorder. With
+// `inner_outputs` an output's pointer is a buffer in the primitive's own
+// layout (Arg::wanted), and it stays in that layout.
+void run(const Prepared& p, const std::vector<void*>& ptrs, bool relu = false, bool inner_outputs = false) {
   Bound& b = bound(p);
   std::vector<Tensor> buffers;  // keeps the reordered copies alive until the wait
   for (size_t i = 0; i < p.args.size(); ++i) {
     const Arg& a = p.args[i];
+    if (a.output && a.reorder && inner_outputs) {
+      b.inner[i].set_data_handle(ptrs[i], b.stream);
+      continue;
+    }
     b.user[i].set_data_handle(ptrs[i], b.stream);
     if (!a.reorder) continue;
     buffers.push_back(scratch_bytes(a.wanted.get_size()));
@@ -138,9 +150,97 @@ void run(const Prepared& p, const std::vector<void*>& ptrs, bool relu = false) {
       memory& m = a.reorder ? b.inner[i] : b.user[i];
       relu_in_place(static_cast<float*>(m.get_data_handle()), int64_t(m.get_desc().get_size() / sizeof(float)));
     }
-    if (a.reorder) a.reorder->execute(b.stream, {{DNNL_ARG_FROM, b.inner[i]}, {DNNL_ARG_TO, b.user[i]}});
+    if (a.reorder && !inner_outputs)
+      a.reorder->execute(b.stream, {{DNNL_ARG_FROM, b.inner[i]}, {DNNL_ARG_TO, b.user[i]}});
   }
   b.stream.wait();
+}
+
+// The channel block of a 4-d activation layout: X for nChwXc (X = 8 or
+// 16), C for nhwc (one block of all channels), 1 for nchw; 0 for another.
+int64_t channel_block(const memory::desc& d, const memory::dims& dims) {
+  const std::pair<tag, int64_t> layouts[] = {{tag::nChw16c, 16}, {tag::nChw8c, 8}, {tag::nhwc, dims[1]}, {tag::nchw, 1}};
+  for (auto [t, x] : layouts)
+    if (d == memory::desc(dims, f32, t)) return x;
+  return 0;
+}
+
+tag tag_of_block(int64_t x, int64_t channels) {
+  return x == 16 ? tag::nChw16c : x == 8 ? tag::nChw8c : x == channels && x != 1 ? tag::nhwc : tag::nchw;
+}
+
+// y = relu(max over each window of x), both in the layout whose channel
+// block is `cb` (channels padded to a multiple of it), as max_pool2d and
+// relu give it: the first maximum wins (so +0 or -0 as the window has it),
+// as does the first NaN; relu is x < 0 ? 0 : x.
+void max_relu_scalar(const float* xs, float* out, int64_t cb, int64_t y0, int64_t y1, int64_t x0, int64_t x1,
+                     int64_t row, int64_t lanes) {
+  for (int64_t c = 0; c < lanes; ++c) {
+    float m = xs[(y0 * row + x0) * cb + c];
+    for (int64_t iy = y0; iy < y1; ++iy)
+      for (int64_t ix = x0; ix < x1; ++ix) {
+        const float v = xs[(iy * row + ix) * cb + c];
+        m = v > m || (v != v && m == m) ? v : m;
+      }
+    out[c] = m < 0.0f ? 0.0f : m;
+  }
+}
+
+// With SSE, Vectors x 4 channels at a time, several registers in flight (one
+// would wait on its own latency), without branches; a window holding a NaN,
+// rare, is done again by max_relu_scalar.
+#if defined(__SSE2__)
+template <int Vectors>
+void max_relu_sse(const float* xs, float* out, int64_t cb, int64_t y0, int64_t y1, int64_t x0, int64_t x1,
+                  int64_t row) {
+  __m128 m[Vectors], nan[Vectors];
+  for (int k = 0; k < Vectors; ++k) {
+    m[k] = _mm_loadu_ps(xs + (y0 * row + x0) * cb + 4 * k);
+    nan[k] = _mm_setzero_ps();
+  }
+  for (int64_t iy = y0; iy < y1; ++iy)
+    for (int64_t ix = x0; ix < x1; ++ix) {
+      const float* v = xs + (iy * row + ix) * cb;
+      for (int k = 0; k < Vectors; ++k) {
+        const __m128 e = _mm_loadu_ps(v + 4 * k);
+        m[k] = _mm_max_ps(e, m[k]);  // e > m ? e : m
+        nan[k] = _mm_or_ps(nan[k], _mm_cmpunord_ps(e, e));
+      }
+    }
+  __m128 any = nan[0];
+  for (int k = 1; k < Vectors; ++k) any = _mm_or_ps(any, nan[k]);
+  if (_mm_movemask_ps(any)) return max_relu_scalar(xs, out, cb, y0, y1, x0, x1, row, 4 * Vectors);
+  for (int k = 0; k < Vectors; ++k)
+    _mm_storeu_ps(out + 4 * k, _mm_andnot_ps(_mm_cmplt_ps(m[k], _mm_setzero_ps()), m[k]));
+}
+#endif
+
+void max_relu_window(const float* xs, float* out, int64_t cb, int64_t y0, int64_t y1, int64_t x0, int64_t x1,
+                     int64_t row) {
+  int64_t c = 0;
+#if defined(__SSE2__)
+  for (; c + 16 <= cb; c += 16) max_relu_sse<4>(xs + c, out + c, cb, y0, y1, x0, x1, row);
+  for (; c + 4 <= cb; c += 4) max_relu_sse<1>(xs + c, out + c, cb, y0, y1, x0, x1, row);
+#endif
+  max_relu_scalar(xs + c, out + c, cb, y0, y1, x0, x1, row, cb - c);
+}
+
+void max_pool_relu_blocked(const float* x, float* y, const ConvGeom& g, const PoolWindow& p, int64_t cb) {
+  const int64_t blocks = (g.o + cb - 1) / cb, rows = g.n * blocks * p.oh;
+  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / (p.ow * cb)), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const int64_t oy = r % p.oh, plane = r / p.oh;  // plane: (n, channel block)
+      const float* xs = x + plane * g.oh * g.ow * cb;
+      float* ys = y + (plane * p.oh + oy) * p.ow * cb;
+      const int64_t y0 = std::max<int64_t>(oy * p.stride[0] - p.pad[0], 0),
+                    y1 = std::min(oy * p.stride[0] - p.pad[0] + p.k[0], g.oh);
+      for (int64_t ox = 0; ox < p.ow; ++ox) {
+        const int64_t x0 = std::max<int64_t>(ox * p.stride[1] - p.pad[1], 0),
+                      x1 = std::min(ox * p.stride[1] - p.pad[1] + p.k[1], g.ow);
+        max_relu_window(xs, ys + ox * cb, cb, y0, y1, x0, x1, g.ow);
+      }
+    }
+  });
 }
 
 // Whether a convolution runs channels-last. oneDNN's blocked layouts pad
@@ -228,6 +328,20 @@ struct ConvPrimitives {
     return *slot;
   }
 
+  // The reorder of a pooled output from the forward primitive's layout to
+  // NCHW, per pooled size.
+  std::map<std::pair<int64_t, int64_t>, Prepared> pooled_reorders;
+  const Prepared& get_pooled_reorder(const PoolWindow& p, bool bias) {
+    auto it = pooled_reorders.find({p.oh, p.ow});
+    if (it != pooled_reorders.end()) return it->second;
+    const memory::desc& y = get_forward(bias).args.back().wanted;
+    const memory::dims dims{d.y[0], d.y[1], p.oh, p.ow};
+    const memory::desc from(dims, f32, tag_of_block(channel_block(y, d.y), d.y[1])), to(dims, f32, tag::nchw);
+    Prepared r{dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to)),
+               {Arg(DNNL_ARG_FROM, from, from, false), Arg(DNNL_ARG_TO, to, to, true)}, memory::desc()};
+    return pooled_reorders.emplace(std::pair{p.oh, p.ow}, std::move(r)).first->second;
+  }
+
   const Prepared& get_backward_input() {
     if (!backward_input) {
       dnnl::convolution_backward_data::primitive_desc pd(
@@ -297,6 +411,33 @@ bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, cons
   ptrs.push_back(y);
   ThreadLimit limit(one_thread(g));
   run(*p, ptrs, relu);
+  return true;
+}
+
+bool onednn_conv_relu_max_pool(const ConvGeom& g, const PoolWindow& pw, const float* x, const float* w,
+                               const float* b, float* y) {
+  if (!onednn_enabled()) return false;
+  const bool bias = b != nullptr;
+  const Prepared* p = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_forward(bias); });
+  if (!p) return false;
+  const memory::desc& inner = p->args.back().wanted;
+  const int64_t cb = channel_block(inner, memory::dims{g.n, g.o, g.oh, g.ow});
+  const Prepared* reorder = nullptr;
+  if (cb > 1) reorder = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_pooled_reorder(pw, bias); });
+  if (cb == 0 || (cb > 1 && !reorder)) return false;
+  ThreadLimit limit(one_thread(g));
+  Tensor conv = scratch_bytes(inner.get_size());
+  std::vector<void*> ptrs{const_cast<float*>(x), const_cast<float*>(w)};
+  if (b) ptrs.push_back(const_cast<float*>(b));
+  ptrs.push_back(conv.raw_data());
+  run(*p, ptrs, false, true);
+  if (cb == 1) {  // the primitive wrote NCHW: the pool writes y
+    max_pool_relu_blocked(conv.data<float>(), y, g, pw, 1);
+    return true;
+  }
+  Tensor pooled = nnops::scratch(g.n * ((g.o + cb - 1) / cb * cb) * pw.oh * pw.ow, DType::f32);
+  max_pool_relu_blocked(conv.data<float>(), pooled.data<float>(), g, pw, cb);
+  run(*reorder, {pooled.raw_data(), y});
   return true;
 }
 

@@ -21,6 +21,17 @@ void relu_in_place(T* y, int64_t n) {
 // relu: y = relu(conv), applied as each output leaves the primitive.
 bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y,
                          bool relu = false);
+// A max pool's window over a convolution's output: kernel, stride, padding
+// and the pooled size.
+struct PoolWindow {
+  Pair k, stride, pad;
+  int64_t oh = 0, ow = 0;
+};
+// y = max_pool(relu(conv)): the pool runs on the primitive's own (blocked)
+// output, so only the pooled result is reordered to NCHW. A NaN in a window
+// makes its maximum NaN, as nn's max_pool2d has it.
+bool onednn_conv_relu_max_pool(const ConvGeom& g, const PoolWindow& p, const float* x, const float* w,
+                               const float* b, float* y);
 bool onednn_conv_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx);
 bool onednn_conv_backward_weight(const ConvGeom& g, const float* dy, const float* x, float* dw);
 

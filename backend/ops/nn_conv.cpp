@@ -2,7 +2,8 @@
 // conv2d_backward_input and conv2d_backward_weight, with CPU kernels built on
 // im2col + gemm (OpenBLAS), and the ops.h-level function conv2d; also
 // conv2d_relu, a conv2d and the relu reading it as one op (CPU graphs, pass
-// fuse-conv-relu).
+// fuse-conv-relu), and conv2d_relu_max_pool, that and the max pool reading
+// it (inference graphs, pass fuse-conv-relu-pool).
 //
 // How the kernels run: one sample at a time per thread. A sample's im2col
 // matrix [C*kh*kw, OH*OW] (one row per input channel and kernel offset, one
@@ -272,6 +273,40 @@ void conv2d_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& 
   }
 }
 
+// ---- conv2d_relu_max_pool: max_pool2d(relu(conv2d(x, w[, b]))), the pool's
+// attrs named pool_kernel, pool_stride and pool_padding; only the pooled
+// values (no indices: nothing differentiates it).
+Attrs pool_attrs(const Attrs& a) {
+  return Attrs{{"kernel", a.get<std::vector<int64_t>>("pool_kernel")},
+               {"stride", a.get<std::vector<int64_t>>("pool_stride")},
+               {"padding", a.get<std::vector<int64_t>>("pool_padding")}};
+}
+
+OutTypes conv_relu_pool_type(std::span<const TensorType> in, const Attrs& attrs) {
+  const OutTypes conv = conv2d_type(in, attrs);
+  return {op(OpId::max_pool2d).type_rule(conv, pool_attrs(attrs))[0]};
+}
+
+void conv_relu_pool_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  ConvGeom g = conv_geometry(in[0].type(), in[1].type(), attrs);
+  Tensor& y = out[0];
+  if (y.numel() == 0) return;
+  const Tensor* b = in.size() == 3 ? &in[2] : nullptr;
+  const PoolWindow window{get_pair(attrs, "pool_kernel"), get_pair(attrs, "pool_stride"),
+                          get_pair(attrs, "pool_padding"), y.shape()[2], y.shape()[3]};
+  if (y.dtype() == DType::f32 &&
+      onednn_conv_relu_max_pool(g, window, in[0].data<float>(), in[1].data<float>(), b ? b->data<float>() : nullptr,
+                                y.data<float>()))
+    return;
+  // Otherwise the two ops' own kernels, one after the other.
+  const Attrs pool = pool_attrs(attrs);
+  Tensor conv[] = {Tensor::empty(out_shape(g), y.dtype())};
+  conv2d_cpu<true>(in, conv, attrs);
+  const TensorType conv_type[] = {conv[0].type()};
+  Tensor pooled[] = {y, Tensor::empty(y.shape(), op(OpId::max_pool2d).type_rule(std::span<const TensorType>(conv_type), pool)[1].dtype)};
+  op(OpId::max_pool2d).cpu(std::span<const Tensor>(conv), std::span<Tensor>(pooled), pool);
+}
+
 // dx[s] = col2im(w^T @ dy[s]), per group.
 template <class T>
 void conv2d_dx(const Tensor& dyt, const Tensor& wt, Tensor& dxt, const ConvGeom& g) {
@@ -439,6 +474,9 @@ void register_nn_conv_ops(Registry& r) {
               .backward = conv2d_backward});
   // Made by the pass fuse-conv-relu in CPU graphs, after autodiff: no backward.
   r.add(OpDef{.id = OpId::conv2d_relu, .num_inputs = -1, .type_rule = conv2d_type, .cpu = conv2d_cpu<true>});
+  // Made by the pass fuse-conv-relu-pool in CPU inference graphs.
+  r.add(OpDef{.id = OpId::conv2d_relu_max_pool, .num_inputs = -1, .type_rule = conv_relu_pool_type,
+              .cpu = conv_relu_pool_cpu});
   r.add(OpDef{.id = OpId::conv2d_backward_input, .num_inputs = 2, .type_rule = backward_input_type,
               .cpu = backward_input_cpu, .backward = backward_input_backward});
   r.add(OpDef{.id = OpId::conv2d_backward_weight, .num_inputs = 2, .type_rule = backward_weight_type,

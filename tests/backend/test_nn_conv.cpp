@@ -170,6 +170,75 @@ TEST_CASE("conv2d_relu: relu(conv2d) in one op, NaN kept") {
   CHECK(zeros > 0);  // and ReLU cut some
 }
 
+// conv2d_relu_max_pool (pass fuse-conv-relu-pool) is max_pool2d(relu(conv2d))
+// bit for bit: through oneDNN, where the pool reads the primitive's blocked
+// (nChw16c, 8c) or channels-last output, and through the separate kernels
+// (f64, oneDNN off); with windows that pad and overlap, a NaN kept, and the
+// sign of a zero as the first maximum of its window has it.
+TEST_CASE("conv2d_relu_max_pool: max_pool2d(relu(conv2d)) in one op") {
+  {  // By hand: x = [1, -2; 3, -4], w = +-1 (1x1), no bias: the pool of relu(+-x).
+    const Tensor x = make<float>({1, -2, 3, -4}, Shape{1, 1, 2, 2});
+    const Attrs a{{"stride", pr(1, 1)}, {"padding", pr(0, 0)}, {"dilation", pr(1, 1)}, {"groups", int64_t(1)},
+                  {"pool_kernel", pr(2, 2)}, {"pool_stride", pr(2, 2)}, {"pool_padding", pr(0, 0)}};
+    CHECK(vals(call(op("conv2d_relu_max_pool"), {x, make<float>({1}, Shape{1, 1, 1, 1})}, a)) ==
+          std::vector<double>{3});
+    CHECK(vals(call(op("conv2d_relu_max_pool"), {x, make<float>({-1}, Shape{1, 1, 1, 1})}, a)) ==
+          std::vector<double>{4});
+  }
+  struct PoolCase {
+    int64_t k, stride, pad;
+  };
+  const ConvCase convs[] = {
+      {4, 1, 8, 8, 16, 3, 3, {1, 1}, {1, 1}},   // blocked output, one input channel
+      {4, 16, 6, 5, 32, 3, 3, {1, 1}, {1, 1}},  // blocked in and out
+      {2, 20, 9, 9, 50, 3, 3},                  // channels-last inside oneDNN
+      {3, 3, 7, 6, 5, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false},  // few channels, no bias
+      {2, 4, 6, 6, 6, 3, 3, {1, 1}, {1, 1}, {1, 1}, 2},         // groups
+  };
+  const bool was_on = onednn_enabled();
+  size_t nans = 0, zeros = 0, checked = 0;
+  for (bool onednn : {true, false})
+    for (DType dt : {DType::f32, DType::f64})
+      for (const ConvCase& k : convs)
+        for (PoolCase p : {PoolCase{2, 2, 0}, PoolCase{3, 2, 1}, PoolCase{2, 1, 0}}) {
+          INFO("onednn=", onednn, " dtype=", dtype_name(dt), " c=", k.c, " o=", k.o, " pool=", p.k, "/", p.stride,
+               "/", p.pad);
+          set_onednn_enabled(onednn);
+          Tensor x = rnd({k.n, k.c, k.h, k.w}, dt, 1), w = rnd({k.o, k.c / k.groups, k.kh, k.kw}, dt, 2);
+          std::vector<double> xv = vals(x);
+          xv[5] = std::nan("");
+          x = dt == DType::f32 ? make<float>(std::vector<float>(xv.begin(), xv.end()), x.shape())
+                               : make<double>(xv, x.shape());
+          std::vector<Tensor> in{x, w};
+          if (k.bias) in.push_back(rnd({k.o}, dt, 3));
+          const Attrs conv{{"stride", pr(k.stride[0], k.stride[1])}, {"padding", pr(k.pad[0], k.pad[1])},
+                           {"dilation", pr(k.dil[0], k.dil[1])}, {"groups", k.groups}};
+          const Attrs pool{{"kernel", pr(p.k, p.k)}, {"stride", pr(p.stride, p.stride)}, {"padding", pr(p.pad, p.pad)}};
+          Attrs both = conv;
+          both.set("pool_kernel", pr(p.k, p.k));
+          both.set("pool_stride", pr(p.stride, p.stride));
+          both.set("pool_padding", pr(p.pad, p.pad));
+          const std::vector<double> want = vals(call(op("max_pool2d"), {relu(call(op("conv2d"), in, conv))}, pool));
+          const std::vector<double> got = vals(call(op("conv2d_relu_max_pool"), in, both));
+          REQUIRE(got.size() == want.size());
+          for (size_t i = 0; i < got.size(); ++i) {
+            if (std::isnan(want[i])) {
+              CHECK(std::isnan(got[i]));
+              ++nans;
+            } else {
+              CHECK(got[i] == want[i]);
+              CHECK(std::signbit(got[i]) == std::signbit(want[i]));
+              zeros += want[i] == 0;
+            }
+          }
+          checked += got.size();
+        }
+  set_onednn_enabled(was_on);
+  CHECK(nans > 0);   // the NaN pixel reaches outputs
+  CHECK(zeros > 0);  // and some windows are all cut by ReLU
+  CHECK(checked > 10000);
+}
+
 TEST_CASE("conv2d backward rules against finite differences (f64)") {
   const ConvCase cases[] = {
       {2, 3, 5, 4, 2, 3, 2, {1, 1}, {1, 0}},
