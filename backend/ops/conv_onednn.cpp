@@ -227,7 +227,8 @@ void max_relu_window(const float* xs, float* out, int64_t cb, int64_t y0, int64_
 
 void max_pool_relu_blocked(const float* x, float* y, const ConvGeom& g, const PoolWindow& p, int64_t cb) {
   const int64_t blocks = (g.o + cb - 1) / cb, rows = g.n * blocks * p.oh;
-  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / (p.ow * cb)), [&](int64_t lo, int64_t hi) {
+  const int64_t reads = p.ow * cb * p.k[0] * p.k[1];  // per row
+  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / reads), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const int64_t oy = r % p.oh, plane = r / p.oh;  // plane: (n, channel block)
       const float* xs = x + plane * g.oh * g.ow * cb;
