@@ -70,77 +70,13 @@ Outs top_k(const NodeContext& n) {
   return {values, astype(ids, DType::i64)};
 }
 
-// ONNX's equation may use `...` and repeated letters (a diagonal); nn's
-// einsum names every axis once, so `...` becomes unused capital letters and
-// a diagonal is taken first (the two axes times an identity, summed).
+// ONNX's Einsum is nn's einsum, `...` and repeated letters (a diagonal)
+// included.
 Outs einsum_entry(const NodeContext& n) {
-  std::string eq;
-  for (char c : n.attr_str("equation", ""))
-    if (c != ' ') eq += c;
-  const size_t arrow = eq.find("->");
-  std::string lhs = eq.substr(0, arrow), rhs = arrow == std::string::npos ? "" : eq.substr(arrow + 2);
-  std::vector<std::string> subs;
-  for (size_t at = 0;;) {
-    const size_t comma = lhs.find(',', at);
-    subs.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  if (subs.size() != n.num_inputs()) n.fail("the equation names " + std::to_string(subs.size()) + " operands");
   std::vector<Tensor> xs;
-  std::string ellipsis;
-  for (size_t i = 0; i < subs.size(); ++i) {
-    Tensor x = n.input(i);
-    std::string& s = subs[i];
-    if (const size_t dots = s.find("..."); dots != std::string::npos) {
-      const int64_t named = int64_t(s.size()) - 3;
-      const int64_t extra = x.ndim() - named;
-      if (extra < 0) n.fail("operand " + std::to_string(i) + " has too few axes for its subscripts");
-      // Right-aligned letters of one pool, as NumPy lines the axes up.
-      static const std::string pool = "ABCDEFGHIJKLMNOP";
-      if (extra > int64_t(pool.size())) n.fail("`...` stands for too many axes");
-      const std::string letters = pool.substr(pool.size() - size_t(extra));
-      if (letters.size() > ellipsis.size()) ellipsis = letters;
-      s = s.substr(0, dots) + letters + s.substr(dots + 3);
-    }
-    if (int64_t(s.size()) != x.ndim())
-      n.fail("operand " + std::to_string(i) + " has " + std::to_string(x.ndim()) + " axes; its subscripts `" + s +
-             "` name " + std::to_string(s.size()));
-    for (size_t d = 0; d < s.size(); ++d) {
-      const size_t again = s.find(s[d], d + 1);
-      if (again == std::string::npos) continue;
-      const int64_t size = x.shape()[int(d)];
-      if (x.shape()[int(again)] != size) n.fail("a repeated subscript names axes of different sizes");
-      std::vector<int64_t> perm;
-      for (int64_t k = 0; k < x.ndim(); ++k)
-        if (k != int64_t(d) && k != int64_t(again)) perm.push_back(k);
-      perm.push_back(int64_t(d)), perm.push_back(int64_t(again));
-      x = sum(mul(permute(x, perm), astype(eye(size), x.dtype())), std::vector<int64_t>{-1});
-      std::string rest;
-      for (int64_t k : perm) rest += s[size_t(k)];
-      s = rest.substr(0, rest.size() - 1);
-      d = size_t(-1);  // rescan
-    }
-    xs.push_back(x);
-  }
-  std::string spec;
-  for (size_t i = 0; i < subs.size(); ++i) spec += (i ? "," : "") + subs[i];
-  if (arrow != std::string::npos) {
-    if (const size_t dots = rhs.find("..."); dots != std::string::npos)
-      rhs = rhs.substr(0, dots) + ellipsis + rhs.substr(dots + 3);
-    spec += "->" + rhs;
-  } else if (!ellipsis.empty()) {
-    // NumPy's implicit output: the broadcast axes first, then the letters seen once, sorted.
-    std::string once;
-    for (char c = 'a'; c <= 'z'; ++c) {
-      int count = 0;
-      for (const auto& s : subs) count += int(std::count(s.begin(), s.end(), c));
-      if (count == 1) once += c;
-    }
-    spec += "->" + ellipsis + once;
-  }
+  for (size_t i = 0; i < n.num_inputs(); ++i) xs.push_back(n.input(i));
   try {
-    return {einsum(spec, xs)};
+    return {einsum(n.attr_str("equation", ""), xs)};
   } catch (const Error& e) {
     n.fail(e.what());
   }

@@ -5,6 +5,8 @@
 // output) and contracted (both, not the output); a third operand joins the
 // pair's result the same way. Its gradient is the ops'.
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,13 +76,28 @@ Named contract(const Named& a0, const Named& b0, const std::string& needed, cons
   return {reshape(matmul(am, bm), shape), batch + left + right};
 }
 
+// The diagonal over the two axes a letter names in x (`ii`): those axes
+// times an identity, summed over the second; the letter is kept once, last.
+Named diagonal(const Named& x, size_t d, size_t again, const std::string& spec) {
+  const int64_t n = x.t.shape()[int(d)];
+  if (x.t.shape()[int(again)] != n)
+    fail(spec, std::string("`") + x.letters[d] + "` names two axes of different sizes (" + std::to_string(n) +
+                   " and " + std::to_string(x.t.shape()[int(again)]) + ")");
+  std::vector<int64_t> perm;
+  std::string letters;
+  for (size_t k = 0; k < x.letters.size(); ++k)
+    if (k != d && k != again) perm.push_back(int64_t(k)), letters += x.letters[k];
+  perm.push_back(int64_t(d)), perm.push_back(int64_t(again));
+  const Tensor eye_n = astype(eye(n), x.t.dtype());
+  return {sum(mul(permute(x.t, perm), eye_n), std::vector<int64_t>{-1}), letters + x.letters[d]};
+}
+
 }  // namespace
 
 Tensor einsum(const std::string& spec, const std::vector<Tensor>& xs) {
   std::string text;
   for (char c : spec)
     if (c != ' ') text += c;
-  if (text.find("...") != std::string::npos) fail(spec, "`...` is not supported; name every axis");
   const size_t arrow = text.find("->");
   const std::string lhs = text.substr(0, arrow);
   std::vector<std::string> subs;
@@ -93,41 +110,70 @@ Tensor einsum(const std::string& spec, const std::vector<Tensor>& xs) {
   if (xs.empty() || xs.size() > 3) fail(spec, "takes one to three operands, got " + std::to_string(xs.size()));
   if (subs.size() != xs.size())
     fail(spec, "names " + std::to_string(subs.size()) + " operands but is given " + std::to_string(xs.size()));
+  for (char c : text)
+    if (!std::isalpha(static_cast<unsigned char>(c)) && !std::strchr(",->.", c))
+      fail(spec, std::string("`") + c + "` is not a letter");
+  // `...` stands for the axes the letters leave, right-aligned as NumPy
+  // lines them up: letters the spec does not use, the same for every operand.
+  std::string spare;
+  for (char c = 'A'; c <= 'z'; ++c)
+    if (std::isalpha(static_cast<unsigned char>(c)) && text.find(c) == std::string::npos) spare += c;
+  std::vector<int64_t> extra(xs.size(), -1);  // the axes each `...` stands for
+  int64_t widest = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (subs[i].find("...") == std::string::npos) continue;
+    extra[i] = xs[i].ndim() - int64_t(subs[i].size() - 3);
+    if (extra[i] < 0 || extra[i] > int64_t(spare.size()))
+      fail(spec, "operand " + std::to_string(i + 1) + " (" + xs[i].type().str() + ") has too few axes for `" +
+                     subs[i] + "`");
+    widest = std::max(widest, extra[i]);
+  }
+  const std::string ellipsis = spare.substr(0, size_t(widest));
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (extra[i] >= 0) subs[i].replace(subs[i].find("..."), 3, ellipsis.substr(size_t(widest - extra[i])));
   std::map<char, int64_t> size, count;
+  std::vector<Named> ops;
   for (size_t i = 0; i < xs.size(); ++i) {
     const std::string& s = subs[i];
+    if (s.find('.') != std::string::npos) fail(spec, "`.` outside `...`");
     if (int64_t(s.size()) != xs[i].ndim())
       fail(spec, "operand " + std::to_string(i + 1) + " (" + xs[i].type().str() + ") has " +
                      std::to_string(xs[i].ndim()) + " axes, its subscripts `" + s + "` name " + std::to_string(s.size()));
-    for (size_t d = 0; d < s.size(); ++d) {
-      const char c = s[d];
-      if (!std::isalpha(static_cast<unsigned char>(c))) fail(spec, std::string("`") + c + "` is not a letter");
-      if (s.find(c) != d) fail(spec, std::string("`") + c + "` names two axes of operand " + std::to_string(i + 1) +
-                                         " (a diagonal), which is not supported");
-      const int64_t n = xs[i].shape()[int(d)];
+    Named x{xs[i], s};
+    for (size_t d = 0; d < x.letters.size(); ++d)
+      if (const size_t again = x.letters.find(x.letters[d], d + 1); again != std::string::npos) {
+        x = diagonal(x, d, again, spec);
+        d = size_t(-1);  // look again from the start
+      }
+    for (size_t d = 0; d < x.letters.size(); ++d) {
+      const char c = x.letters[d];
+      const int64_t n = x.t.shape()[int(d)];
       if (auto it = size.find(c); it != size.end() && it->second != n)
         fail(spec, std::string("`") + c + "` is " + std::to_string(it->second) + " in one operand and " +
                        std::to_string(n) + " in operand " + std::to_string(i + 1));
       size[c] = n;
-      ++count[c];
     }
+    for (char c : s) ++count[c];  // as written: `ii` alone is a trace
+    ops.push_back(std::move(x));
   }
   std::string out;
-  if (arrow == std::string::npos) {  // NumPy's implicit output: the letters seen once, in order
+  if (arrow == std::string::npos) {  // NumPy's implicit output: `...`, then the letters seen once, sorted
+    out = ellipsis;
     for (auto [c, n] : count)
-      if (n == 1) out += c;
+      if (n == 1 && ellipsis.find(c) == std::string::npos) out += c;
   } else {
     out = text.substr(arrow + 2);
+    if (const size_t dots = out.find("..."); dots != std::string::npos) out.replace(dots, 3, ellipsis);
     for (size_t d = 0; d < out.size(); ++d) {
       if (!size.count(out[d])) fail(spec, std::string("the output's `") + out[d] + "` names no operand's axis");
       if (out.find(out[d]) != d) fail(spec, std::string("the output names `") + out[d] + "` twice");
     }
   }
-  Named acc{xs[0], subs[0]};
-  for (size_t i = 1; i < xs.size(); ++i) {
+  Named acc = ops[0];
+  for (size_t i = 1; i < ops.size(); ++i) {
     std::string needed = out;
-    for (size_t j = i + 1; j < xs.size(); ++j) needed += subs[j];
-    acc = contract(acc, Named{xs[i], subs[i]}, needed, size);
+    for (size_t j = i + 1; j < ops.size(); ++j) needed += ops[j].letters;
+    acc = contract(acc, ops[i], needed, size);
   }
   return arranged(sum_out(acc, out), out);
 }
