@@ -1,8 +1,10 @@
 // oneDNN convolutions (backend/ops/conv_onednn.h).
 //
 // Each distinct convolution (shape, stride, padding, dilation, groups) gets
-// its primitives made once, on first use of each direction, and kept for the
-// process: making one costs far more than running a small one. The
+// its primitives made once, on first use of each direction, and kept while
+// it is among the last kCachedConvolutions used: making one costs far more
+// than running a small one, and a host whose shapes keep changing must not
+// keep them all. The
 // primitives choose their own layouts (format `any`: blocked nChw16c and the
 // like on AVX-512); nn's plain NCHW / OIHW tensors are reordered into those
 // and back around each call, through scratch tensors of nn's pool, as is the
@@ -14,6 +16,7 @@
 #include "backend/onednn.h"
 
 #ifdef NN_HAVE_ONEDNN
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,6 +39,7 @@ bool onednn_conv_forward(const ConvGeom&, const float*, const float*, const floa
 bool onednn_conv_relu_max_pool(const ConvGeom&, const PoolWindow&, const float*, const float*, const float*, float*) {
   return false;
 }
+size_t onednn_conv_cached() { return 0; }
 bool onednn_conv_backward_input(const ConvGeom&, const float*, const float*, float*) { return false; }
 bool onednn_conv_backward_weight(const ConvGeom&, const float*, const float*, float*) { return false; }
 #else
@@ -43,6 +47,10 @@ namespace {
 using dnnl::memory;
 using tag = memory::format_tag;
 constexpr auto f32 = memory::data_type::f32;
+
+// How many convolutions keep their primitives (a training step of ResNet-50
+// uses about 25 distinct ones).
+constexpr size_t kCachedConvolutions = 64;
 
 dnnl::engine& cpu_engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -65,11 +73,17 @@ struct Arg {
   }
 };
 
-// A primitive with its arguments and its scratchpad's size.
+// A primitive with its arguments and its scratchpad's size; `id` names it
+// to the threads' Bound tables (an address could be reused after eviction).
 struct Prepared {
   dnnl::primitive primitive;
   std::vector<Arg> args;
   memory::desc scratchpad;
+  uint64_t id = next_id();
+  static uint64_t next_id() {
+    static std::atomic<uint64_t> n{0};
+    return ++n;
+  }
 };
 
 // Small convolutions run on one thread: below about 64k units of work (an
@@ -109,10 +123,12 @@ struct Bound {
   }
 };
 
-// This thread's Bound for p (prepared primitives live as long as the process).
+// This thread's Bound for p. The table is dropped whole when it outgrows
+// the primitives that can be alive (evicted ones leave entries behind).
 Bound& bound(const Prepared& p) {
-  thread_local std::unordered_map<const Prepared*, std::unique_ptr<Bound>> bindings;
-  auto& slot = bindings[&p];
+  thread_local std::unordered_map<uint64_t, std::unique_ptr<Bound>> bindings;
+  if (bindings.size() >= 8 * kCachedConvolutions && !bindings.count(p.id)) bindings.clear();
+  auto& slot = bindings[p.id];
   if (!slot) slot = std::make_unique<Bound>(p);
   return *slot;
 }
@@ -377,27 +393,53 @@ struct ConvPrimitives {
 using ConvKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                            int64_t, int64_t, int64_t, int64_t>;
 
-// The prepared primitive of direction `which` for g, made if need be; null
+// A prepared primitive, and the convolution's entry that holds it, kept
+// alive while it runs even if the cache drops the entry meanwhile.
+struct Use {
+  std::shared_ptr<ConvPrimitives> owner;
+  const Prepared* p = nullptr;
+};
+
+struct CacheEntry {
+  std::shared_ptr<ConvPrimitives> primitives;
+  uint64_t last_use = 0;
+};
+
+std::mutex& cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<ConvKey, CacheEntry>& cache() {
+  static std::map<ConvKey, CacheEntry> c;
+  return c;
+}
+
+// The prepared primitive of direction `which` for g, made if need be; empty
 // when oneDNN does not take this convolution (asked again on the next call:
 // a refusal is not remembered, as f32 CPU convolutions are never refused).
 template <class Which>
-const Prepared* prepared(const ConvGeom& g, Which which) {
+Use prepared(const ConvGeom& g, Which which) {
   // Convolutions over nothing are the im2col kernels' (they fill zeros or bias).
-  if (g.n <= 0 || g.c <= 0 || g.o <= 0 || g.oh <= 0 || g.ow <= 0) return nullptr;
-  static std::mutex mutex;
-  static std::map<ConvKey, std::unique_ptr<ConvPrimitives>> cache;
+  if (g.n <= 0 || g.c <= 0 || g.o <= 0 || g.oh <= 0 || g.ow <= 0) return {};
+  static uint64_t clock = 0;
   const ConvKey key{g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.stride[0], g.stride[1], g.pad[0], g.pad[1], g.dil[0],
                     g.dil[1], g.groups};
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(cache_mutex());
   ThreadLimit limit(one_thread(g));
+  auto& entries = cache();
   try {
-    auto& slot = cache[key];
-    if (!slot) slot = std::make_unique<ConvPrimitives>(g);
-    return &which(*slot);
+    CacheEntry& e = entries[key];
+    e.last_use = ++clock;
+    if (!e.primitives) e.primitives = std::make_shared<ConvPrimitives>(g);
+    Use use{e.primitives, &which(*e.primitives)};
+    if (entries.size() > kCachedConvolutions)  // the least recently used goes
+      entries.erase(std::min_element(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+        return a.second.last_use < b.second.last_use;
+      }));
+    return use;
   } catch (const dnnl::error&) {
-    // An entry stays once made: other threads may be running its primitives.
-    if (!cache[key]) cache.erase(key);
-    return nullptr;
+    if (!entries[key].primitives) entries.erase(key);
+    return {};
   }
 }
 
@@ -405,13 +447,13 @@ const Prepared* prepared(const ConvGeom& g, Which which) {
 
 bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y, bool relu) {
   if (!onednn_enabled()) return false;
-  const Prepared* p = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_forward(b != nullptr); });
-  if (!p) return false;
+  const Use p = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_forward(b != nullptr); });
+  if (!p.p) return false;
   std::vector<void*> ptrs{const_cast<float*>(x), const_cast<float*>(w)};
   if (b) ptrs.push_back(const_cast<float*>(b));
   ptrs.push_back(y);
   ThreadLimit limit(one_thread(g));
-  run(*p, ptrs, relu);
+  run(*p.p, ptrs, relu);
   return true;
 }
 
@@ -419,46 +461,51 @@ bool onednn_conv_relu_max_pool(const ConvGeom& g, const PoolWindow& pw, const fl
                                const float* b, float* y) {
   if (!onednn_enabled()) return false;
   const bool bias = b != nullptr;
-  const Prepared* p = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_forward(bias); });
-  if (!p) return false;
-  const memory::desc& inner = p->args.back().wanted;
+  const Use p = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_forward(bias); });
+  if (!p.p) return false;
+  const memory::desc& inner = p.p->args.back().wanted;
   const int64_t cb = channel_block(inner, memory::dims{g.n, g.o, g.oh, g.ow});
-  const Prepared* reorder = nullptr;
+  Use reorder;
   if (cb > 1) reorder = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_pooled_reorder(pw, bias); });
-  if (cb == 0 || (cb > 1 && !reorder)) return false;
+  if (cb == 0 || (cb > 1 && !reorder.p)) return false;
   ThreadLimit limit(one_thread(g));
   Tensor conv = scratch_bytes(inner.get_size());
   std::vector<void*> ptrs{const_cast<float*>(x), const_cast<float*>(w)};
   if (b) ptrs.push_back(const_cast<float*>(b));
   ptrs.push_back(conv.raw_data());
-  run(*p, ptrs, false, true);
+  run(*p.p, ptrs, false, true);
   if (cb == 1) {  // the primitive wrote NCHW: the pool writes y
     max_pool_relu_blocked(conv.data<float>(), y, g, pw, 1);
     return true;
   }
   Tensor pooled = nnops::scratch(g.n * ((g.o + cb - 1) / cb * cb) * pw.oh * pw.ow, DType::f32);
   max_pool_relu_blocked(conv.data<float>(), pooled.data<float>(), g, pw, cb);
-  run(*reorder, {pooled.raw_data(), y});
+  run(*reorder.p, {pooled.raw_data(), y});
   return true;
+}
+
+size_t onednn_conv_cached() {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  return cache().size();
 }
 
 bool onednn_conv_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx) {
   // Its input gradient with one input channel a group is 10x slower than
   // im2col's (5.0 against 0.5 ms for 1x28x28 -> 20@5x5, batch 64).
   if (!onednn_enabled() || g.cg() == 1) return false;
-  const Prepared* p = prepared(g, [](ConvPrimitives& c) -> const Prepared& { return c.get_backward_input(); });
-  if (!p) return false;
+  const Use p = prepared(g, [](ConvPrimitives& c) -> const Prepared& { return c.get_backward_input(); });
+  if (!p.p) return false;
   ThreadLimit limit(one_thread(g));
-  run(*p, {const_cast<float*>(dy), const_cast<float*>(w), dx});
+  run(*p.p, {const_cast<float*>(dy), const_cast<float*>(w), dx});
   return true;
 }
 
 bool onednn_conv_backward_weight(const ConvGeom& g, const float* dy, const float* x, float* dw) {
   if (!onednn_enabled()) return false;
-  const Prepared* p = prepared(g, [](ConvPrimitives& c) -> const Prepared& { return c.get_backward_weight(); });
-  if (!p) return false;
+  const Use p = prepared(g, [](ConvPrimitives& c) -> const Prepared& { return c.get_backward_weight(); });
+  if (!p.p) return false;
   ThreadLimit limit(one_thread(g));
-  run(*p, {const_cast<float*>(dy), const_cast<float*>(x), dw});
+  run(*p.p, {const_cast<float*>(dy), const_cast<float*>(x), dw});
   return true;
 }
 #endif

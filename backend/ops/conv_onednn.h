@@ -32,6 +32,9 @@ struct PoolWindow {
 // makes its maximum NaN, as nn's max_pool2d has it.
 bool onednn_conv_relu_max_pool(const ConvGeom& g, const PoolWindow& p, const float* x, const float* w,
                                const float* b, float* y);
+// How many convolutions hold primitives now (at most 64: the least recently
+// used are dropped).
+size_t onednn_conv_cached();
 bool onednn_conv_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx);
 bool onednn_conv_backward_weight(const ConvGeom& g, const float* dy, const float* x, float* dw);
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "backend/onednn.h"
+#include "backend/ops/conv_onednn.h"
 
 #include "nn_test_util.h"
 
@@ -372,6 +373,31 @@ const PoolCase kPoolCases[] = {
 };
 
 }  // namespace
+
+// The primitive cache keeps the last 64 convolutions used: 80 shapes leave
+// 64, and the first ones, evicted, are made again and still right (a
+// thread's bindings name primitives by id, not by an address a new one
+// could reuse).
+TEST_CASE("conv2d through oneDNN: the primitive cache is bounded, evicted shapes come back right") {
+  if (!onednn_built()) {
+    MESSAGE("nn is built without oneDNN: no cache");
+    return;
+  }
+  const bool was_on = onednn_enabled();
+  auto forward = [](int64_t h, bool onednn) {
+    set_onednn_enabled(onednn);
+    const Tensor x = rnd({2, 3, h, 5}, DType::f32, 21), w = rnd({4, 3, 3, 3}, DType::f32, 22);
+    return vals(conv2d(x, w, rnd({4}, DType::f32, 23), Pair{1, 1}, Pair{1, 1}, Pair{1, 1}, 1));
+  };
+  for (int round = 0; round < 2; ++round)
+    for (int64_t h = 1; h <= 80; ++h) {
+      INFO("round ", round, " h=", h);
+      check_close(forward(h, true), forward(h, false), 1e-5, 1e-5);
+      CHECK(onednn_conv_cached() <= 64);
+    }
+  CHECK(onednn_conv_cached() == 64);
+  set_onednn_enabled(was_on);
+}
 
 TEST_CASE("pooling by hand") {
   Tensor x = reshape(arange(0, 16, 1, DType::f32), {1, 1, 4, 4});
