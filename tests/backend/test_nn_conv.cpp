@@ -72,6 +72,24 @@ const ConvCase kConvCases[] = {
     {2, 2, 3, 3, 2, 3, 3, {1, 1}, {1, 1}},                        // kernel as big as the input
 };
 
+// A case's inputs (x with a NaN at `nan_at`, w, b when the case has one)
+// and its attrs.
+std::vector<Tensor> conv_inputs_with_nan(const ConvCase& k, DType dt, size_t nan_at) {
+  const Tensor x = rnd({k.n, k.c, k.h, k.w}, dt, 1), w = rnd({k.o, k.c / k.groups, k.kh, k.kw}, dt, 2);
+  std::vector<double> xv = vals(x);
+  xv[nan_at] = std::nan("");
+  std::vector<Tensor> in{dt == DType::f32 ? make<float>(std::vector<float>(xv.begin(), xv.end()), x.shape())
+                                         : make<double>(xv, x.shape()),
+                         w};
+  if (k.bias) in.push_back(rnd({k.o}, dt, 3));
+  return in;
+}
+
+Attrs conv_attrs(const ConvCase& k) {
+  return Attrs{{"stride", pr(k.stride[0], k.stride[1])}, {"padding", pr(k.pad[0], k.pad[1])},
+               {"dilation", pr(k.dil[0], k.dil[1])}, {"groups", k.groups}};
+}
+
 }  // namespace
 
 TEST_CASE("conv2d by hand") {
@@ -144,15 +162,8 @@ TEST_CASE("conv2d_relu: relu(conv2d) in one op, NaN kept") {
       for (const ConvCase& k : kConvCases) {
         INFO("onednn=", onednn, " dtype=", dtype_name(dt), " case n=", k.n, " c=", k.c, " o=", k.o);
         set_onednn_enabled(onednn);
-        Tensor x = rnd({k.n, k.c, k.h, k.w}, dt, 1), w = rnd({k.o, k.c / k.groups, k.kh, k.kw}, dt, 2);
-        std::vector<double> xv = vals(x);
-        xv[0] = std::nan("");
-        x = dt == DType::f32 ? make<float>(std::vector<float>(xv.begin(), xv.end()), x.shape())
-                             : make<double>(xv, x.shape());
-        std::vector<Tensor> in{x, w};
-        if (k.bias) in.push_back(rnd({k.o}, dt, 3));
-        Attrs a{{"stride", pr(k.stride[0], k.stride[1])}, {"padding", pr(k.pad[0], k.pad[1])},
-                {"dilation", pr(k.dil[0], k.dil[1])}, {"groups", k.groups}};
+        const std::vector<Tensor> in = conv_inputs_with_nan(k, dt, 0);
+        const Attrs a = conv_attrs(k);
         const std::vector<double> want = vals(relu(call(op("conv2d"), in, a)));
         const std::vector<double> got = vals(call(op("conv2d_relu"), in, a));
         REQUIRE(got.size() == want.size());
@@ -205,15 +216,8 @@ TEST_CASE("conv2d_relu_max_pool: max_pool2d(relu(conv2d)) in one op") {
           INFO("onednn=", onednn, " dtype=", dtype_name(dt), " c=", k.c, " o=", k.o, " pool=", p.k, "/", p.stride,
                "/", p.pad);
           set_onednn_enabled(onednn);
-          Tensor x = rnd({k.n, k.c, k.h, k.w}, dt, 1), w = rnd({k.o, k.c / k.groups, k.kh, k.kw}, dt, 2);
-          std::vector<double> xv = vals(x);
-          xv[5] = std::nan("");
-          x = dt == DType::f32 ? make<float>(std::vector<float>(xv.begin(), xv.end()), x.shape())
-                               : make<double>(xv, x.shape());
-          std::vector<Tensor> in{x, w};
-          if (k.bias) in.push_back(rnd({k.o}, dt, 3));
-          const Attrs conv{{"stride", pr(k.stride[0], k.stride[1])}, {"padding", pr(k.pad[0], k.pad[1])},
-                           {"dilation", pr(k.dil[0], k.dil[1])}, {"groups", k.groups}};
+          const std::vector<Tensor> in = conv_inputs_with_nan(k, dt, 5);
+          const Attrs conv = conv_attrs(k);
           const Attrs pool{{"kernel", pr(p.k, p.k)}, {"stride", pr(p.stride, p.stride)}, {"padding", pr(p.pad, p.pad)}};
           Attrs both = conv;
           both.set("pool_kernel", pr(p.k, p.k));

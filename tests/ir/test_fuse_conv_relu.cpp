@@ -48,6 +48,12 @@ backend::Tensor ramp(backend::Shape s, float step, float from) {
   return t;
 }
 
+// x, w and b of conv_relu's graph, with both signs: ReLU cuts part of the output.
+std::vector<backend::Tensor> conv_args() {
+  return {ramp(backend::Shape({2, 3, 5, 5}), 0.25f, -1.0f), ramp(backend::Shape({4, 3, 3, 3}), 0.1f, -0.5f),
+          ramp(backend::Shape({4}), 0.3f, -0.4f)};
+}
+
 }  // namespace
 
 TEST_CASE("pass fuse-conv-relu: conv2d then relu is one conv2d_relu with the relu's output") {
@@ -62,10 +68,7 @@ TEST_CASE("pass fuse-conv-relu: conv2d then relu is one conv2d_relu with the rel
   CHECK(n.inputs.size() == 3);
   CHECK(n.attrs.get<int64_t>("groups") == 1);
   CHECK(n.loc.begin == 70);
-  // Weights with both signs: ReLU cuts part of the output.
-  std::vector<backend::Tensor> args = {ramp(backend::Shape({2, 3, 5, 5}), 0.25f, -1.0f),
-                                       ramp(backend::Shape({4, 3, 3, 3}), 0.1f, -0.5f),
-                                       ramp(backend::Shape({4}), 0.3f, -0.4f)};
+  const std::vector<backend::Tensor> args = conv_args();
   const std::vector<float> want = values(ir::run(plain, ir::make_plan(plain), args)[0]);
   const std::vector<float> got = values(ir::run(g, ir::make_plan(g), args)[0]);
   CHECK(got == want);
@@ -120,9 +123,7 @@ TEST_CASE("pass fuse-conv-relu-pool: conv2d_relu then max_pool2d is one node whe
     CHECK(n.attrs.get<std::vector<int64_t>>("pool_kernel") == std::vector<int64_t>{2, 2});
     CHECK(n.attrs.get<int64_t>("groups") == 1);
     CHECK(n.loc.begin == 70);
-    std::vector<backend::Tensor> args = {ramp(backend::Shape({2, 3, 5, 5}), 0.25f, -1.0f),
-                                         ramp(backend::Shape({4, 3, 3, 3}), 0.1f, -0.5f),
-                                         ramp(backend::Shape({4}), 0.3f, -0.4f)};
+    const std::vector<backend::Tensor> args = conv_args();
     const std::vector<float> want = values(ir::run(plain, ir::make_plan(plain), args)[0]);
     CHECK(values(ir::run(g, ir::make_plan(g), args)[0]) == want);
     CHECK(std::count(want.begin(), want.end(), 0.0f) > 0);
