@@ -85,6 +85,22 @@ std::vector<Tensor> conv_inputs_with_nan(const ConvCase& k, DType dt, size_t nan
   return in;
 }
 
+// got equals want value for value (a NaN for a NaN, a zero of the same
+// sign); counts the NaNs and zeros seen.
+void check_same_bits(const std::vector<double>& got, const std::vector<double>& want, size_t& nans, size_t& zeros) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      CHECK(std::isnan(got[i]));
+      ++nans;
+    } else {
+      CHECK(got[i] == want[i]);
+      CHECK(std::signbit(got[i]) == std::signbit(want[i]));
+      zeros += want[i] == 0;
+    }
+  }
+}
+
 Attrs conv_attrs(const ConvCase& k) {
   return Attrs{{"stride", pr(k.stride[0], k.stride[1])}, {"padding", pr(k.pad[0], k.pad[1])},
                {"dilation", pr(k.dil[0], k.dil[1])}, {"groups", k.groups}};
@@ -166,16 +182,7 @@ TEST_CASE("conv2d_relu: relu(conv2d) in one op, NaN kept") {
         const Attrs a = conv_attrs(k);
         const std::vector<double> want = vals(relu(call(op("conv2d"), in, a)));
         const std::vector<double> got = vals(call(op("conv2d_relu"), in, a));
-        REQUIRE(got.size() == want.size());
-        for (size_t i = 0; i < got.size(); ++i) {
-          if (std::isnan(want[i])) {
-            CHECK(std::isnan(got[i]));
-            ++nans;
-          } else {
-            CHECK(got[i] == want[i]);
-            zeros += want[i] == 0;
-          }
-        }
+        check_same_bits(got, want, nans, zeros);
       }
   set_onednn_enabled(was_on);
   CHECK(nans > 0);   // the NaN pixel reaches outputs
@@ -225,17 +232,7 @@ TEST_CASE("conv2d_relu_max_pool: max_pool2d(relu(conv2d)) in one op") {
           both.set("pool_padding", pr(p.pad, p.pad));
           const std::vector<double> want = vals(call(op("max_pool2d"), {relu(call(op("conv2d"), in, conv))}, pool));
           const std::vector<double> got = vals(call(op("conv2d_relu_max_pool"), in, both));
-          REQUIRE(got.size() == want.size());
-          for (size_t i = 0; i < got.size(); ++i) {
-            if (std::isnan(want[i])) {
-              CHECK(std::isnan(got[i]));
-              ++nans;
-            } else {
-              CHECK(got[i] == want[i]);
-              CHECK(std::signbit(got[i]) == std::signbit(want[i]));
-              zeros += want[i] == 0;
-            }
-          }
+          check_same_bits(got, want, nans, zeros);
           checked += got.size();
         }
   set_onednn_enabled(was_on);
