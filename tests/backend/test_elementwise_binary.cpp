@@ -110,6 +110,26 @@ TEST_CASE("pow") {
   check_values(pow(weak(2.0), t32({0, 1, 10})), {1, 2, 1024});
 }
 
+// x ** 2 is x * x to the bit (PyTorch's rule), in f32 and f64, with a
+// weak or a tensor exponent; inf, -0 and NaN square as x * x does.
+TEST_CASE("pow: a square is x * x") {
+  std::vector<double> xs = {0.0, -0.0, 1.5, -3.25, 1e-30, 3e19, 1e200, -1e-200, kNaN,
+                            std::numeric_limits<double>::infinity()};
+  for (int i = 0; i < 20000; ++i) xs.push_back(std::ldexp(1.0 + i * 0.0000731, (i % 60) - 30) * (i % 3 ? 1 : -1));
+  for (DType dt : {DType::f32, DType::f64}) {
+    const Tensor x = astype(t64(xs), dt);
+    const std::vector<double> want = vals(mul(x, x));
+    for (const Tensor& two : {weak(2.0), astype(t64({2.0}), dt)}) {
+      const std::vector<double> got = vals(pow(x, two));
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (std::isnan(want[i])) CHECK(std::isnan(got[i]));
+        else CHECK(got[i] == want[i]);
+      }
+    }
+  }
+}
+
 TEST_CASE("mod follows Python: the sign of the divisor") {
   // 5 % 3 = 2, -5 % 3 = 1, 5 % -3 = -1, -5 % -3 = -2, 5.5 % 2 = 1.5, -5.5 % 2 = 0.5, 7 % -2.5 = -0.5
   check_values(mod(t64({5, -5, 5, -5, 5.5, -5.5, 7}), t64({3, 3, -3, -3, 2, 2, -2.5})), {2, 1, -1, -2, 1.5, 0.5, -0.5});
