@@ -1,6 +1,7 @@
 // Fusibility of a node and the fused node of a group (ir/fused_node.h).
 #include "ir/fused_node.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "backend/cuda_backend.h"
@@ -118,10 +119,21 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
     }
     bool fresh;
     Slot& out = slot(src.outputs[0], Slot{Kind::step, 0}, fresh);
+    node.recomputed |= src.recomputed;
+    // A step equal to an earlier one (op, attributes, operands) is that
+    // step: the recompute pass leaves such twins beside the values autodiff
+    // kept (an LSTM cell's backward made tanh(c) twice).
+    const auto& steps = prog->steps;
+    auto twin = std::find_if(steps.begin(), steps.end(), [&](const backend::FusedProgram::Step& o) {
+      return o.op == st.op && o.args == st.args && o.dtype == st.dtype && o.attrs.items() == st.attrs.items();
+    });
+    if (twin != steps.end()) {
+      out = {Kind::step, uint32_t(twin - steps.begin())};
+      continue;
+    }
     out = {Kind::step, uint32_t(prog->steps.size())};
     prog->steps.push_back(std::move(st));
     node.parts.push_back({src.loc, src.scope, src.phase});
-    node.recomputed |= src.recomputed;
   }
   for (NodeId m : members) {
     const ValueId v = g.nodes[m].outputs[0];

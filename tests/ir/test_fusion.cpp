@@ -5,6 +5,8 @@
 // in place (runs checked against the graph unfused), and groups on a GPU.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "backend/cuda_backend.h"
 #include "backend/ops.h"
 #include "backend/ops/fused_program.h"
@@ -91,6 +93,33 @@ TEST_CASE("fuse-elementwise: a member read outside the group is an output of the
   CHECK(g.nodes[0].outputs.size() == 2);  // exp's result (read by sum) and b
   CHECK(backend::program_text(backend::program_of(g.nodes[0].attrs)) == "f32: t0 = exp(i0); t1 = mul(t0, t0) -> t0, t1");
   CHECK(g.nodes[0].parts.size() == 2);
+}
+
+// Twin steps (the same op of the same operands, as recompute leaves beside
+// what autodiff kept) are one step; a twin read outside is that step's
+// output. tanh(x) * tanh(x) + tanh(x), with x = [0, 0.5, -1]: one tanh.
+TEST_CASE("fuse-elementwise: a step equal to an earlier one is that step") {
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({3}), "x");
+  ir::ValueId a = add(g, "tanh", {x}), b = add(g, "tanh", {x}), c = add(g, "tanh", {x});
+  ir::ValueId d = add(g, "add", {add(g, "mul", {a, b}), c});
+  output(g, d);
+  output(g, c);
+  CHECK(run_pass(g, "fuse-elementwise") == 1);
+  CHECK(ops(g) == "fused");
+  CHECK(backend::program_text(backend::program_of(g.nodes[0].attrs)) ==
+        "f32: t0 = tanh(i0); t1 = mul(t0, t0); t2 = add(t1, t0) -> t0, t2");
+  CHECK(g.nodes[0].parts.size() == 3);
+  backend::Tensor in = backend::Tensor::empty(backend::Shape({3}), backend::DType::f32);
+  const float xs[] = {0.0f, 0.5f, -1.0f};
+  std::copy(xs, xs + 3, in.data<float>());
+  const std::vector<backend::Tensor> args = {in};
+  const std::vector<backend::Tensor> out = ir::run(g, ir::make_plan(g), args);
+  for (int i = 0; i < 3; ++i) {
+    const float t = std::tanh(xs[i]);
+    CHECK(values(out[0])[size_t(i)] == t * t + t);
+    CHECK(values(out[1])[size_t(i)] == t);
+  }
 }
 
 TEST_CASE("fuse-elementwise: no merge through a node outside the group (it would be a cycle)") {
