@@ -1,7 +1,7 @@
 // Fusibility of a node and the fused node of a group (ir/fused_node.h).
 #include "ir/fused_node.h"
 
-#include <algorithm>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/cuda_backend.h"
@@ -97,6 +97,8 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
     return slots[slot_of[v] - 1];
   };
   prog->steps.reserve(members.size());
+  static thread_local std::unordered_map<uint64_t, uint32_t> earlier;  // step by (op, operands) hash
+  earlier.clear();
   node.parts.reserve(members.size());
   for (NodeId m : members) {
     const Node& src = g.nodes[m];
@@ -120,16 +122,19 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
     bool fresh;
     Slot& out = slot(src.outputs[0], Slot{Kind::step, 0}, fresh);
     node.recomputed |= src.recomputed;
-    // A step equal to an earlier one (op, attributes, operands) is that
-    // step: the recompute pass leaves such twins beside the values autodiff
-    // kept (an LSTM cell's backward made tanh(c) twice).
-    const auto& steps = prog->steps;
-    auto twin = std::find_if(steps.begin(), steps.end(), [&](const backend::FusedProgram::Step& o) {
-      return o.op == st.op && o.args == st.args && o.dtype == st.dtype && o.attrs.items() == st.attrs.items();
-    });
-    if (twin != steps.end()) {
-      out = {Kind::step, uint32_t(twin - steps.begin())};
-      continue;
+    // A recomputed step equal to an earlier recomputed one (op, attributes,
+    // operands) is that step: the recompute pass makes a forward value again
+    // for each backward reader (an LSTM cell's backward made tanh(c) twice).
+    // Found by a hash of (op, operands); a collision only misses a twin.
+    if (src.recomputed) {
+      uint64_t h = std::hash<const void*>()(st.op);
+      for (const auto& a : st.args) h = (h * 0x100000001b3ull) ^ (uint64_t(a.kind) << 32 | a.index);
+      auto [seen, first] = earlier.try_emplace(h, uint32_t(prog->steps.size()));
+      const backend::FusedProgram::Step* o = first ? nullptr : &prog->steps[seen->second];
+      if (o && o->op == st.op && o->args == st.args && o->dtype == st.dtype && o->attrs.items() == st.attrs.items()) {
+        out = {Kind::step, seen->second};
+        continue;
+      }
     }
     out = {Kind::step, uint32_t(prog->steps.size())};
     prog->steps.push_back(std::move(st));
