@@ -88,6 +88,7 @@ struct Node {
   // or -1. Set by the `inplace` pass (ir/passes/inplace.cpp); empty: none.
   std::vector<int32_t> overwrites;
   const std::string& name() const;
+  bool is(backend::OpId id) const { return op && op->id == id; }
   // Random ops, collectives and host calls keep their trace order in every
   // schedule: the draws and the printed lines come out as in eager mode, and
   // every rank talks to the others in the same order.
@@ -123,6 +124,11 @@ struct Graph {
   std::function<std::string(const Loc&)> locate;
 
   ValueId add_value(const backend::TensorType& type, Role role, std::string name = {});
+  // The node that makes v when its op is `id`, else kNone.
+  NodeId producer_if(ValueId v, backend::OpId id) const {
+    const NodeId p = values[v].producer;
+    return p != kNone && nodes[p].is(id) ? p : kNone;
+  }
   // Appends a node and one intermediate value per output type.
   NodeId add_node(const backend::OpDef* op, ValueList inputs, const backend::Attrs& attrs,
                   const backend::OutTypes& types);

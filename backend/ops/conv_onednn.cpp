@@ -175,7 +175,8 @@ void run(const Prepared& p, const std::vector<void*>& ptrs, bool relu = false, b
 // The channel block of a 4-d activation layout: X for nChwXc (X = 8 or
 // 16), C for nhwc (one block of all channels), 1 for nchw; 0 for another.
 int64_t channel_block(const memory::desc& d, const memory::dims& dims) {
-  const std::pair<tag, int64_t> layouts[] = {{tag::nChw16c, 16}, {tag::nChw8c, 8}, {tag::nhwc, dims[1]}, {tag::nchw, 1}};
+  const std::pair<tag, int64_t> layouts[] = {
+      {tag::nChw16c, 16}, {tag::nChw8c, 8}, {tag::nhwc, dims[1]}, {tag::nchw, 1}};
   for (auto [t, x] : layouts)
     if (d == memory::desc(dims, f32, t)) return x;
   return 0;
@@ -466,7 +467,8 @@ bool onednn_conv_relu_max_pool(const ConvGeom& g, const PoolWindow& pw, const fl
   const memory::desc& inner = p.p->args.back().wanted;
   const int64_t cb = channel_block(inner, memory::dims{g.n, g.o, g.oh, g.ow});
   Use reorder;
-  if (cb > 1) reorder = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_pooled_reorder(pw, bias); });
+  if (cb > 1)
+    reorder = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_pooled_reorder(pw, bias); });
   if (cb == 0 || (cb > 1 && !reorder.p)) return false;
   ThreadLimit limit(one_thread(g));
   Tensor conv = scratch_bytes(inner.get_size());

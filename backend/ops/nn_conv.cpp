@@ -303,7 +303,8 @@ void conv_relu_pool_cpu(std::span<const Tensor> in, std::span<Tensor> out, const
   Tensor conv[] = {Tensor::empty(out_shape(g), y.dtype())};
   conv2d_cpu<true>(in, conv, attrs);
   const TensorType conv_type[] = {conv[0].type()};
-  Tensor pooled[] = {y, Tensor::empty(y.shape(), op(OpId::max_pool2d).type_rule(std::span<const TensorType>(conv_type), pool)[1].dtype)};
+  const OutTypes pooled_types = op(OpId::max_pool2d).type_rule(std::span<const TensorType>(conv_type), pool);
+  Tensor pooled[] = {y, Tensor::empty(y.shape(), pooled_types[1].dtype)};
   op(OpId::max_pool2d).cpu(std::span<const Tensor>(conv), std::span<Tensor>(pooled), pool);
 }
 

@@ -21,10 +21,10 @@ class FuseConvRelu : public Pass {
     size_t changed = 0;
     for (NodeId r = 0; r < g.nodes.size(); ++r) {
       Node& relu = g.nodes[r];
-      if (!relu.op || relu.op->id != OpId::relu) continue;
+      if (!relu.is(OpId::relu)) continue;
       const ValueId y = relu.inputs[0];
-      const NodeId c = g.values[y].producer;
-      if (c == kNone || !g.nodes[c].op || g.nodes[c].op->id != OpId::conv2d) continue;
+      const NodeId c = g.producer_if(y, OpId::conv2d);
+      if (c == kNone) continue;
       const backend::TensorType& t = g.values[y].type;
       if (uses.readers[y] != 1 || uses.kept[y] || !on_cpu(t.device) ||
           (t.dtype != backend::DType::f32 && t.dtype != backend::DType::f64))

@@ -21,10 +21,10 @@ class FuseConvReluPool : public Pass {
     size_t changed = 0;
     for (NodeId p = 0; p < g.nodes.size(); ++p) {
       Node& pool = g.nodes[p];
-      if (!pool.op || pool.op->id != OpId::max_pool2d) continue;
+      if (!pool.is(OpId::max_pool2d)) continue;
       const ValueId y = pool.inputs[0], indices = pool.outputs[1];
-      const NodeId c = g.values[y].producer;
-      if (c == kNone || !g.nodes[c].op || g.nodes[c].op->id != OpId::conv2d_relu) continue;
+      const NodeId c = g.producer_if(y, OpId::conv2d_relu);
+      if (c == kNone) continue;
       if (uses.readers[y] != 1 || uses.kept[y] || uses.readers[indices] != 0 || uses.kept[indices]) continue;
       const Node& conv = g.nodes[c];
       backend::Attrs attrs = conv.attrs;

@@ -14,11 +14,11 @@ class ReshapeReshape : public Pass {
     size_t changed = 0;
     for (NodeId i = 0; i < g.nodes.size(); ++i) {
       Node& n = g.nodes[i];
-      if (!n.op || n.op->id != OpId::reshape) continue;
+      if (!n.is(OpId::reshape)) continue;
       ValueId x = rw.resolve(n.inputs[0]);
-      const NodeId p = g.values[x].producer;
+      const NodeId p = g.producer_if(x, OpId::reshape);
       bool did = false;
-      if (p != kNone && g.nodes[p].op && g.nodes[p].op->id == OpId::reshape) {
+      if (p != kNone) {
         x = rw.resolve(g.nodes[p].inputs[0]);
         n.inputs[0] = x;
         did = true;

@@ -16,8 +16,6 @@ namespace {
 
 using backend::OpId;
 
-bool is(const Graph& g, NodeId n, OpId id) { return n != kNone && g.nodes[n].op && g.nodes[n].op->id == id; }
-
 bool same(const backend::TensorType& a, const backend::TensorType& b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.device == b.device;
 }
@@ -54,22 +52,23 @@ class SliceGradsIntoConcat : public Pass {
     // An add whose output only one add of the same type reads is inside a
     // tree; the trees are rewritten from their roots.
     auto inner = [&](ValueId v, const backend::TensorType& t) {
-      const NodeId p = g.values[v].producer;
-      return is(g, p, OpId::add) && uses.readers[v] == 1 && !uses.kept[v] && same(g.values[v].type, t) &&
+      const NodeId p = g.producer_if(v, OpId::add);
+      return p != kNone && uses.readers[v] == 1 && !uses.kept[v] && same(g.values[v].type, t) &&
              same(g.values[g.nodes[p].inputs[0]].type, t) && same(g.values[g.nodes[p].inputs[1]].type, t);
     };
     std::vector<bool> in_tree(g.nodes.size(), false);
     for (NodeId n = 0; n < g.nodes.size(); ++n)
-      if (is(g, n, OpId::add))
+      if (g.nodes[n].is(OpId::add))
         for (ValueId v : g.nodes[n].inputs)
           if (inner(v, g.values[g.nodes[n].outputs[0]].type)) in_tree[g.values[v].producer] = true;
 
     Rewriter rw(g);
     size_t changed = 0;
     for (NodeId root = 0; root < g.nodes.size(); ++root) {
-      if (!is(g, root, OpId::add) || in_tree[root]) continue;
+      if (!g.nodes[root].is(OpId::add) || in_tree[root]) continue;
       const backend::TensorType& t = g.values[g.nodes[root].outputs[0]].type;
-      if (!same(g.values[g.nodes[root].inputs[0]].type, t) || !same(g.values[g.nodes[root].inputs[1]].type, t)) continue;
+      const ValueList& in = g.nodes[root].inputs;
+      if (!same(g.values[in[0]].type, t) || !same(g.values[in[1]].type, t)) continue;
       std::vector<NodeId> adds;
       std::vector<Piece> pieces;
       bool ok = true;
@@ -77,11 +76,12 @@ class SliceGradsIntoConcat : public Pass {
       while (ok && !todo.empty()) {
         const ValueId v = todo.back();
         todo.pop_back();
-        const NodeId p = g.values[v].producer;
         if (inner(v, t)) {
+          const NodeId p = g.values[v].producer;
           adds.push_back(p);
           todo.insert(todo.end(), g.nodes[p].inputs.begin(), g.nodes[p].inputs.end());
-        } else if (is(g, p, OpId::slice_backward) && uses.readers[v] == 1 && !uses.kept[v]) {
+        } else if (const NodeId p = g.producer_if(v, OpId::slice_backward);
+                   p != kNone && uses.readers[v] == 1 && !uses.kept[v]) {
           pieces.push_back(piece_of(g, p));
           ok = pieces.back().axis != -1 && pieces.back().axis == pieces.front().axis;
         } else {
@@ -90,7 +90,8 @@ class SliceGradsIntoConcat : public Pass {
       }
       if (!ok) continue;
       const int axis = pieces.front().axis;
-      std::sort(pieces.begin(), pieces.end(), [&](const Piece& a, const Piece& b) { return a.start[axis] < b.start[axis]; });
+      std::sort(pieces.begin(), pieces.end(),
+                [&](const Piece& a, const Piece& b) { return a.start[axis] < b.start[axis]; });
       int64_t at = 0;
       for (const Piece& p : pieces) {
         if (p.start[axis] != at) ok = false;

@@ -491,7 +491,8 @@ TEST_CASE("dot: a picture whose clusters Graphviz cannot rank is drawn with fewe
   // check is that the title tells how many boxes were kept.
   const std::string nested =
       ir::render_dot_as(head + "subgraph cluster_outer { " + clusters + " } " + edges, "svg", "the test picture");
-  const bool outer_only = has(nested, "trouble (drawn with its outer boxes only: Graphviz could not lay out the inner ones)");
+  const bool outer_only =
+      has(nested, "trouble (drawn with its outer boxes only: Graphviz could not lay out the inner ones)");
   const bool none = has(nested, "trouble (drawn without its boxes");
   CHECK(boxes(nested) == (outer_only ? 1 : none ? 0 : 4));
   if (outer_only) CHECK(has(nested, "<title>cluster_outer</title>"));

@@ -104,7 +104,8 @@ TEST_CASE("pass fuse-conv-relu-pool: conv2d_relu then max_pool2d is one node whe
     g.values[y].output = false;
     const backend::OpDef& max_pool = backend::op("max_pool2d");
     const backend::TensorType in[] = {g.values[y].type};
-    const ir::NodeId p = g.add_node(&max_pool, {y}, pool, max_pool.type_rule(std::span<const backend::TensorType>(in), pool));
+    const ir::NodeId p =
+        g.add_node(&max_pool, {y}, pool, max_pool.type_rule(std::span<const backend::TensorType>(in), pool));
     output(g, g.nodes[p].outputs[0]);
     if (readers >= 1) output(g, g.nodes[p].outputs[1]);
     if (readers >= 2) output(g, y);

@@ -170,8 +170,10 @@ TEST_CASE("optimize: runs the pipeline, skips disabled passes, reports each") {
   std::vector<std::string> seen;
   auto results = ir::optimize(g, {"dead-code"}, [&](const std::string& pass, const ir::Graph&) { seen.push_back(pass); });
   CHECK(seen == std::vector<std::string>{"constant-fold", "algebraic", "transpose-transpose", "reshape-reshape",
-                                         "cast-round-trip", "broadcast-into-consumer", "transpose-into-matmul", "cse", "slice-grads-into-concat", "bucket-all-reduce", "recompute",
-                                         "batch-norm-apply-into-elementwise", "fuse-elementwise", "fuse-matmul-epilogue", "fuse-conv-relu", "fuse-conv-relu-pool", "inplace"});
+                                         "cast-round-trip", "broadcast-into-consumer", "transpose-into-matmul", "cse",
+                                         "slice-grads-into-concat", "bucket-all-reduce", "recompute",
+                                         "batch-norm-apply-into-elementwise", "fuse-elementwise",
+                                         "fuse-matmul-epilogue", "fuse-conv-relu", "fuse-conv-relu-pool", "inplace"});
   CHECK(results[1].changed == 1);
   CHECK(ops(g) == "exp");
   CHECK(ir::print_ir(g).find("%1 = exp %0") != std::string::npos);
