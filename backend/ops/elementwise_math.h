@@ -29,6 +29,8 @@ template <class T> using make_unsigned_t = typename make_unsigned<T>::type;
 #include <cmath>
 #include <limits>
 #include <type_traits>
+
+#include "backend/ops/float_math.h"
 #endif
 
 #if defined(__CUDACC__)
@@ -226,8 +228,26 @@ struct Ge { template <class T> NN_HD bool operator()(T a, T b) const { return a 
 struct And { template <class T> NN_HD bool operator()(T a, T b) const { return a && b; } };
 struct Or { template <class T> NN_HD bool operator()(T a, T b) const { return a || b; } };
 
+// e^x and tanh x. On the CPU a float goes through the branch-free forms of
+// ops/float_math.h, which the compiler vectorises; doubles, and the GPU,
+// use the library's.
+template <class T>
+NN_HD T exp_vec(T x) {
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+  if constexpr (std::is_same_v<T, float>) return float_math::exp(x);
+#endif
+  return exp(x);
+}
+template <class T>
+NN_HD T tanh_vec(T x) {
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+  if constexpr (std::is_same_v<T, float>) return float_math::tanh(x);
+#endif
+  return tanh(x);
+}
+
 // ---- float functions: T is float or double ----
-struct Exp { template <class T> NN_HD T operator()(T x) const { return exp(x); } };
+struct Exp { template <class T> NN_HD T operator()(T x) const { return exp_vec(x); } };
 // e^x - 1, exact where e^x is too close to 1 to hold the difference.
 struct Expm1 { template <class T> NN_HD T operator()(T x) const { return expm1(x); } };
 struct Log { template <class T> NN_HD T operator()(T x) const { return log(x); } };
@@ -237,11 +257,14 @@ struct Sqrt { template <class T> NN_HD T operator()(T x) const { return sqrt(x);
 struct Rsqrt { template <class T> NN_HD T operator()(T x) const { return T(1) / sqrt(x); } };
 struct Sin { template <class T> NN_HD T operator()(T x) const { return sin(x); } };
 struct Cos { template <class T> NN_HD T operator()(T x) const { return cos(x); } };
-struct Tanh { template <class T> NN_HD T operator()(T x) const { return tanh(x); } };
+struct Tanh { template <class T> NN_HD T operator()(T x) const { return tanh_vec(x); } };
 // exp of a non-positive number only, so large |x| neither overflows nor
 // loses the small side to 1 - 1.
 struct Sigmoid {
   template <class T> NN_HD T operator()(T x) const {
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+    if constexpr (std::is_same_v<T, float>) return float_math::sigmoid(x);
+#endif
     if (x >= T(0)) return T(1) / (T(1) + exp(-x));
     T e = exp(x);
     return e / (T(1) + e);
@@ -260,7 +283,7 @@ struct Gelu {
   template <class T> NN_HD T operator()(T x) const {
     if (approximate) {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
       const T k = T(0.7978845608028654);
-      return T(0.5) * x * (T(1) + tanh(k * (x + T(0.044715) * x * x * x)));
+      return T(0.5) * x * (T(1) + tanh_vec(k * (x + T(0.044715) * x * x * x)));
     }
     return T(0.5) * x * (T(1) + erf(x * T(0.7071067811865476)));  // exact: x Phi(x)
   }
@@ -278,12 +301,12 @@ struct GeluGrad {
     if (approximate) {
       // With u = k (x + c x^3), t = tanh(u): 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2).
       const T k = T(0.7978845608028654), c = T(0.044715);
-      const T t = tanh(k * (x + c * x * x * x));
+      const T t = tanh_vec(k * (x + c * x * x * x));
       return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x));
     }
     // Phi(x) + x phi(x), phi the standard normal density.
     const T cdf = T(0.5) * (T(1) + erf(x * T(0.7071067811865476)));
-    const T pdf = T(0.3989422804014327) * exp(T(-0.5) * x * x);
+    const T pdf = T(0.3989422804014327) * exp_vec(T(-0.5) * x * x);
     return g * (cdf + x * pdf);
   }
 };
@@ -293,7 +316,7 @@ struct Erfc { template <class T> NN_HD T operator()(T x) const { return erfc(x);
 // log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, and keeps
 // precision where e^x is tiny.
 struct Softplus {
-  template <class T> NN_HD T operator()(T x) const { return (x > T(0) ? x : T(0)) + log1p(exp(-abs(x))); }
+  template <class T> NN_HD T operator()(T x) const { return (x > T(0) ? x : T(0)) + log1p(exp_vec(-abs(x))); }
 };
 
 // ---- dtype-keeping ops: T is any of the five CPU dtypes ----
