@@ -167,6 +167,7 @@ Value Interpreter::call_closure(const Function& f, CallArgs& call) {
       result = call_graph(f, values, call_span);
     } else {
       auto env = std::make_shared<Env>(f.env);
+      ScopeEnd end(env);
       for (size_t i = 0; i < params.fixed.size(); ++i) env->define(params.fixed[i].sym, std::move(values[i]));
       if (params.rest_sym) env->define(params.rest_sym, std::move(values.back()));
       TraceScope scope(def.name.empty() ? "<lambda>" : def.name, call_span);

@@ -62,4 +62,22 @@ struct Env {
   std::unordered_map<Symbol, uint32_t> index;
 };
 
+// Holds a scope while code runs in it (a call's frame, a block, one turn of
+// a loop). A closure stored in the scope it captures (`let g = fn(z) {...}`
+// in a function) makes a cycle that reference counting never frees, and the
+// frame's tensors would stay until the interpreter ends. At the end, when
+// such closures, held nowhere else, are all that still hold the scope, it is
+// emptied (environment.cpp). Anything else holding it (a closure handed
+// back, stored elsewhere or shared) keeps it whole.
+class ScopeEnd {
+ public:
+  explicit ScopeEnd(const EnvPtr& env) : env_(env) {}
+  ~ScopeEnd();
+  ScopeEnd(const ScopeEnd&) = delete;
+  ScopeEnd& operator=(const ScopeEnd&) = delete;
+
+ private:
+  const EnvPtr& env_;
+};
+
 }  // namespace nn::frontend

@@ -396,6 +396,7 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
     cg = &trace_and_compile(cache, std::move(sig), call_span, scope, [&](ir::Tracer& tr) {
       TracedBody traced;
       auto env = std::make_shared<Env>(f.env);
+      ScopeEnd end(env);
       for (size_t i = 0; i < args.size(); ++i) {
         const std::string& name = def.params[i].name;
         env->define(intern(name), map_tensors(args[i], name, Reach::sequences,
@@ -412,6 +413,7 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
   if (opts_.check_graphs) {
     outs = check_against_eager(*cg, inputs, [&] {
       auto env = std::make_shared<Env>(f.env);
+      ScopeEnd end(env);
       for (size_t i = 0; i < args.size(); ++i) env->define(intern(def.params[i].name), args[i]);
       Value r;
       exec_stmts(def.body->stmts, env, &r);

@@ -248,6 +248,7 @@ Interpreter::Flow Interpreter::exec_stmts(const std::vector<StmtPtr>& stmts, con
 
 Interpreter::Flow Interpreter::exec_block(const Block& b, const EnvPtr& env, Value* last) {
   auto scope = std::make_shared<Env>(env);
+  ScopeEnd end(scope);
   return exec_stmts(b.stmts, scope, last);
 }
 
@@ -386,6 +387,7 @@ Interpreter::Flow Interpreter::exec_for(const ForStmt& s, const EnvPtr& env, Val
     if (!item) break;
     check_interrupt(s.span);
     auto scope = std::make_shared<Env>(env);
+    ScopeEnd end(scope);
     bind_pattern(s.var, std::move(*item), scope, s.iterable->span);
     Flow f = exec_stmts(s.body->stmts, scope, &result);
     if (f == Flow::Break) break;
