@@ -228,7 +228,7 @@ struct Ge { template <class T> NN_HD bool operator()(T a, T b) const { return a 
 struct And { template <class T> NN_HD bool operator()(T a, T b) const { return a && b; } };
 struct Or { template <class T> NN_HD bool operator()(T a, T b) const { return a || b; } };
 
-// e^x and tanh x. On the CPU a float goes through the branch-free forms of
+// e^x, tanh x and erf x. On the CPU a float goes through the branch-free forms of
 // ops/float_math.h, which the compiler vectorises; doubles, and the GPU,
 // use the library's.
 template <class T>
@@ -244,6 +244,13 @@ NN_HD T tanh_vec(T x) {
   if constexpr (std::is_same_v<T, float>) return float_math::tanh(x);
 #endif
   return tanh(x);
+}
+template <class T>
+NN_HD T erf_vec(T x) {
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+  if constexpr (std::is_same_v<T, float>) return float_math::erf(x);
+#endif
+  return erf(x);
 }
 
 // ---- float functions: T is float or double ----
@@ -285,7 +292,7 @@ struct Gelu {
       const T k = T(0.7978845608028654);
       return T(0.5) * x * (T(1) + tanh_vec(k * (x + T(0.044715) * x * x * x)));
     }
-    return T(0.5) * x * (T(1) + erf(x * T(0.7071067811865476)));  // exact: x Phi(x)
+    return T(0.5) * x * (T(1) + erf_vec(x * T(0.7071067811865476)));  // exact: x Phi(x)
   }
 };
 // g * d gelu(x) / dx: inputs (g, x).
@@ -305,12 +312,12 @@ struct GeluGrad {
       return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x));
     }
     // Phi(x) + x phi(x), phi the standard normal density.
-    const T cdf = T(0.5) * (T(1) + erf(x * T(0.7071067811865476)));
+    const T cdf = T(0.5) * (T(1) + erf_vec(x * T(0.7071067811865476)));
     const T pdf = T(0.3989422804014327) * exp_vec(T(-0.5) * x * x);
     return g * (cdf + x * pdf);
   }
 };
-struct Erf { template <class T> NN_HD T operator()(T x) const { return erf(x); } };
+struct Erf { template <class T> NN_HD T operator()(T x) const { return erf_vec(x); } };
 // 1 - erf(x), without losing the small tail to 1 - 1.
 struct Erfc { template <class T> NN_HD T operator()(T x) const { return erfc(x); } };
 // log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, and keeps

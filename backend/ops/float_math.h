@@ -1,4 +1,4 @@
-// exp, tanh and sigmoid of a float written as branch-free arithmetic, so
+// exp, tanh, sigmoid and erf of a float written as branch-free arithmetic, so
 // that the compiler vectorises the loops that call them (libm's expf and
 // tanhf are calls, one element at a time: they were a third of a fused
 // LSTM cell's time). Only +, -, *, / and bit moves, no fused multiply-add:
@@ -7,7 +7,7 @@
 //
 // Accuracy, checked against double-precision libm over every float
 // (tests/backend/test_float_math.cpp samples it): exp within 2 ulp,
-// tanh and sigmoid within 3; inf, -inf, NaN, -0 and subnormal results
+// tanh, sigmoid and erf within 3; inf, -inf, NaN, -0 and subnormal results
 // as libm gives them.
 #pragma once
 #include <bit>
@@ -78,6 +78,33 @@ inline float sigmoid(float x) {
   const float e = exp(x < 0.f ? x : -x);
   const float d = 1.f + e;
   return x < 0.f ? e / d : 1.f / d;
+}
+
+// erf x: below |x| = 1, x P(x^2); above, 1 - e^(-x^2) Q(1 / |x|), both
+// polynomials fitted to erf to below 2e-9 and 1e-7 relative (Q to
+// erfc(x) e^(x^2) over [1, 4]; past 4, erf rounds to 1). Both forms are
+// computed and one chosen, so that the loop stays branch-free.
+inline float erf(float x) {
+  float a = std::fabs(x);
+  const float s = a * a;
+  const float small =
+      a * (1.128379226f +
+           s * (-3.761262894e-1f +
+                s * (1.128361151e-1f +
+                     s * (-2.685476840e-2f + s * (5.189987365e-3f + s * (-8.023829432e-4f + s * 7.896614261e-5f))))));
+  a = a < 4.f ? a : 4.f;  // a NaN becomes 4 here, and is given back at the end
+  a = a > 1.f ? a : 1.f;
+  const float u = 1.f / a;
+  const float q =
+      2.471402695e-4f +
+      u * (5.594130158e-1f +
+           u * (3.949035332e-2f +
+                u * (-4.621255398e-1f +
+                     u * (4.751142561e-1f +
+                          u * (-2.108043432e-1f + u * (-3.075686516e-3f + u * (4.138684273e-2f + u * -1.206245180e-2f)))))));
+  const float large = 1.f - exp(-(a * a)) * q;
+  const float y = std::fabs(x) < 1.f ? small : large;
+  return x == x ? std::copysign(y, x) : x;
 }
 
 }  // namespace nn::backend::float_math

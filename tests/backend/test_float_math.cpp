@@ -1,4 +1,4 @@
-// Tests of the CPU's float exp, tanh and sigmoid (ops/float_math.h) through
+// Tests of the CPU's float exp, tanh, sigmoid and erf (ops/float_math.h) through
 // the ops that use them: their error in ulps against double-precision libm
 // over a sweep of every 509th float, their special values, and the same
 // bits whether an element goes through the vectorised loop or alone.
@@ -49,18 +49,21 @@ double worst_ulps(Tensor (*op)(const Tensor&), double (*ref)(double)) {
 Tensor exp_op(const Tensor& t) { return exp(t); }
 Tensor tanh_op(const Tensor& t) { return tanh(t); }
 Tensor sigmoid_op(const Tensor& t) { return sigmoid(t); }
+Tensor erf_op(const Tensor& t) { return erf(t); }
 double exp_ref(double x) { return std::exp(x); }
 double tanh_ref(double x) { return std::tanh(x); }
+double erf_ref(double x) { return std::erf(x); }
 
 }  // namespace
 
-TEST_CASE("float exp, tanh and sigmoid: within 2, 3 and 3 ulp of double libm everywhere") {
+TEST_CASE("float exp, tanh, sigmoid and erf: within 2, 3, 3 and 3 ulp of double libm everywhere") {
   CHECK(worst_ulps(exp_op, exp_ref) <= 2);
   CHECK(worst_ulps(tanh_op, tanh_ref) <= 3);
   CHECK(worst_ulps(sigmoid_op, sigmoid_ref) <= 3);
+  CHECK(worst_ulps(erf_op, erf_ref) <= 3);
 }
 
-TEST_CASE("float exp, tanh and sigmoid: special values") {
+TEST_CASE("float exp, tanh, sigmoid and erf: special values") {
   const float inf = INFINITY, nan = NAN;
   // exp: e^88.72 = 3.40e38 is the last finite one; e^-103.2 = 2^-149 the
   // smallest subnormal (rounding half way up), e^-87 = 1.65e-38 normal.
@@ -94,15 +97,26 @@ TEST_CASE("float exp, tanh and sigmoid: special values") {
   CHECK(s[4] == 0);
   CHECK(s[5] == 1);
   CHECK(ulps(s[6], sigmoid_ref(-90.0)) <= 3);  // 8.2e-40: a subnormal, from e^-90 / (1 + e^-90)
+
+  // erf: odd, 1 from about 3.9 on; the two forms meet at 1 (erf 1 = 0.8427007929497149).
+  std::vector<float> r = vals<float>(erf(make<float>({inf, -inf, nan, -0.f, 1e-40f, 1.f, 0.99999994f, -4.5f}, {8})));
+  CHECK(r[0] == 1);
+  CHECK(r[1] == -1);
+  CHECK(std::isnan(r[2]));
+  CHECK((r[3] == 0 && std::signbit(r[3])));
+  CHECK(ulps(r[4], std::erf(double(1e-40f))) <= 3);  // 2 x / sqrt(pi), a subnormal
+  CHECK(ulps(r[5], 0.8427007929497149) <= 3);
+  CHECK(ulps(r[6], std::erf(double(0.99999994f))) <= 3);
+  CHECK(r[7] == -1);
 }
 
-TEST_CASE("float exp, tanh and sigmoid: an element alone gives the vectorised loop's bits") {
+TEST_CASE("float exp, tanh, sigmoid and erf: an element alone gives the vectorised loop's bits") {
   // 1001 values: the loop runs in vectors of 4 with a scalar remainder; each
   // element again as a tensor of one runs the scalar code alone.
   std::vector<float> x;
   for (int i = 0; i <= 1000; ++i) x.push_back(float(i - 500) * 0.0371f);
   const Tensor xs = make(x, Shape{int64_t(x.size())});
-  for (auto op : {exp_op, tanh_op, sigmoid_op}) {
+  for (auto op : {exp_op, tanh_op, sigmoid_op, erf_op}) {
     const std::vector<float> all = vals<float>(op(xs));
     for (size_t i = 0; i < x.size(); ++i) {
       const float one = vals<float>(op(make<float>({x[i]}, {1})))[0];
