@@ -33,6 +33,11 @@
 
 namespace nn::backend::ew {
 
+// On the loops below: every call inside is inlined, the functor's maths
+// included (gelu's erf form is large enough that GCC would otherwise call
+// it), so that the loops vectorise.
+#define NN_FLATTEN __attribute__((flatten))
+
 // Grains for parallel_for: cheap ops (add, compare) only pay for threads on
 // long loops; costly ones (exp, tanh, pow) on shorter ones.
 constexpr int64_t kCheapGrain = kParallelGrain;
@@ -177,10 +182,14 @@ inline void map_impl(Tensor& out, int64_t grain, F f, std::index_sequence<K...>,
 
   // 1. Same shapes: one flat loop.
   if (((in.shape() == os) && ...)) {
-    parallel_for(n, grain, [&](int64_t b, int64_t e) {
-      // Locals, not the tuple, so the compiler keeps the pointers in registers.
+    parallel_for(n, grain, [&](int64_t b, int64_t e) NN_FLATTEN {
+      // Locals, not the tuple, so the compiler keeps the pointers in
+      // registers; and a local functor, whose attributes (gelu's
+      // `approximate`) no store to o can change, so that a branch on them
+      // leaves the loop and the loop vectorises.
       const std::tuple<const I*...> p = ptrs;
-      for (int64_t i = b; i < e; ++i) o[i] = f(std::get<K>(p)[i]...);
+      const F fl = f;
+      for (int64_t i = b; i < e; ++i) o[i] = fl(std::get<K>(p)[i]...);
     });
     return;
   }
@@ -188,10 +197,11 @@ inline void map_impl(Tensor& out, int64_t grain, F f, std::index_sequence<K...>,
   if (((in.shape() == os || in.numel() == 1) && ...)) {
     std::array<bool, N> contiguous{(in.numel() != 1)...};
     with_flags<N>(contiguous, [&]<bool... C>() {
-      parallel_for(n, grain, [&](int64_t b, int64_t e) {
+      parallel_for(n, grain, [&](int64_t b, int64_t e) NN_FLATTEN {
         const std::tuple<Src<C, I>...> s{make_src<C>(std::get<K>(ptrs) + (C ? b : 0))...};
         O* ob = o + b;
-        for (int64_t i = 0, len = e - b; i < len; ++i) ob[i] = f(std::get<K>(s)(i)...);
+        const F fl = f;
+        for (int64_t i = 0, len = e - b; i < len; ++i) ob[i] = fl(std::get<K>(s)(i)...);
       });
     });
     return;
@@ -202,7 +212,7 @@ inline void map_impl(Tensor& out, int64_t grain, F f, std::index_sequence<K...>,
   std::array<bool, N> contiguous{};
   for (size_t k = 0; k < N; ++k) contiguous[k] = L.stride[k][inner] != 0;
   with_flags<N>(contiguous, [&]<bool... C>() {
-    parallel_for(n, grain, [&](int64_t b, int64_t e) {
+    parallel_for(n, grain, [&](int64_t b, int64_t e) NN_FLATTEN {
       int64_t idx[kMaxDims];
       int64_t rem = b;
       for (int d = nd - 1; d >= 0; --d) {
@@ -217,7 +227,8 @@ inline void map_impl(Tensor& out, int64_t grain, F f, std::index_sequence<K...>,
         const int64_t len = std::min(L.size[inner] - idx[inner], e - pos);
         const std::tuple<Src<C, I>...> s{make_src<C>(std::get<K>(ptrs) + off[K])...};
         O* ob = o + pos;
-        for (int64_t i = 0; i < len; ++i) ob[i] = f(std::get<K>(s)(i)...);
+        const F fl = f;
+        for (int64_t i = 0; i < len; ++i) ob[i] = fl(std::get<K>(s)(i)...);
         pos += len;
         idx[inner] += len;
         for (int d = inner; d > 0 && idx[d] == L.size[d]; --d) {

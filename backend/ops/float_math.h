@@ -3,7 +3,8 @@
 // tanhf are calls, one element at a time: they were a third of a fused
 // LSTM cell's time). Only +, -, *, / and bit moves, no fused multiply-add:
 // a vectorised loop and its scalar remainder give the same bits, so a fused
-// kernel equals the op run alone. Host code only; CUDA keeps its own.
+// kernel equals the op run alone. Always inlined: a call in a loop would keep
+// it scalar. Host code only; CUDA keeps its own.
 //
 // Accuracy, checked against double-precision libm over every float
 // (tests/backend/test_float_math.cpp samples it): exp within 2 ulp,
@@ -26,13 +27,13 @@ constexpr float kRound = 12582912.0f;
 
 // e^r - 1 for |r| <= ln2 / 2: the Taylor series to r^7 (the rest is below
 // 2e-8 of the result).
-inline float expm1_reduced(float r) {
+__attribute__((always_inline)) inline float expm1_reduced(float r) {
   const float q = 1.f / 120 + r * (1.f / 720 + r * (1.f / 5040));
   return r + r * r * (0.5f + r * (1.f / 6 + r * (1.f / 24 + r * q)));
 }
 
 // 2^k for -126 <= k <= 127, made in the exponent bits.
-inline float pow2(int k) { return std::bit_cast<float>(uint32_t(k + 127) << 23); }
+__attribute__((always_inline)) inline float pow2(int k) { return std::bit_cast<float>(uint32_t(k + 127) << 23); }
 
 // x = n ln2 + r with n an integer and |r| <= ln2 / 2; x must be finite and
 // below 2^21 in magnitude.
@@ -40,12 +41,12 @@ struct Reduced {
   int n;
   float r;
 };
-inline Reduced reduce(float x) {
+__attribute__((always_inline)) inline Reduced reduce(float x) {
   const float n = (x * kLog2e + kRound) - kRound;
   return {int(n), (x - n * kLn2Hi) - n * kLn2Lo};
 }
 
-inline float exp(float x) {
+__attribute__((always_inline)) inline float exp(float x) {
   // Beyond [-104, 89] the result is 0 or inf anyway; a NaN is computed as 0
   // and given back at the end.
   float c = x < -104.f ? -104.f : x;
@@ -62,7 +63,7 @@ inline float exp(float x) {
 // tanh |x| = e / (e + 2) with e = e^(2|x|) - 1, computed as
 // (2^n - 1) + 2^n (e^r - 1): exact steps but one, so small |x| keeps its
 // relative accuracy. Beyond |x| = 10 the result rounds to 1.
-inline float tanh(float x) {
+__attribute__((always_inline)) inline float tanh(float x) {
   float a = std::fabs(x);
   a = a < 10.f ? a : 10.f;  // a NaN becomes 10 here, and is given back at the end
   const Reduced v = reduce(2.f * a);
@@ -74,7 +75,7 @@ inline float tanh(float x) {
 
 // 1 / (1 + e^-x), from e^-|x| so that nothing overflows and the small side
 // keeps its precision: x >= 0 gives 1 / (1 + e), x < 0 gives e / (1 + e).
-inline float sigmoid(float x) {
+__attribute__((always_inline)) inline float sigmoid(float x) {
   const float e = exp(x < 0.f ? x : -x);
   const float d = 1.f + e;
   return x < 0.f ? e / d : 1.f / d;
@@ -84,7 +85,7 @@ inline float sigmoid(float x) {
 // polynomials fitted to erf to below 2e-9 and 1e-7 relative (Q to
 // erfc(x) e^(x^2) over [1, 4]; past 4, erf rounds to 1). Both forms are
 // computed and one chosen, so that the loop stays branch-free.
-inline float erf(float x) {
+__attribute__((always_inline)) inline float erf(float x) {
   float a = std::fabs(x);
   const float s = a * a;
   const float small =

@@ -12,7 +12,7 @@
 namespace nn::backend::tile {
 
 template <size_t N, class F, class T>
-inline void map(const F& f, const T* const* in, T* out, int64_t n) {
+__attribute__((flatten)) inline void map(const F f, const T* const* in, T* out, int64_t n) {  // f by value: a local, which no store to out can change
   static_assert(N >= 1 && N <= 3, "tile kernels take one to three operands");
   const T* a = in[0];
   if constexpr (N == 1) {
