@@ -38,13 +38,6 @@ template <class T> using make_unsigned_t = typename make_unsigned<T>::type;
 #else
 #define NN_HD
 #endif
-// For the functions a kernel's loop calls on every element: a call left in
-// the loop would keep it from vectorising.
-#if defined(__CUDACC_RTC__)
-#define NN_ALWAYS_INLINE __forceinline__
-#else
-#define NN_ALWAYS_INLINE __attribute__((always_inline)) inline
-#endif
 
 namespace nn::backend::math {
 
@@ -235,25 +228,25 @@ struct Ge { template <class T> NN_HD bool operator()(T a, T b) const { return a 
 struct And { template <class T> NN_HD bool operator()(T a, T b) const { return a && b; } };
 struct Or { template <class T> NN_HD bool operator()(T a, T b) const { return a || b; } };
 
-// e^x, tanh x and erf x. On the CPU a float goes through the branch-free forms of
-// ops/float_math.h, which the compiler vectorises; doubles, and the GPU,
-// use the library's.
+// e^x, tanh x and erf x. On the CPU a float goes through the branch-free
+// forms of ops/float_math.h, which the compiler vectorises; doubles, and
+// the GPU, use the library's.
 template <class T>
-NN_HD NN_ALWAYS_INLINE T exp_vec(T x) {
+NN_HD T exp_vec(T x) {
 #if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
   if constexpr (std::is_same_v<T, float>) return float_math::exp(x);
 #endif
   return exp(x);
 }
 template <class T>
-NN_HD NN_ALWAYS_INLINE T tanh_vec(T x) {
+NN_HD T tanh_vec(T x) {
 #if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
   if constexpr (std::is_same_v<T, float>) return float_math::tanh(x);
 #endif
   return tanh(x);
 }
 template <class T>
-NN_HD NN_ALWAYS_INLINE T erf_vec(T x) {
+NN_HD T erf_vec(T x) {
 #if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
   if constexpr (std::is_same_v<T, float>) return float_math::erf(x);
 #endif
