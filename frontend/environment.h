@@ -1,6 +1,8 @@
 // Scopes: an Env maps symbols to values and points to its enclosing scope.
 // Small scopes are scanned; big ones (module globals, the prelude) keep an index.
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -19,13 +21,8 @@ struct Env {
   std::vector<Value> values;
 
   Value* find_local(Symbol s) {
-    if (!index.empty()) {
-      auto it = index.find(s);
-      return it == index.end() ? nullptr : &values[it->second];
-    }
-    for (size_t i = 0; i < names.size(); ++i)
-      if (names[i] == s) return &values[i];
-    return nullptr;
+    const size_t i = index_of(s);
+    return i == kAbsent ? nullptr : slot(i);
   }
   Value* find(Symbol s) {
     for (Env* e = this; e; e = e->parent.get())
@@ -39,6 +36,7 @@ struct Env {
     values.clear();
     names.clear();
     index.clear();
+    pending.clear();
     return out;
   }
   // Declares (or redeclares, as `let` may) a name in this scope.
@@ -47,6 +45,41 @@ struct Env {
       *old = std::move(v);
       return;
     }
+    append(s, std::move(v));
+  }
+  // Declares a name whose value `make_pending` makes when it is first read
+  // (the prelude's functions are parsed when a program first names them:
+  // frontend/prelude.cpp).
+  void define_pending(Symbol s) {
+    size_t i = index_of(s);
+    if (i == kAbsent) {
+      append(s, Value());
+      i = names.size() - 1;
+    }
+    if (pending.size() <= i) pending.resize(i + 1);
+    pending[i] = 1;
+  }
+  std::function<void(Symbol)> make_pending;
+
+ private:
+  static constexpr size_t kAbsent = SIZE_MAX;
+  size_t index_of(Symbol s) const {
+    if (!index.empty()) {
+      auto it = index.find(s);
+      return it == index.end() ? kAbsent : it->second;
+    }
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == s) return i;
+    return kAbsent;
+  }
+  Value* slot(size_t i) {
+    if (i < pending.size() && pending[i]) {
+      pending[i] = 0;  // made now: the definition finds it made
+      make_pending(names[i]);
+    }
+    return &values[i];
+  }
+  void append(Symbol s, Value v) {
     names.push_back(s);
     values.push_back(std::move(v));
     if (!index.empty() || names.size() > kIndexAbove) {
@@ -56,9 +89,8 @@ struct Env {
         index.emplace(s, uint32_t(names.size() - 1));
     }
   }
-
- private:
   static constexpr size_t kIndexAbove = 12;
+  std::vector<uint8_t> pending;  // per value: 1 while not made yet
   std::unordered_map<Symbol, uint32_t> index;
 };
 

@@ -96,6 +96,7 @@ struct ExitRequest {
 };
 
 class Interpreter;
+struct PreludeSource;  // frontend/prelude.cpp
 // Notes the host values a trace reads from outside `outside` into `reads`
 // for its life (nested: the outer recording comes back after).
 struct HostReadRecording {
@@ -220,6 +221,7 @@ class Interpreter {
   void check_names(const Program& prog, const EnvPtr& globals);
   RecordPtr load_module(const std::string& path, Span span, uint32_t from_file);
   void load_stdlib_prelude();
+  void make_prelude_function(Symbol name);  // frontend/prelude.cpp
   void install_builtins();
 
   // graph mode (frontend/graph_mode.cpp, graph_check.cpp)
@@ -322,7 +324,9 @@ class Interpreter {
   SourceManager sources_;
   EnvPtr prelude_;  // built-ins and the stdlib
   uint32_t prelude_file_ = 0;  // the stdlib's source (backend::library_entry)
-  std::shared_ptr<const Program> prelude_program_;  // shared by every interpreter
+  // The prelude's text and its declarations, parsed once per process.
+  std::shared_ptr<PreludeSource> prelude_source_;
+  std::unordered_map<Symbol, size_t> prelude_declarations_;  // name -> its index there
   EnvPtr globals_;  // the main module
   std::vector<std::unique_ptr<Program>> programs_;  // files and modules: kept
   // run_code's programs that ended, freed at the next top-level run_code.

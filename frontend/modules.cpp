@@ -1,7 +1,6 @@
 // Modules: `import "path" [as name]` runs a file once and binds a record of
 // its top-level names; the search goes through the importing file's folder,
-// then NN_PATH and the search paths, then the stdlib. The stdlib's
-// prelude.nn, when present, is loaded into the prelude at start.
+// then NN_PATH and the search paths, then the stdlib.
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -76,51 +75,6 @@ RecordPtr Interpreter::load_module(const std::string& path, Span span, uint32_t 
   for (size_t i = 0; i < globals->names.size(); ++i) record->fields.emplace_back(globals->names[i], globals->values[i]);
   modules_[key] = record;
   return record;
-}
-
-namespace {
-// The prelude parsed once per process (parsing is most of an interpreter's
-// making): every interpreter runs the same read-only tree. Its spans name
-// the file by the id the first interpreter gave it, the first file each
-// interpreter adds.
-struct ParsedPrelude {
-  std::mutex mu;
-  std::string path, text;
-  std::shared_ptr<const SourceFile> file;
-  std::shared_ptr<const Program> program;
-};
-ParsedPrelude& parsed_prelude() {
-  static ParsedPrelude p;
-  return p;
-}
-}  // namespace
-
-void Interpreter::load_stdlib_prelude() {
-  fs::path p = fs::path(stdlib_dir()) / "prelude.nn";
-  std::string text, why;
-  if (!read_source_file(p.string(), text, why)) return;  // no stdlib installed: the built-ins alone
-  ParsedPrelude& parsed = parsed_prelude();
-  {
-    std::lock_guard lock(parsed.mu);
-    if (parsed.program && parsed.path == p.string() && parsed.text == text) {
-      prelude_file_ = sources_.add(parsed.file);
-      if (prelude_file_ == parsed.program->file) prelude_program_ = parsed.program;
-    }
-  }
-  if (!prelude_program_) {
-    if (!prelude_file_) prelude_file_ = sources_.add(p.string(), text);
-    prelude_program_ = parse(prelude_file_);
-    std::lock_guard lock(parsed.mu);
-    if (!parsed.program) {
-      parsed.path = p.string();
-      parsed.text = std::move(text);
-      parsed.file = sources_.share(prelude_file_);
-      parsed.program = prelude_program_;
-    }
-  }
-  check_names(*prelude_program_, prelude_);
-  Value last;
-  exec_stmts(prelude_program_->stmts, prelude_, &last);
 }
 
 }  // namespace nn::frontend

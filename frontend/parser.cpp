@@ -23,8 +23,9 @@ namespace {
 // in the parser.
 class Front {
  public:
-  Front(const std::string& text, uint32_t file_id, const SourceFile& file)
-      : text_(text), file_(file), spans_(file_id, valid_utf8(text) ? text : std::string()) {}
+  // `text` is the file's, or the part of it that starts `base` bytes in.
+  Front(const std::string& text, uint32_t file_id, const SourceFile& file, uint32_t base = 0)
+      : text_(text), file_(file), spans_(file_id, valid_utf8(text) ? text : std::string(), base) {}
 
   // Lexes and checks nesting; false when that already failed (then there is
   // no point in parsing, and deep input must not reach the parser).
@@ -149,22 +150,34 @@ NNParser::ProgramContext* Front::parse() {
 
 }  // namespace
 
-std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t file_id) {
+namespace {
+std::unique_ptr<Program> parse_text(const SourceManager& sources, uint32_t file_id, const std::string& text,
+                                    uint32_t base) {
   const SourceFile& file = sources.file(file_id);
-  Front front(file.text(), file_id, file);
+  Front front(text, file_id, file, base);
   NNParser::ProgramContext* tree = nullptr;
   try {
     if (front.prepare()) tree = front.parse();
   } catch (const antlr4::RuntimeException&) {
     // Not expected: our strategy recovers from every syntax error. Should
     // ANTLR still give up, say so in words rather than let its text out.
-    front.diagnostics().add(Diagnostic{"could not parse this file", Span{file_id, 0, 0}, {}}, 1);
+    front.diagnostics().add(Diagnostic{"could not parse this file", Span{file_id, base, base}, {}}, 1);
   }
   if (front.diagnostics().any()) throw ScriptError(front.diagnostics().take());
   std::unique_ptr<Program> program = build_ast(tree, front.spans(), front.diagnostics(), sources.share(file_id));
   if (front.diagnostics().any()) throw ScriptError(front.diagnostics().take());
   program->file = file_id;
   return program;
+}
+}  // namespace
+
+std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t file_id) {
+  return parse_text(sources, file_id, sources.file(file_id).text(), 0);
+}
+
+std::unique_ptr<Program> parse_program_part(const SourceManager& sources, uint32_t file_id, uint32_t begin,
+                                            uint32_t end) {
+  return parse_text(sources, file_id, sources.file(file_id).text().substr(begin, end - begin), begin);
 }
 
 Completeness check_complete(const std::string& text) {

@@ -20,6 +20,11 @@ namespace nn::frontend {
 // Parses one source already added to `sources`; throws ScriptError holding
 // every syntax diagnostic found (at most 10, in source order).
 std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t file_id);
+// Parses the bytes [begin, end) of such a source alone (one declaration of
+// the stdlib's prelude, frontend/prelude.cpp); its spans still point into
+// the whole file. Syntax errors there give lines counted from `begin`.
+std::unique_ptr<Program> parse_program_part(const SourceManager& sources, uint32_t file_id, uint32_t begin,
+                                            uint32_t end);
 
 // For the REPL: is this text a complete input, an incomplete one (an open
 // bracket or block, a trailing binary operator or `,`), or a real error?

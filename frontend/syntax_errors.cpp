@@ -48,7 +48,8 @@ size_t first_invalid_utf8(const std::string& text) {
   return std::string::npos;
 }
 
-TokenSpans::TokenSpans(uint32_t file, const std::string& text) : file_(file), size_(uint32_t(text.size())) {
+TokenSpans::TokenSpans(uint32_t file, const std::string& text, uint32_t base)
+    : file_(file), base_(base), size_(uint32_t(text.size())) {
   bool ascii = std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
   if (ascii) return;
   byte_of_cp_.reserve(text.size() + 1);
@@ -61,8 +62,8 @@ TokenSpans::TokenSpans(uint32_t file, const std::string& text) : file_(file), si
 }
 
 uint32_t TokenSpans::byte_offset(size_t code_point) const {
-  if (byte_of_cp_.empty()) return uint32_t(std::min<size_t>(code_point, size_));
-  return code_point < byte_of_cp_.size() ? byte_of_cp_[code_point] : size_;
+  if (byte_of_cp_.empty()) return base_ + uint32_t(std::min<size_t>(code_point, size_));
+  return base_ + (code_point < byte_of_cp_.size() ? byte_of_cp_[code_point] : size_);
 }
 
 Span TokenSpans::span(const antlr4::Token* token) const { return span(token, token); }

@@ -25,8 +25,9 @@ size_t first_invalid_utf8(const std::string& text);
 // (none at all for pure ASCII text, where the two agree).
 class TokenSpans {
  public:
-  // `text` must be valid UTF-8.
-  TokenSpans(uint32_t file, const std::string& text);
+  // `text` must be valid UTF-8; it starts `base` bytes into the file (a
+  // part of a file parsed alone).
+  TokenSpans(uint32_t file, const std::string& text, uint32_t base = 0);
   uint32_t file() const { return file_; }
   uint32_t byte_offset(size_t code_point) const;
   Span span(const antlr4::Token* token) const;
@@ -36,6 +37,7 @@ class TokenSpans {
 
  private:
   uint32_t file_;
+  uint32_t base_;                      // bytes of the file before the text
   uint32_t size_;                      // bytes
   std::vector<uint32_t> byte_of_cp_;   // empty when the text is ASCII
 };
