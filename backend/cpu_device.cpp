@@ -3,7 +3,6 @@
 #include <omp.h>
 #include <unistd.h>
 
-#include <cblas.h>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -84,16 +83,14 @@ void set_default_device(Device* d) { g_default.store(d, std::memory_order_relaxe
 DeviceScope::DeviceScope(Device* d) : saved_(t_default) { t_default = d; }
 DeviceScope::~DeviceScope() { t_default = saved_; }
 
-// One pool of threads: OpenMP's. OpenBLAS stays single-threaded and kernels
-// split their gemms over the OpenMP team, because two pools spinning on the
-// same cores slow each other down (a training step flipped between 11 and
-// 19 ms with both active).
+// One pool of threads: OpenMP's. OpenBLAS stays single-threaded (blas.cpp)
+// and kernels split their gemms over the OpenMP team, because two pools
+// spinning on the same cores slow each other down (a training step flipped
+// between 11 and 19 ms with both active).
 void set_num_threads(int n) {
   if (n < 1) n = 1;
   t_threads = n;
   omp_set_num_threads(n);
-  static std::once_flag blas_once;  // process-wide: set once, never changed
-  std::call_once(blas_once, [] { openblas_set_num_threads(1); });
 }
 
 int num_threads() { return t_threads ? t_threads : omp_get_max_threads(); }

@@ -1,4 +1,5 @@
-# The nn program maps no CUDA library on a CPU run, and loads the CUDA
+# The nn program maps no CUDA library on a CPU run (and no OpenBLAS
+# before a product needs it), and loads the CUDA
 # plugin (with the CUDA runtime) when a GPU is asked for, where the build
 # has the backend (and says so plainly when the plugin is missing). The
 # dynamic loader reports each library it maps (LD_DEBUG=files), dlopen'ed
@@ -12,7 +13,8 @@ function(mapped_by out_var)
   set(stdout "${out}" PARENT_SCOPE)
 endfunction()
 
-mapped_by(files -e "print(sum(ones([64, 64]) @ ones([64, 64])))")
+# An f64 product: OpenBLAS's, which nn opens on first use (backend/blas.h).
+mapped_by(files -e "print(sum(ones([64, 64], f64) @ ones([64, 64], f64)))")
 if(NOT stdout STREQUAL "262144.0\n")
   message(FATAL_ERROR "the CPU run printed `${stdout}`")
 endif()
@@ -20,6 +22,11 @@ if(NOT files MATCHES "libopenblas")
   message(FATAL_ERROR "LD_DEBUG=files reported no library; it reported: ${files}")
 endif()
 set(cuda_libraries "libcud|libcublas|libnvrtc|libnn_cuda")
+# A run with no product maps no OpenBLAS either.
+mapped_by(plain -e "print(1)")
+if(plain MATCHES "libopenblas")
+  message(FATAL_ERROR "`print(1)` mapped OpenBLAS: ${plain}")
+endif()
 string(REGEX MATCHALL "file=[^;]*(${cuda_libraries})[^;]*" cuda "${files}")
 if(cuda)
   message(FATAL_ERROR "a CPU run mapped CUDA libraries: ${cuda}")

@@ -11,9 +11,9 @@
 // AVX-512 that OpenBLAS calls Prescott, 1024² f32: 27 GFLOP/s through
 // OpenBLAS, 130 through oneDNN. f64 stays with OpenBLAS.
 #pragma once
-#include <cblas.h>
-
 #include <cstdint>
+
+#include "backend/blas.h"
 
 namespace nn::backend {
 
@@ -22,7 +22,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int
 
 inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
                  int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
+  blas().dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
               blasint(k), 1.0, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
 }
 
