@@ -3,7 +3,6 @@
 // then NN_PATH and the search paths, then the stdlib.
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 
 #include "frontend/interpreter.h"
 #include "frontend/parser.h"

@@ -22,7 +22,8 @@ namespace nn::frontend {
 std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t file_id);
 // Parses the bytes [begin, end) of such a source alone (one declaration of
 // the stdlib's prelude, frontend/prelude.cpp); its spans still point into
-// the whole file. Syntax errors there give lines counted from `begin`.
+// the whole file (only the rule of one syntax error per line counts lines
+// from `begin`).
 std::unique_ptr<Program> parse_program_part(const SourceManager& sources, uint32_t file_id, uint32_t begin,
                                             uint32_t end);
 
