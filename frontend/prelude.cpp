@@ -56,9 +56,17 @@ std::vector<PreludeSource::Declaration> top_level_functions(const std::string& t
   return out;
 }
 
-// The prelude last loaded in this process, shared while the file is the same.
-std::mutex g_shared_mu;
-std::shared_ptr<PreludeSource> g_shared;
+// The prelude first loaded in this process, shared while the file is the
+// same. Made on first use, after the CPU device, so that it is destroyed
+// before the device its literal tensors were made on.
+struct Shared {
+  std::mutex mu;
+  std::shared_ptr<PreludeSource> source;
+};
+Shared& shared() {
+  static Shared s;
+  return s;
+}
 
 }  // namespace
 
@@ -66,12 +74,13 @@ void Interpreter::load_stdlib_prelude() {
   fs::path p = fs::path(stdlib_dir()) / "prelude.nn";
   std::string text, why;
   if (!read_source_file(p.string(), text, why)) return;  // no stdlib installed: the built-ins alone
+  Shared& sh = shared();
   {
-    std::lock_guard lock(g_shared_mu);
-    if (g_shared && g_shared->path == p.string() && g_shared->text == text) {
-      prelude_file_ = sources_.add(g_shared->file);
+    std::lock_guard lock(sh.mu);
+    if (sh.source && sh.source->path == p.string() && sh.source->text == text) {
+      prelude_file_ = sources_.add(sh.source->file);
       // Its parsed code names the file by the first interpreter's id.
-      if (prelude_file_ == g_shared->file_id) prelude_source_ = g_shared;
+      if (prelude_file_ == sh.source->file_id) prelude_source_ = sh.source;
     }
   }
   if (!prelude_source_) {
@@ -83,8 +92,8 @@ void Interpreter::load_stdlib_prelude() {
     source->declarations = top_level_functions(text);
     source->text = std::move(text);
     prelude_source_ = source;
-    std::lock_guard lock(g_shared_mu);
-    if (!g_shared) g_shared = std::move(source);
+    std::lock_guard lock(sh.mu);
+    if (!sh.source) sh.source = std::move(source);
   }
   PreludeSource& src = *prelude_source_;
   if (!src.declarations.empty()) {
