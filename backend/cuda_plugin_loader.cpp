@@ -3,23 +3,17 @@
 // first time a GPU is asked for, so that a CPU run maps none of the CUDA
 // libraries (cudart, cuBLAS, cuDNN, NVRTC: some 250 MB of resident memory
 // and 90 ms at startup). Until then the switches live here.
-#include <dlfcn.h>
-
 #include <atomic>
 #include <cstdlib>
-#include <filesystem>
 #include <mutex>
 #include <string>
-#include <system_error>
-#include <vector>
 
 #include "backend/cuda_backend.h"
 #include "backend/cuda_plugin_api.h"
+#include "backend/plugin_loader.h"
 
 namespace nn::backend {
 namespace {
-namespace fs = std::filesystem;
-
 // Published once the plugin is loaded and its kernels may be registered.
 std::atomic<const CudaPluginApi*> g_api{nullptr};
 std::atomic<bool> g_kernels_registered{false};
@@ -44,70 +38,16 @@ Switch g_fusion{"NN_CUDA_FUSION", "0", true};
 Switch g_deterministic{"NN_CUDNN_ALGOS", "fastest", true};
 Switch g_tf32{"NN_CUDA_TF32", "1", false};
 
-// The file that holds this code: the nn program, libnn_embed.so, or a
-// test or bench program.
-fs::path own_binary() {
-  Dl_info info{};
-  std::error_code ec;
-  if (dladdr(reinterpret_cast<void*>(&own_binary), &info) && info.dli_fname) {
-    fs::path p = fs::canonical(fs::path(info.dli_fname), ec);
-    if (!ec) return p;
-  }
-  // dli_fname of the main program may be a bare name.
-  fs::path p = fs::canonical("/proc/self/exe", ec);
-  return ec ? fs::path() : p;
-}
-
-// Where the plugin may be, in order: $NN_CUDA_PLUGIN (a file); beside the
-// binary holding the loader (build/nn, or an installed lib/libnn_embed.so);
-// the lib folder of the prefix an installed bin/nn sits in; the build tree
-// the loader was built in (for the uninstalled test and bench programs).
-std::vector<fs::path> plugin_candidates(const fs::path& binary) {
-  if (const char* p = std::getenv("NN_CUDA_PLUGIN"); p && *p) return {fs::path(p)};
-  std::vector<fs::path> c;
-  if (!binary.empty()) {
-    c.push_back(binary.parent_path() / kCudaPluginFile);
-    c.push_back(binary.parent_path().parent_path() / NN_INSTALL_LIBDIR / kCudaPluginFile);
-  }
-  c.push_back(fs::path(NN_CUDA_PLUGIN_BUILD_DIR) / kCudaPluginFile);
-  return c;
-}
-
-std::string joined(const std::vector<fs::path>& paths) {
-  std::string s;
-  for (size_t i = 0; i < paths.size(); ++i) s += (i ? ", " : "") + paths[i].string();
-  return s;
-}
-
 // Opens the plugin and checks it comes from this build; the error, or "".
-std::string open_plugin(const CudaPluginApi*& api) {
-  const fs::path binary = own_binary();
-  // The plugin takes the backend's symbols from the binary that loads it.
-  // A library the host opened RTLD_LOCAL (Python's ctypes, say) does not
-  // offer them: make it global first. For the main program this is a no-op.
-  if (!binary.empty()) dlopen(binary.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
-  const std::vector<fs::path> candidates = plugin_candidates(binary);
-  std::error_code ec;
-  const fs::path* found = nullptr;
-  for (const fs::path& c : candidates)
-    if (fs::is_regular_file(c, ec)) {
-      found = &c;
-      break;
-    }
-  if (!found)
-    return std::string("its plugin ") + kCudaPluginFile + " is missing (looked for " + joined(candidates) + ")";
-  void* handle = dlopen(found->c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
-    return "its plugin " + found->string() + " could not be loaded: " + (why ? why : "unknown error");
-  }
+std::string open_cuda_plugin(const CudaPluginApi*& api) {
+  const OpenedPlugin p = open_plugin(kCudaPluginFile, "NN_CUDA_PLUGIN", kCudaPluginEntry);
+  if (!p.entry) return p.error;
   using Entry = const CudaPluginApi* (*)();
-  auto entry = reinterpret_cast<Entry>(dlsym(handle, kCudaPluginEntry));
-  const CudaPluginApi* a = entry ? entry() : nullptr;
+  const CudaPluginApi* a = reinterpret_cast<Entry>(p.entry)();
   if (a && a->abi == kCudaPluginAbi && std::string(a->version) != NN_VERSION)
-    return "its plugin " + found->string() + " is from nn " + a->version + ", this is nn " NN_VERSION;
+    return "its plugin " + p.path + " is from nn " + a->version + ", this is nn " NN_VERSION;
   if (!a || a->abi != kCudaPluginAbi || a->layout != cuda_plugin_layout())
-    return "its plugin " + found->string() + " comes from another build of nn (rebuild or reinstall it)";
+    return "its plugin " + p.path + " comes from another build of nn (rebuild or reinstall it)";
   api = a;
   return "";
 }
@@ -122,7 +62,7 @@ struct Loaded {
 const Loaded& plugin() {
   static const Loaded loaded = [] {
     Loaded l;
-    l.error = open_plugin(l.api);
+    l.error = open_cuda_plugin(l.api);
     if (!l.api) return l;
     {
       std::lock_guard lock(g_switches_mu);

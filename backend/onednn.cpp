@@ -5,6 +5,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#ifdef NN_HAVE_ONEDNN
+#include "backend/onednn_library.h"
+#endif
+
 namespace nn::backend {
 namespace {
 
@@ -28,7 +32,14 @@ std::atomic<bool>& enabled() {
 }  // namespace
 
 bool onednn_built() { return kBuilt; }
-bool onednn_enabled() { return kBuilt && enabled().load(std::memory_order_relaxed); }
+bool onednn_enabled() {
+#ifdef NN_HAVE_ONEDNN
+  // The library is opened by the first call that finds it switched on.
+  return enabled().load(std::memory_order_relaxed) && onednn_library();
+#else
+  return false;
+#endif
+}
 void set_onednn_enabled(bool on) { enabled().store(kBuilt && on, std::memory_order_relaxed); }
 
 }  // namespace nn::backend

@@ -1,7 +1,8 @@
 # Installing nn: the `nn` program, the embedding library (one shared library,
 # nn_embed, exported as nn::nn, carrying the frontend, ir, backend and the
 # ANTLR runtime inside, linked against OpenBLAS, OpenMP and fmt), the CUDA
-# plugin libnn_cuda.so where the build has the backend, the public
+# plugin libnn_cuda.so where the build has the backend, the ONNX plugin
+# libnn_onnx.so where it has ONNX, the public
 # header include/nn/nn.h, the stdlib (with its data/) in share/nn/stdlib,
 # and a CMake package so that hosts write find_package(nn) and link nn::nn.
 include(GNUInstallDirs)
@@ -45,6 +46,10 @@ install(TARGETS nn_embed EXPORT nnTargets
 # (backend/cuda_plugin_loader.cpp). Not part of nn::nn: it is loaded, not linked.
 if(TARGET nn_cuda)
   install(TARGETS nn_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
+# Likewise the ONNX plugin (onnx/onnx_plugin_loader.cpp).
+if(TARGET nn_onnx_plugin)
+  install(TARGETS nn_onnx_plugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 install(FILES ${PROJECT_SOURCE_DIR}/include/nn/nn.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nn)
 # stdlib_path.cpp looks for <prefix>/share/nn/stdlib beside <prefix>/lib and <prefix>/bin.

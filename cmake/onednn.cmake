@@ -1,7 +1,8 @@
 # oneDNN (Debian's libdnnl-dev): f32 GEMM and the CPU convolutions
 # (backend/onednn.h). NN_ONEDNN=AUTO uses it when found, ON insists on it,
 # OFF leaves it out: OpenBLAS and the im2col convolutions then do all.
-# Sets NN_HAVE_ONEDNN.
+# nn does not link it: it opens the library on first use
+# (backend/onednn_library.h). Sets NN_HAVE_ONEDNN and NN_ONEDNN_LIBRARY.
 set(NN_HAVE_ONEDNN OFF)
 string(TOUPPER "${NN_ONEDNN}" nn_onednn_mode)
 if(NOT nn_onednn_mode MATCHES "^(AUTO|ON|OFF)$")
@@ -19,5 +20,6 @@ if(NOT dnnl_FOUND)
   message(STATUS "oneDNN: not found (OpenBLAS and im2col convolutions; install libdnnl-dev for it)")
   return()
 endif()
+get_target_property(NN_ONEDNN_LIBRARY DNNL::dnnl LOCATION)
 set(NN_HAVE_ONEDNN ON)
 message(STATUS "oneDNN: ${dnnl_VERSION}")

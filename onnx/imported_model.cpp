@@ -28,8 +28,6 @@ namespace nn::onnx_io {
 using backend::Error;
 using backend::Tensor;
 
-bool built() { return true; }
-
 class ImportedModel {
  public:
   std::string path;

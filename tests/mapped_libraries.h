@@ -1,6 +1,7 @@
 // Which shared libraries this process has mapped (from /proc/self/maps):
 // the tests that a CPU run maps no CUDA library and that asking for a GPU
-// loads the CUDA plugin (backend/cuda_plugin_loader.cpp).
+// loads the CUDA plugin (backend/cuda_plugin_loader.cpp), and that reading
+// or writing a model loads the ONNX plugin (onnx/onnx_plugin_loader.cpp).
 #pragma once
 #include <fstream>
 #include <set>

@@ -20,12 +20,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
+#include "backend/onednn_library.h"
 #include "backend/ops/nn_common.h"
 #endif
 #if defined(__SSE2__)

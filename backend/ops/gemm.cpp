@@ -11,8 +11,7 @@
 #include "backend/onednn.h"
 
 #ifdef NN_HAVE_ONEDNN
-#include <oneapi/dnnl/dnnl.h>
-
+#include "backend/onednn_library.h"
 #include "backend/parallel.h"
 #endif
 

@@ -1,8 +1,9 @@
 # Installs the build into a fresh prefix, builds examples/embed against it
 # with find_package(nn), runs the host and checks its output; then checks
 # that the installed program and library use the installed stdlib and, with
-# the CUDA backend (-DCUDA=ON), the installed CUDA plugin.
-# -DBUILD=<build dir> -DSOURCE=<source dir> -DWORK=<scratch dir> -DCUDA=ON|OFF
+# the CUDA backend (-DCUDA=ON), the installed CUDA plugin, and with ONNX
+# (-DONNX=ON), the installed ONNX plugin.
+# -DBUILD=<build dir> -DSOURCE=<source dir> -DWORK=<scratch dir> -DCUDA=ON|OFF -DONNX=ON|OFF
 file(REMOVE_RECURSE ${WORK})
 set(prefix ${WORK}/prefix)
 
@@ -69,6 +70,27 @@ if(CUDA)
     if(NOT loaded STREQUAL "file=${plugin}")
       message(FATAL_ERROR "${cmd} loaded `${loaded}`, not file=${plugin}")
     endif()
+  endforeach()
+endif()
+# A model written and read back by the installed program and the installed
+# library (through the host) loads the installed ONNX plugin.
+if(ONNX)
+  file(GLOB plugin ${prefix}/lib*/libnn_onnx.so)
+  if(NOT plugin)
+    message(FATAL_ERROR "not installed: lib/libnn_onnx.so")
+  endif()
+  set(model ${WORK}/relu.onnx)
+  set(save "save_onnx(fn(x) { relu(x) }, [ones([1, 2])], \"${model}\")")
+  set(value "item(sum(load_onnx(\"${model}\")(ones([1, 2]))))")
+  foreach(cmd "${prefix}/bin/nn;-e;${save}\nprint(${value})"
+              "${WORK}/build/host;${SOURCE}/examples/embed/model.nn;${save}\n${value}")
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_DEBUG=files ${cmd}
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+    string(REGEX MATCH "file=[^ \t\n]*libnn_onnx\\.so" loaded "${err}")
+    if(NOT rc EQUAL 0 OR NOT loaded STREQUAL "file=${plugin}")
+      message(FATAL_ERROR "${cmd} exited ${rc} and loaded `${loaded}`, not file=${plugin}:\n${out}")
+    endif()
+    expect("${out}" "2.0")
   endforeach()
 endif()
 message(STATUS "installed nn works")

@@ -329,3 +329,26 @@ TEST_CASE("a CPU run maps no CUDA library; asking for a GPU loads the CUDA plugi
   CHECK(nntest::mapped_libraries({"libnn_cuda.so"}).size() == 1);
   CHECK(nntest::mapped_libraries({"libcudart"}).size() == 1);
 }
+
+TEST_CASE("a model written and read back through the library loads the ONNX plugin") {
+  std::ostringstream out;
+  nn::Interpreter vm(quiet(out));
+  const std::string model = "embed_relu.onnx";
+  std::string why;
+  try {
+    vm.eval("save_onnx(fn(x) { relu(x) * 2.0 }, [ones([1, 3])], \"" + model + "\")");
+  } catch (const nn::Error& e) {
+    why = e.message();
+  }
+  if (contains(why, "no ONNX support")) {
+    MESSAGE("built without ONNX: " << why);
+    return;
+  }
+  REQUIRE(why.empty());
+  // relu([-1, 3, 0.5]) * 2 = [0, 6, 1].
+  CHECK(vm.eval("item(sum(load_onnx(\"" + model + "\")(reshape(tensor([-1.0, 3.0, 0.5]), [1, 3]))))").as_float() == 7.0);
+  // Found beside libnn_embed.so (or in the build tree), with protobuf.
+  CHECK(nntest::mapped_libraries({"libnn_onnx.so"}).size() == 1);
+  CHECK(!nntest::mapped_libraries({"libprotobuf"}).empty());
+  std::remove(model.c_str());
+}
