@@ -1,50 +1,47 @@
-// oneDNN's C functions, opened with dlopen on first use (as OpenBLAS is,
-// backend/blas.h) rather than mapped at start: loading libdnnl cost every
-// run some 4 ms and a hundred page faults, `nn -e 'print(1)'` included.
-// Include this in place of <oneapi/dnnl/dnnl.hpp>: each C function that
-// nn's use of dnnl.hpp reaches is a macro reading the table below, so the
-// C++ API works unchanged. nn does not link libdnnl; a C function missing
-// from the list fails the build as an undefined reference, naming it.
+// oneDNN, opened on first use (backend/shared_library.h): loading libdnnl
+// cost every run some 4 ms and a hundred page faults. Include this in place
+// of <oneapi/dnnl/dnnl.hpp>: each C function that nn's use of dnnl.hpp
+// reaches reads the table below, so the C++ API works unchanged.
 #pragma once
 #include <oneapi/dnnl/dnnl.h>
 
-#define NN_ONEDNN_FUNCTIONS(X)                                                                                 \
-  X(dnnl_dilated_convolution_backward_data_desc_init)                                                          \
-  X(dnnl_dilated_convolution_backward_weights_desc_init)                                                       \
-  X(dnnl_dilated_convolution_forward_desc_init)                                                                \
-  X(dnnl_engine_create)                                                                                        \
-  X(dnnl_engine_destroy)                                                                                       \
-  X(dnnl_memory_create)                                                                                        \
-  X(dnnl_memory_desc_equal)                                                                                    \
-  X(dnnl_memory_desc_get_size)                                                                                 \
-  X(dnnl_memory_desc_init_by_tag)                                                                              \
-  X(dnnl_memory_destroy)                                                                                       \
-  X(dnnl_memory_get_data_handle)                                                                               \
-  X(dnnl_memory_get_memory_desc)                                                                               \
-  X(dnnl_memory_set_data_handle_v2)                                                                            \
-  X(dnnl_primitive_attr_create)                                                                                \
-  X(dnnl_primitive_attr_destroy)                                                                               \
-  X(dnnl_primitive_attr_set_scratchpad_mode)                                                                   \
-  X(dnnl_primitive_create)                                                                                     \
-  X(dnnl_primitive_desc_destroy)                                                                               \
-  X(dnnl_primitive_desc_iterator_create)                                                                       \
-  X(dnnl_primitive_desc_iterator_destroy)                                                                      \
-  X(dnnl_primitive_desc_iterator_fetch)                                                                        \
-  X(dnnl_primitive_desc_query_md)                                                                              \
-  X(dnnl_primitive_destroy)                                                                                    \
-  X(dnnl_primitive_execute)                                                                                    \
-  X(dnnl_reorder_primitive_desc_create)                                                                        \
-  X(dnnl_sgemm)                                                                                                \
-  X(dnnl_stream_create)                                                                                        \
-  X(dnnl_stream_destroy)                                                                                       \
-  X(dnnl_stream_wait)
+#include "backend/shared_library.h"
+
+#define NN_ONEDNN_SYMBOLS(S)                                                                                 \
+  S(dnnl_dilated_convolution_backward_data_desc_init)                                                          \
+  S(dnnl_dilated_convolution_backward_weights_desc_init)                                                       \
+  S(dnnl_dilated_convolution_forward_desc_init)                                                                \
+  S(dnnl_engine_create)                                                                                        \
+  S(dnnl_engine_destroy)                                                                                       \
+  S(dnnl_memory_create)                                                                                        \
+  S(dnnl_memory_desc_equal)                                                                                    \
+  S(dnnl_memory_desc_get_size)                                                                                 \
+  S(dnnl_memory_desc_init_by_tag)                                                                              \
+  S(dnnl_memory_destroy)                                                                                       \
+  S(dnnl_memory_get_data_handle)                                                                               \
+  S(dnnl_memory_get_memory_desc)                                                                               \
+  S(dnnl_memory_set_data_handle_v2)                                                                            \
+  S(dnnl_primitive_attr_create)                                                                                \
+  S(dnnl_primitive_attr_destroy)                                                                               \
+  S(dnnl_primitive_attr_set_scratchpad_mode)                                                                   \
+  S(dnnl_primitive_create)                                                                                     \
+  S(dnnl_primitive_desc_destroy)                                                                               \
+  S(dnnl_primitive_desc_iterator_create)                                                                       \
+  S(dnnl_primitive_desc_iterator_destroy)                                                                      \
+  S(dnnl_primitive_desc_iterator_fetch)                                                                        \
+  S(dnnl_primitive_desc_query_md)                                                                              \
+  S(dnnl_primitive_destroy)                                                                                    \
+  S(dnnl_primitive_execute)                                                                                    \
+  S(dnnl_reorder_primitive_desc_create)                                                                        \
+  S(dnnl_sgemm)                                                                                                \
+  S(dnnl_stream_create)                                                                                        \
+  S(dnnl_stream_destroy)                                                                                       \
+  S(dnnl_stream_wait)
 
 namespace nn::backend {
 
 struct OnednnLibrary {
-#define NN_ONEDNN_FIELD(f) decltype(&::f) f;
-  NN_ONEDNN_FUNCTIONS(NN_ONEDNN_FIELD)
-#undef NN_ONEDNN_FIELD
+  NN_ONEDNN_SYMBOLS(NN_LIBRARY_FIELD)
 };
 
 // The library, opened once (thread-safe); null where it cannot be (a

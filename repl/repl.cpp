@@ -8,7 +8,6 @@
 // next statement or loop iteration and throws "interrupted".
 #include "repl/repl.h"
 
-#include <histedit.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -33,6 +32,7 @@
 #include "frontend/value.h"
 #include "frontend/graph_picture.h"
 #include "ir/printer.h"
+#include "repl/libedit_library.h"
 
 namespace nn::repl {
 
@@ -467,7 +467,12 @@ bool Repl::handle(const std::string& entry) {
 
 int Repl::run() {
   if (!start_interpreter()) return 1;
-  setup_editline();
+  try {
+    setup_editline();
+  } catch (const backend::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
   load_history();
 
   struct sigaction sa {};

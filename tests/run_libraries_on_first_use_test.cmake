@@ -1,7 +1,7 @@
 # The nn program maps a library only when a run needs it: `print(1)` maps
-# no OpenBLAS, no oneDNN, no ONNX and no CUDA library. A product opens
-# OpenBLAS; a convolution opens oneDNN, where the build has it; a model read
-# or written loads the ONNX plugin (with protobuf); asking for a
+# no OpenBLAS, oneDNN, MPI, Graphviz, libedit, ONNX or CUDA library. A
+# product opens OpenBLAS; a convolution opens oneDNN, where the build has
+# it; a picture opens Graphviz; a model read or written loads the ONNX plugin (with protobuf); asking for a
 # GPU loads the CUDA plugin (with the CUDA runtime), where the build has
 # the backend. A missing plugin is said plainly. The dynamic loader reports
 # each library it maps (LD_DEBUG=files), dlopen'ed ones included.
@@ -33,10 +33,17 @@ string(REGEX MATCHALL "file=[^;]*(${cuda_libraries})[^;]*" cuda "${files}")
 if(cuda)
   message(FATAL_ERROR "a CPU run mapped CUDA libraries: ${cuda}")
 endif()
-set(lazy_libraries "libdnnl|libprotobuf|libonnx|libnn_onnx")
+set(lazy_libraries "libdnnl|libmpi|libgvc|libcgraph|libedit|libprotobuf|libonnx|libnn_onnx")
 string(REGEX MATCHALL "file=[^;]*(${lazy_libraries})[^;]*" lazy "${plain}")
 if(lazy)
   message(FATAL_ERROR "`print(1)` mapped libraries it does not use: ${lazy}")
+endif()
+
+# A picture of a graph function: Graphviz draws it.
+mapped_by(files -e "graph double(x) { return x * 2.0 }\nprint(sum(double(ones([2]))))\ndot(double, \"${TMP}/double.svg\")")
+file(READ ${TMP}/double.svg svg LIMIT 400)
+if(NOT stdout STREQUAL "4.0\n" OR NOT svg MATCHES "<svg" OR NOT files MATCHES "libgvc")
+  message(FATAL_ERROR "a picture printed `${stdout}`, wrote `${svg}` and mapped: ${files}")
 endif()
 
 if(ONEDNN)

@@ -119,7 +119,8 @@ Communicator* communicator_if_started() { return g_started.load(std::memory_orde
 
 void finalize() {
 #ifdef NN_HAVE_MPI
-  if (g_started.load()) finalize_mpi();
+  // Only a communicator made over MPI opened the library.
+  if (g_started.load() && launched_by_mpi()) finalize_mpi();
 #endif
 }
 

@@ -2,8 +2,6 @@
 // when nn runs under mpirun or mpiexec. MPI is asked for serialized threads:
 // a mutex keeps calls from two interpreter threads apart. Errors come back
 // as Error (MPI_ERRORS_RETURN), never as MPI's own abort.
-#include <mpi.h>
-
 #include <climits>
 #include <cstdlib>
 #include <memory>
@@ -11,6 +9,7 @@
 #include <unordered_map>
 
 #include "backend/comm/communicator.h"
+#include "backend/comm/mpi_library.h"
 #include "backend/error.h"
 
 namespace nn::backend::comm {

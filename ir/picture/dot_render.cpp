@@ -1,5 +1,6 @@
-// Rendering dot text in process with Graphviz (libgvc, libcgraph), and
-// counting a dot text's nodes and edges for tests.
+// Rendering dot text in process with Graphviz (libgvc, libcgraph; opened on
+// first use, ir/picture/graphviz_library.h), and counting a dot text's
+// nodes and edges for tests.
 //
 // Plugins: the layout engines and renderers of Graphviz are plugins. Debian's
 // graphviz ships them as shared objects listed in
@@ -16,9 +17,6 @@
 // and still returns 0, so its failure could not be turned into an Error.
 #include "ir/picture/dot_render.h"
 
-#include <graphviz/cgraph.h>
-#include <graphviz/gvc.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -30,6 +28,7 @@
 #include <vector>
 
 #include "backend/error.h"
+#include "ir/picture/graphviz_library.h"
 
 namespace nn::ir {
 namespace {
