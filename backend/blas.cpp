@@ -4,24 +4,28 @@
 
 #include <dlfcn.h>
 
-#include "backend/error.h"
+#include <cstdio>
+
 #include "backend/shared_library.h"
 
 namespace nn::backend {
 
-const Blas& blas() {
-  static const Blas b = [] {
-    Blas table{};
+const Blas* blas() {
+  static const Blas* opened = []() -> const Blas* {
+    static Blas table{};
     decltype(&openblas_set_num_threads) set_num_threads = nullptr;
     SharedLibrary library(NN_OPENBLAS_SONAME, RTLD_LOCAL);
     library.find(table.sgemm, "cblas_sgemm");
     library.find(table.dgemm, "cblas_dgemm");
     library.find(set_num_threads, "openblas_set_num_threads");
-    if (!library.error().empty()) throw Error("OpenBLAS: " + library.error());
+    if (!library.error().empty()) {
+      std::fprintf(stderr, "nn: %s; products run on nn's own (slow) loops\n", library.error().c_str());
+      return nullptr;
+    }
     set_num_threads(1);
-    return table;
+    return &table;
   }();
-  return b;
+  return opened;
 }
 
 }  // namespace nn::backend

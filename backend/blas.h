@@ -13,7 +13,10 @@ struct Blas {
   decltype(&cblas_dgemm) dgemm;
 };
 
-// Opens OpenBLAS once (thread-safe); throws Error when it cannot.
-const Blas& blas();
+// Opens OpenBLAS once (thread-safe). Null where it cannot be: a message to
+// stderr says why, once, and products run on gemm.h's own loops. It never
+// throws: products run inside the kernels' OpenMP regions, which an
+// exception may not leave.
+const Blas* blas();
 
 }  // namespace nn::backend

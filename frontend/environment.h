@@ -36,7 +36,7 @@ struct Env {
     values.clear();
     names.clear();
     index.clear();
-    pending.clear();
+    pending.reset();
     return out;
   }
   // Declares (or redeclares, as `let` may) a name in this scope.
@@ -47,19 +47,19 @@ struct Env {
     }
     append(s, std::move(v));
   }
-  // Declares a name whose value `make_pending` makes when it is first read
-  // (the prelude's functions are parsed when a program first names them:
-  // frontend/prelude.cpp).
-  void define_pending(Symbol s) {
+  // Declares a name whose value `make` makes when it is first read (the
+  // prelude's functions are parsed when a program first names them:
+  // frontend/prelude.cpp). One scope has one maker.
+  void define_pending(Symbol s, const std::function<void(Symbol)>& make) {
     size_t i = index_of(s);
     if (i == kAbsent) {
       append(s, Value());
       i = names.size() - 1;
     }
-    if (pending.size() <= i) pending.resize(i + 1);
-    pending[i] = 1;
+    if (!pending) pending = std::make_unique<Pending>(Pending{make, {}});
+    if (pending->not_made.size() <= i) pending->not_made.resize(i + 1);
+    pending->not_made[i] = 1;
   }
-  std::function<void(Symbol)> make_pending;
 
  private:
   static constexpr size_t kAbsent = SIZE_MAX;
@@ -73,9 +73,9 @@ struct Env {
     return kAbsent;
   }
   Value* slot(size_t i) {
-    if (i < pending.size() && pending[i]) {
-      pending[i] = 0;  // made now: the definition finds it made
-      make_pending(names[i]);
+    if (pending && i < pending->not_made.size() && pending->not_made[i]) {
+      pending->not_made[i] = 0;  // made now: the definition finds it made
+      pending->make(names[i]);
     }
     return &values[i];
   }
@@ -90,7 +90,13 @@ struct Env {
     }
   }
   static constexpr size_t kIndexAbove = 12;
-  std::vector<uint8_t> pending;  // per value: 1 while not made yet
+  // Names made on first read; only the prelude's scope has any, so other
+  // scopes carry one null pointer.
+  struct Pending {
+    std::function<void(Symbol)> make;
+    std::vector<uint8_t> not_made;  // per value: 1 while not made yet
+  };
+  std::unique_ptr<Pending> pending;
   std::unordered_map<Symbol, uint32_t> index;
 };
 

@@ -97,12 +97,12 @@ void Interpreter::load_stdlib_prelude() {
   }
   PreludeSource& src = *prelude_source_;
   if (!src.declarations.empty()) {
+    const std::function<void(Symbol)> make = [this](Symbol name) { make_prelude_function(name); };
     for (size_t i = 0; i < src.declarations.size(); ++i) {
       const Symbol name = intern(src.declarations[i].name);
       prelude_declarations_[name] = i;
-      prelude_->define_pending(name);
+      prelude_->define_pending(name, make);
     }
-    prelude_->make_pending = [this](Symbol name) { make_prelude_function(name); };
     return;
   }
   std::shared_ptr<const Program> program;

@@ -8,6 +8,7 @@
 // 1.2 ms per call of a 64x64x128 product), so it is told one thread.
 #include "backend/ops/gemm.h"
 
+#include "backend/blas.h"
 #include "backend/onednn.h"
 
 #ifdef NN_HAVE_ONEDNN
@@ -29,8 +30,20 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int
     if (s == dnnl_success) return;
   }
 #endif
-  blas().sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
-              blasint(k), 1.0f, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
+  if (const Blas* lib = blas())
+    lib->sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m),
+               blasint(n), blasint(k), 1.0f, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
+  else
+    reference_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
+          int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (const Blas* lib = blas())
+    lib->dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m),
+               blasint(n), blasint(k), 1.0, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
+  else
+    reference_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace nn::backend

@@ -13,17 +13,25 @@
 #pragma once
 #include <cstdint>
 
-#include "backend/blas.h"
-
 namespace nn::backend {
 
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
           int64_t ldb, float beta, float* c, int64_t ldc);
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
+          int64_t ldb, double beta, double* c, int64_t ldc);
 
-inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
-                 int64_t ldb, double beta, double* c, int64_t ldc) {
-  blas().dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
-              blasint(k), 1.0, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
+// The same product as plain loops: what gemm runs where OpenBLAS cannot be
+// loaded (backend/blas.h), so that a product is slow then, never wrong.
+template <class T>
+void reference_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+                    int64_t ldb, T beta, T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T sum = 0;
+      for (int64_t p = 0; p < k; ++p) sum += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+      // beta = 0 ignores what C held (NaN included), as BLAS does.
+      c[i * ldc + j] = beta == T(0) ? sum : sum + beta * c[i * ldc + j];
+    }
 }
 
 }  // namespace nn::backend

@@ -3,9 +3,11 @@
 // written here, independent of the kernel.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "backend/interrupt.h"
+#include "backend/ops/gemm.h"
 #include "tensor_test_util.h"
 
 using namespace nn::backend;
@@ -226,4 +228,32 @@ TEST_CASE("matmul_tn and matmul_nt: the transposed products of graph mode") {
   CHECK(r.data<float>()[1] == 6.0f);
   CHECK_THROWS_WITH_AS(call(op("matmul_tn"), {a, full(Shape({3, 1}), 1.0)}),
                        "matmul_tn shapes do not fit: f32[2, 2] and f32[3, 1] (2 != 3)", Error);
+}
+
+TEST_CASE("gemm's own loops, which run where OpenBLAS cannot be loaded, give the library's products") {
+  // By hand: [[1, 2], [3, 4]] @ [[5, 6], [7, 8]] = [[19, 22], [43, 50]];
+  // with beta = 1 onto ones, one more each.
+  const double a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8};
+  double c[] = {1, 1, 1, 1};
+  reference_gemm(false, false, 2, 2, 2, a, 2, b, 2, 1.0, c, 2);
+  CHECK(std::vector<double>(c, c + 4) == std::vector<double>{20, 23, 44, 51});
+  // beta = 0 ignores what C held, NaN included. a stored [k, m] (ta): aᵀ @ b
+  // = [[1, 3], [2, 4]] @ [[5, 6], [7, 8]] = [[26, 30], [38, 44]].
+  double d[] = {NAN, NAN, NAN, NAN};
+  reference_gemm(true, false, 2, 2, 2, a, 2, b, 2, 0.0, d, 2);
+  CHECK(std::vector<double>(d, d + 4) == std::vector<double>{26, 30, 38, 44});
+  // Every transpose and beta against the library (small integers: exact).
+  const int64_t m = 5, n = 7, k = 3;
+  std::vector<float> x(size_t(m * k)), y(size_t(k * n));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 5 % 7) - 3);
+  for (size_t i = 0; i < y.size(); ++i) y[i] = float(int(i * 3 % 5) - 2);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (float beta : {0.0f, 1.0f}) {
+        const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+        std::vector<float> mine(size_t(m * n), 2.0f), library(size_t(m * n), 2.0f);
+        reference_gemm(ta, tb, m, n, k, x.data(), lda, y.data(), ldb, beta, mine.data(), n);
+        gemm(ta, tb, m, n, k, x.data(), lda, y.data(), ldb, beta, library.data(), n);
+        CHECK(mine == library);
+      }
 }
