@@ -1,6 +1,9 @@
 // keep_freed_memory (frontend/heap_tuning.h).
 #include "frontend/heap_tuning.h"
 
+// Any C library header defines __GLIBC__ where the C library is glibc;
+// tested before one, it was never defined and the settings never made.
+#include <cstdlib>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
