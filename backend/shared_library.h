@@ -16,8 +16,10 @@
 #pragma once
 #include <string>
 
+#include "backend/error.h"
+
 #define NN_LIBRARY_FIELD(name) decltype(&::name) name;
-// Inside a function that has `table` and a SharedLibrary `library`.
+// Inside a function that has a `table` and a SharedLibrary `library`.
 #define NN_LIBRARY_FIND(name) library.find(table.name, #name);
 
 namespace nn::backend {
@@ -33,6 +35,18 @@ class SharedLibrary {
   // "" while the library opened and every name was found; else why not,
   // naming the library.
   const std::string& error() const { return error_; }
+
+  // The table `fill(table, library)` makes from the library `soname`;
+  // throws Error("<what>: <why not>") where it cannot be opened or a name
+  // is missing.
+  template <class Table, class Fill>
+  static Table table(const char* soname, int flags, const char* what, Fill fill) {
+    Table t{};
+    SharedLibrary library(soname, flags);
+    fill(t, library);
+    if (!library.error().empty()) throw Error(std::string(what) + ": " + library.error());
+    return t;
+  }
 
  private:
   void* symbol(const char* name);

@@ -5,18 +5,12 @@
 
 #include <dlfcn.h>
 
-#include "backend/error.h"
-
 namespace nn::repl {
 
 const LibeditLibrary& libedit_library() {
-  static const LibeditLibrary opened = [] {
-    LibeditLibrary table{};
-    backend::SharedLibrary library(NN_LIBEDIT_SONAME, RTLD_LOCAL);
-    NN_LIBEDIT_SYMBOLS(NN_LIBRARY_FIND)
-    if (!library.error().empty()) throw backend::Error("the REPL's line editor: " + library.error());
-    return table;
-  }();
+  static const LibeditLibrary opened = backend::SharedLibrary::table<LibeditLibrary>(
+      NN_LIBEDIT_SONAME, RTLD_LOCAL, "the REPL's line editor",
+      [](LibeditLibrary& table, backend::SharedLibrary& library) { NN_LIBEDIT_SYMBOLS(NN_LIBRARY_FIND) });
   return opened;
 }
 

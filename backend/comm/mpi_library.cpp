@@ -5,19 +5,12 @@
 
 #include <dlfcn.h>
 
-#include "backend/error.h"
-
 namespace nn::backend::comm {
 
 const MpiLibrary& mpi_library() {
-  static const MpiLibrary opened = [] {
-    MpiLibrary table{};
-    // Global: the components Open MPI opens itself take its symbols.
-    SharedLibrary library(NN_MPI_SONAME, RTLD_GLOBAL);
-    NN_MPI_SYMBOLS(NN_LIBRARY_FIND)
-    if (!library.error().empty()) throw Error("MPI: " + library.error());
-    return table;
-  }();
+  // Global: the components Open MPI opens itself take its symbols.
+  static const MpiLibrary opened = SharedLibrary::table<MpiLibrary>(
+      NN_MPI_SONAME, RTLD_GLOBAL, "MPI", [](MpiLibrary& table, SharedLibrary& library) { NN_MPI_SYMBOLS(NN_LIBRARY_FIND) });
   return opened;
 }
 

@@ -6,18 +6,12 @@
 
 #include <dlfcn.h>
 
-#include "backend/error.h"
-
 namespace nn::ir {
 
 const GraphvizLibrary& graphviz_library() {
-  static const GraphvizLibrary opened = [] {
-    GraphvizLibrary table{};
-    backend::SharedLibrary library(NN_GRAPHVIZ_SONAME, RTLD_LOCAL);
-    NN_GRAPHVIZ_SYMBOLS(NN_LIBRARY_FIND)
-    if (!library.error().empty()) throw backend::Error("dot: Graphviz: " + library.error());
-    return table;
-  }();
+  static const GraphvizLibrary opened = backend::SharedLibrary::table<GraphvizLibrary>(
+      NN_GRAPHVIZ_SONAME, RTLD_LOCAL, "dot: Graphviz",
+      [](GraphvizLibrary& table, backend::SharedLibrary& library) { NN_GRAPHVIZ_SYMBOLS(NN_LIBRARY_FIND) });
   return opened;
 }
 
