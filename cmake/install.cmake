@@ -1,10 +1,11 @@
 # Installing nn: the `nn` program, the embedding library (one shared library,
 # nn_embed, exported as nn::nn, carrying the frontend, ir, backend and the
-# ANTLR runtime inside, linked against OpenBLAS, OpenMP and fmt), the CUDA
-# plugin libnn_cuda.so where the build has the backend, the ONNX plugin
-# libnn_onnx.so where it has ONNX, the public
-# header include/nn/nn.h, the stdlib (with its data/) in share/nn/stdlib,
-# and a CMake package so that hosts write find_package(nn) and link nn::nn.
+# ANTLR runtime inside, linked against OpenMP and fmt; it opens OpenBLAS,
+# oneDNN, Open MPI and Graphviz on first use), the CUDA plugin libnn_cuda.so
+# where the build has the backend, the ONNX plugin libnn_onnx.so where it
+# has ONNX, the public header include/nn/nn.h, the stdlib (with its data/)
+# in share/nn/stdlib, and a CMake package so that hosts write
+# find_package(nn) and link nn::nn.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
