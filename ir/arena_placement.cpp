@@ -128,15 +128,18 @@ void BestFitArena::release(size_t offset, size_t bytes) {
   if (begin != SIZE_MAX) top_ = begin;
 }
 
-size_t place_largest_first(std::span<const LiveRange> ranges, std::vector<size_t>& offsets) {
+size_t place_largest_first(std::span<const LiveRange> ranges, std::vector<size_t>& offsets, Largest by) {
   const size_t n = ranges.size();
   offsets.assign(n, 0);
   std::vector<uint32_t> by_size(n);
   std::iota(by_size.begin(), by_size.end(), 0);
+  auto size = [&](const LiveRange& r) {
+    return by == Largest::bytes ? r.bytes : r.bytes * (size_t(r.end - r.begin) + 1);
+  };
   // Largest first; of equal sizes the longest-lived, then the earliest.
   std::stable_sort(by_size.begin(), by_size.end(), [&](uint32_t a, uint32_t b) {
     const LiveRange &x = ranges[a], &y = ranges[b];
-    if (x.bytes != y.bytes) return x.bytes > y.bytes;
+    if (size(x) != size(y)) return size(x) > size(y);
     if (x.end - x.begin != y.end - y.begin) return x.end - x.begin > y.end - y.begin;
     return x.begin < y.begin;
   });

@@ -6,10 +6,12 @@
 //    a request.
 //  - place_largest_first: offline, the largest buffer first, each in the
 //    smallest gap left by the placed buffers whose live ranges meet its own
-//    (TFLite's and XLA's greedy by size). It sees the whole future, so a
-//    short-lived buffer does not end up under long-lived ones; it compares
-//    each buffer with every placed one, so it is for arenas of at most
-//    kLargestFirstLimit buffers.
+//    (TFLite's and XLA's greedy by size); largest by bytes, or by bytes
+//    times steps live, which puts long-lived buffers at the bottom first
+//    (a pooled activation kept for the backward under a large short-lived
+//    one). It sees the whole future, so a short-lived buffer does not end up
+//    under long-lived ones; it compares each buffer with every placed one,
+//    so it is for arenas of at most kLargestFirstLimit buffers.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -75,8 +77,12 @@ struct LiveRange {
 
 inline constexpr size_t kLargestFirstLimit = 2048;
 
+// What "largest" means to place_largest_first.
+enum class Largest { bytes, bytes_times_steps };
+
 // Offsets for `ranges` (each a multiple of kArenaAlignment when the sizes
 // are); returns the arena size they need.
-size_t place_largest_first(std::span<const LiveRange> ranges, std::vector<size_t>& offsets);
+size_t place_largest_first(std::span<const LiveRange> ranges, std::vector<size_t>& offsets,
+                           Largest by = Largest::bytes);
 
 }  // namespace nn::ir

@@ -27,8 +27,9 @@ struct PerStep {
   std::span<const uint32_t> at(size_t s) const { return {items.data() + first[s], items.data() + first[s + 1]}; }
 };
 
-// Arena a placed largest first, where it has few enough buffers for that,
-// and kept if it needs less memory than best fit in order.
+// Arena a placed largest first (by bytes, then by bytes times steps), where
+// it has few enough buffers for that, each kept if it needs less memory than
+// the placement before.
 void try_largest_first(MemoryPlan& p, uint32_t a) {
   std::vector<uint32_t> members;
   std::vector<LiveRange> ranges;
@@ -38,12 +39,15 @@ void try_largest_first(MemoryPlan& p, uint32_t a) {
       ranges.push_back({arena_size(p.buffers.list[b].bytes), p.begin[b], p.end[b]});
     }
   if (members.size() > kLargestFirstLimit) return;
-  std::vector<size_t> offsets;
-  const size_t bytes = place_largest_first(ranges, offsets);
-  if (bytes >= p.arenas[a].bytes) return;
-  p.arenas[a].bytes = bytes;
-  p.arenas[a].largest_first = true;
-  for (size_t i = 0; i < members.size(); ++i) p.offset[members[i]] = offsets[i];
+  for (Largest by : {Largest::bytes, Largest::bytes_times_steps}) {
+    std::vector<size_t> offsets;
+    const size_t bytes = place_largest_first(ranges, offsets, by);
+    if (bytes >= p.arenas[a].bytes) continue;
+    p.arenas[a].bytes = bytes;
+    p.arenas[a].largest_first = true;
+    for (size_t i = 0; i < members.size(); ++i) p.offset[members[i]] = offsets[i];
+    if (bytes == p.arenas[a].lower_bound) return;
+  }
 }
 
 // Live ranges of the arena buffers for `order`, each buffer's arena (one per

@@ -15,6 +15,7 @@ std::unique_ptr<Pass> make_broadcast_into_consumer();
 std::unique_ptr<Pass> make_transpose_into_matmul();
 std::unique_ptr<Pass> make_common_subexpr();
 std::unique_ptr<Pass> make_slice_grads_into_concat();
+std::unique_ptr<Pass> make_relu_grad_through_max_pool();
 std::unique_ptr<Pass> make_recompute();
 std::unique_ptr<Pass> make_bucket_all_reduce();
 std::unique_ptr<Pass> make_batch_norm_apply_into_elementwise();
@@ -36,6 +37,7 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   p.push_back(make_transpose_into_matmul());
   p.push_back(make_common_subexpr());
   p.push_back(make_slice_grads_into_concat());
+  p.push_back(make_relu_grad_through_max_pool());
   p.push_back(make_bucket_all_reduce());
   // Before fusion, which then merges the recomputed ops with the backward's.
   p.push_back(make_recompute());

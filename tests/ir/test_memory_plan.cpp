@@ -121,6 +121,22 @@ TEST_CASE("largest first: larger buffers first, of equal sizes the longest-lived
   CHECK(off == std::vector<size_t>{192, 0, 320, 0, 0});
 }
 
+TEST_CASE("largest first by bytes times steps: long-lived buffers at the bottom") {
+  // A CNN's step in small: a large short-lived activation (0), the pooled
+  // values and indices kept for the backward (1, 2), smaller short-lived
+  // ones (3, 4, 5) and a large gradient at the end (6). Live at step 1:
+  // 0 + 1 + 2 = 384 bytes, the lower bound.
+  std::vector<ir::LiveRange> r{{256, 0, 1}, {64, 1, 9}, {64, 1, 10}, {128, 2, 3},
+                               {128, 7, 8}, {64, 8, 10}, {256, 10, 11}};
+  std::vector<size_t> off;
+  // By bytes, 0 goes to the bottom and the long-lived pair above it.
+  CHECK(ir::place_largest_first(r, off) == 448);
+  // By area the order is 2, 1, 0, 6, 3, 4, 5: 2 at 0, 1 above it, 0 above
+  // both; 6 above 2 (1 has died), 3 and 4 above 1; 5 above 6.
+  CHECK(ir::place_largest_first(r, off, ir::Largest::bytes_times_steps) == 384);
+  CHECK(off == std::vector<size_t>{128, 64, 0, 128, 128, 320, 64});
+}
+
 TEST_CASE("memory plan: views share their root's range, an in-place output its input's") {
   ir::Graph g;
   ir::ValueId x = input(g, f32({2, 8}), "x");

@@ -171,7 +171,8 @@ TEST_CASE("optimize: runs the pipeline, skips disabled passes, reports each") {
   auto results = ir::optimize(g, {"dead-code"}, [&](const std::string& pass, const ir::Graph&) { seen.push_back(pass); });
   CHECK(seen == std::vector<std::string>{"constant-fold", "algebraic", "transpose-transpose", "reshape-reshape",
                                          "cast-round-trip", "broadcast-into-consumer", "transpose-into-matmul", "cse",
-                                         "slice-grads-into-concat", "bucket-all-reduce", "recompute",
+                                         "slice-grads-into-concat", "relu-grad-through-max-pool", "bucket-all-reduce",
+                                         "recompute",
                                          "batch-norm-apply-into-elementwise", "fuse-elementwise",
                                          "fuse-matmul-epilogue", "fuse-conv-relu", "fuse-conv-relu-pool", "inplace"});
   CHECK(results[1].changed == 1);
