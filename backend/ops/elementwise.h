@@ -29,6 +29,7 @@
 #include "backend/half.h"
 #include "backend/ops/elementwise_math.h"
 #include "backend/parallel.h"
+#include "backend/simd_clones.h"
 #include "backend/tensor.h"
 
 namespace nn::backend::ew {
@@ -85,6 +86,17 @@ template <bool C, class T>
 inline Src<C, T> make_src(const T* p) {
   if constexpr (C) return {p};
   else return {*p};
+}
+
+// The one loop every case below runs: o[i] = f(s(i)...) over a row. Its
+// arguments are locals, not a caller's tuple, so the compiler keeps the
+// pointers in registers; and f is a local copy, whose attributes (gelu's
+// `approximate`) no store to o can change, so that a branch on them leaves
+// the loop and the loop vectorises, at the CPU's widest vectors
+// (backend/simd_clones.h).
+template <class O, class F, class... S>
+NN_SIMD_CLONES NN_FLATTEN inline void row(O* o, int64_t len, const F f, const S... s) {
+  for (int64_t i = 0; i < len; ++i) o[i] = f(s(i)...);
 }
 
 // Calls fn.template operator()<f[0], f[1], ...>(): runtime flags to template
@@ -182,14 +194,8 @@ inline void map_impl(Tensor& out, int64_t grain, F f, std::index_sequence<K...>,
 
   // 1. Same shapes: one flat loop.
   if (((in.shape() == os) && ...)) {
-    parallel_for(n, grain, [&](int64_t b, int64_t e) NN_FLATTEN {
-      // Locals, not the tuple, so the compiler keeps the pointers in
-      // registers; and a local functor, whose attributes (gelu's
-      // `approximate`) no store to o can change, so that a branch on them
-      // leaves the loop and the loop vectorises.
-      const std::tuple<const I*...> p = ptrs;
-      const F fl = f;
-      for (int64_t i = b; i < e; ++i) o[i] = fl(std::get<K>(p)[i]...);
+    parallel_for(n, grain, [&](int64_t b, int64_t e) {
+      row(o + b, e - b, f, Src<true, I>{std::get<K>(ptrs) + b}...);
     });
     return;
   }
@@ -197,11 +203,8 @@ inline void map_impl(Tensor& out, int64_t grain, F f, std::index_sequence<K...>,
   if (((in.shape() == os || in.numel() == 1) && ...)) {
     std::array<bool, N> contiguous{(in.numel() != 1)...};
     with_flags<N>(contiguous, [&]<bool... C>() {
-      parallel_for(n, grain, [&](int64_t b, int64_t e) NN_FLATTEN {
-        const std::tuple<Src<C, I>...> s{make_src<C>(std::get<K>(ptrs) + (C ? b : 0))...};
-        O* ob = o + b;
-        const F fl = f;
-        for (int64_t i = 0, len = e - b; i < len; ++i) ob[i] = fl(std::get<K>(s)(i)...);
+      parallel_for(n, grain, [&](int64_t b, int64_t e) {
+        row(o + b, e - b, f, make_src<C>(std::get<K>(ptrs) + (C ? b : 0))...);
       });
     });
     return;
@@ -212,7 +215,7 @@ inline void map_impl(Tensor& out, int64_t grain, F f, std::index_sequence<K...>,
   std::array<bool, N> contiguous{};
   for (size_t k = 0; k < N; ++k) contiguous[k] = L.stride[k][inner] != 0;
   with_flags<N>(contiguous, [&]<bool... C>() {
-    parallel_for(n, grain, [&](int64_t b, int64_t e) NN_FLATTEN {
+    parallel_for(n, grain, [&](int64_t b, int64_t e) {
       int64_t idx[kMaxDims];
       int64_t rem = b;
       for (int d = nd - 1; d >= 0; --d) {
@@ -225,10 +228,7 @@ inline void map_impl(Tensor& out, int64_t grain, F f, std::index_sequence<K...>,
         for (int d = 0; d < nd; ++d)
           for (size_t k = 0; k < N; ++k) off[k] += idx[d] * L.stride[k][d];
         const int64_t len = std::min(L.size[inner] - idx[inner], e - pos);
-        const std::tuple<Src<C, I>...> s{make_src<C>(std::get<K>(ptrs) + off[K])...};
-        O* ob = o + pos;
-        const F fl = f;
-        for (int64_t i = 0; i < len; ++i) ob[i] = fl(std::get<K>(s)(i)...);
+        row(o + pos, len, f, make_src<C>(std::get<K>(ptrs) + off[K])...);
         pos += len;
         idx[inner] += len;
         for (int d = inner; d > 0 && idx[d] == L.size[d]; --d) {

@@ -34,6 +34,7 @@
 
 #include "backend/nn_ops.h"
 #include "backend/ops/elementwise_math.h"
+#include "backend/ops/lane_sum.h"
 #include "backend/ops/nn_common.h"
 #include "backend/ops/register.h"
 #include "backend/parallel.h"
@@ -41,21 +42,6 @@
 namespace nn::backend {
 namespace {
 using namespace nnops;
-
-// The sum of f(i) over [0, len) in double, in eight independent partial
-// sums: one running sum waits on each add's latency, and the compiler may
-// not reorder it into vector lanes (batch norm's statistics of a
-// [32, 16, 32, 32] input took 0.4 ms so, on one chain per channel).
-template <class F>
-inline double lane_sum(int64_t len, F f) {
-  constexpr int kLanes = 8;
-  double acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= len; i += kLanes)
-    for (int k = 0; k < kLanes; ++k) acc[k] += f(i + k);
-  for (int k = 0; i < len; ++i, ++k) acc[k] += f(i);
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
 
 // ---- batch norm geometry: x [N, C, S...] viewed as [N, C, S] ----
 struct BnGeom {

@@ -17,9 +17,12 @@
 #include <string>
 
 #include "backend/nn_ops.h"
+#include "backend/ops/float_math.h"
+#include "backend/ops/lane_sum.h"
 #include "backend/ops/nn_common.h"
 #include "backend/ops/register.h"
 #include "backend/parallel.h"
+#include "backend/simd_clones.h"
 
 namespace nn::backend {
 namespace {
@@ -110,11 +113,58 @@ void softmax_forward(const T* x, T* y, const AxisGeom& g) {
   });
 }
 
+// The same along the last axis (inner = 1) of one f32 line, the attention's
+// and the classifier's case: loops the compiler vectorises (eight partial
+// maxima and sums, float_math's exp), at the CPU's widest vectors
+// (backend/simd_clones.h), where the loops above make one libm call and wait
+// on one double add per element. The same roundings as above but exp's
+// (within 2 ulp of libm's) and the sum's order.
+template <bool Log>
+NN_SIMD_CLONES NN_FLATTEN void softmax_line(const float* x, float* y, int64_t n) {
+  // The max, NaN skipped: a NaN's exp makes the sum, hence the line, NaN.
+  constexpr int kLanes = 8;
+  float lane[kLanes];
+  for (float& l : lane) l = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) lane[i % kLanes] = x[i] > lane[i % kLanes] ? x[i] : lane[i % kLanes];
+  float m = lane[0];
+  for (float l : lane) m = l > m ? l : m;
+  if constexpr (Log) {
+    const double lse =
+        double(m) + std::log(lane_sum(n, [&](int64_t i) { return double(float_math::exp(x[i] - m)); }));
+    for (int64_t i = 0; i < n; ++i) y[i] = float(double(x[i]) - lse);
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = float_math::exp(x[i] - m);
+    const double r = 1.0 / lane_sum(n, [&](int64_t i) { return double(y[i]); });
+    for (int64_t i = 0; i < n; ++i) y[i] = float(double(y[i]) * r);
+  }
+}
+
+// softmax's gradient along one f32 line, vectorised as softmax_line is: the
+// same formula, the sum in eight partial sums.
+NN_SIMD_CLONES NN_FLATTEN void softmax_grad_line(const float* dy, const float* y, float* dx, int64_t n) {
+  const double s = lane_sum(n, [&](int64_t i) { return double(dy[i]) * double(y[i]); });
+  for (int64_t i = 0; i < n; ++i) dx[i] = float(double(y[i]) * (double(dy[i]) - s));
+}
+
+// f(line) for each of the `outer` lines of g (inner = 1), over the kernel
+// threads when it pays; `cost` is per element.
+template <class F>
+void over_lines(const AxisGeom& g, int64_t cost, F f) {
+  parallel_for(g.outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, cost * g.n)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t o = b; o < e; ++o) f(o * g.n);
+               });
+}
+
 template <bool Log>
 void softmax_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   AxisGeom g = axis_geometry(in[0].shape(), softmax_axis(Log ? kLogSoftmax : kSoftmax, in[0].type(), attrs));
   if (out[0].numel() == 0) return;
   if (out[0].dtype() == DType::f64) softmax_forward<double, Log>(in[0].data<double>(), out[0].data<double>(), g);
+  else if (g.inner == 1)
+    over_lines(g, 4, [x = in[0].data<float>(), y = out[0].data<float>(), n = g.n](int64_t at) {
+      softmax_line<Log>(x + at, y + at, n);
+    });
   else softmax_forward<float, Log>(in[0].data<float>(), out[0].data<float>(), g);
 }
 
@@ -145,6 +195,10 @@ void softmax_backward_cpu(std::span<const Tensor> in, std::span<Tensor> out, con
   if (out[0].numel() == 0) return;
   if (out[0].dtype() == DType::f64)
     softmax_grad<double, Log>(in[0].data<double>(), in[1].data<double>(), out[0].data<double>(), g);
+  else if (!Log && g.inner == 1)
+    over_lines(g, 3, [dy = in[0].data<float>(), y = in[1].data<float>(), dx = out[0].data<float>(), n = g.n](int64_t at) {
+      softmax_grad_line(dy + at, y + at, dx + at, n);
+    });
   else softmax_grad<float, Log>(in[0].data<float>(), in[1].data<float>(), out[0].data<float>(), g);
 }
 

@@ -8,14 +8,16 @@
 #include <cstdint>
 
 #include "backend/op_registry.h"
+#include "backend/simd_clones.h"
 
 namespace nn::backend::tile {
 
 // f by value: a local, which no store to out can change, so that a branch
 // on its attributes leaves the loop; flatten inlines the functor's maths, so
-// that the loop vectorises (ops/elementwise.h does the same).
+// that the loop vectorises (ops/elementwise.h does the same), at the CPU's
+// widest vectors (backend/simd_clones.h).
 template <size_t N, class F, class T>
-__attribute__((flatten)) inline void map(const F f, const T* const* in, T* out, int64_t n) {
+NN_SIMD_CLONES __attribute__((flatten)) inline void map(const F f, const T* const* in, T* out, int64_t n) {
   static_assert(N >= 1 && N <= 3, "tile kernels take one to three operands");
   const T* a = in[0];
   if constexpr (N == 1) {

@@ -253,6 +253,41 @@ TEST_CASE("softmax and log_softmax") {
   CHECK(error_of([] { softmax(zeros({2, 3}), 2); }) == "softmax: axis 2 is out of range for f32[2, 3]");
 }
 
+TEST_CASE("softmax along the last axis of f32 lines: long lines, NaN and infinities, the gradient") {
+  // Lines of 1, 7, 8, 37 and 64: shorter than the eight lanes, a multiple
+  // of them and neither.
+  for (int64_t n : {1, 7, 8, 37, 64}) {
+    CAPTURE(n);
+    Tensor x = rnd({5, n}, DType::f32, 7 + uint64_t(n), -6, 6);
+    check_close(vals(softmax(x)), direct_softmax(x, 1, false), 1e-6, 1e-6);
+    check_close(vals(log_softmax(x)), direct_softmax(x, 1, true), 1e-5, 1e-5);
+    // dx = y (dy - sum(dy y)), worked out in double from the f32 y.
+    Tensor dy = rnd({5, n}, DType::f32, 99, -1, 1);
+    Tensor y = softmax(x);
+    Tensor dx = call(op("softmax_backward"), {dy, y}, Attrs{{"axis", int64_t(-1)}});
+    std::vector<double> yv = vals(y), dv = vals(dy), want(yv.size());
+    for (int64_t r = 0; r < 5; ++r) {
+      double s = 0;
+      for (int64_t i = 0; i < n; ++i) s += dv[size_t(r * n + i)] * yv[size_t(r * n + i)];
+      for (int64_t i = 0; i < n; ++i) want[size_t(r * n + i)] = yv[size_t(r * n + i)] * (dv[size_t(r * n + i)] - s);
+    }
+    check_close(vals(dx), want, 1e-6, 1e-6);
+  }
+  // A NaN makes its line NaN, wherever it sits; a +inf line is NaN (inf - inf);
+  // an all -inf line is NaN; the other lines are untouched.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> v(4 * 20, 0.0f);
+  v[0 * 20 + 13] = nan;
+  v[1 * 20 + 3] = inf;
+  for (int i = 0; i < 20; ++i) v[2 * 20 + i] = -inf;
+  for (int i = 0; i < 20; ++i) v[3 * 20 + i] = float(i % 3);
+  std::vector<double> got = vals(softmax(make<float>(v, {4, 20})));
+  for (int i = 0; i < 60; ++i) CHECK(std::isnan(got[size_t(i)]));
+  double z = 0;
+  for (int i = 0; i < 20; ++i) z += std::exp(double(i % 3));
+  for (int i = 0; i < 20; ++i) CHECK(got[size_t(60 + i)] == doctest::Approx(std::exp(double(i % 3)) / z).epsilon(1e-6));
+}
+
 TEST_CASE("softmax_cross_entropy by hand") {
   // Uniform logits over 4 classes: log 4, whatever the labels.
   check_close(vals(softmax_cross_entropy(zeros({3, 4}), make<int64_t>({0, 3, 1}, {3}))), {std::log(4.0)});
