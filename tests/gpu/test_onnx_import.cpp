@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "backend/cuda_backend.h"
+#include "digits_training.h"
 #include "frontend/interpreter.h"
 #include "gpu/gpu_test_util.h"
 
@@ -14,16 +15,10 @@ using namespace nngpu;
 namespace {
 
 // The numbers: |eager - graph| and |imported - original| summed over the
-// logits of 64 digits, the logits' sum of squares, then ten training losses.
+// logits of 64 digits (the model of the CNN's own GPU test), the logits' sum
+// of squares, then ten training losses.
 std::string script(const std::string& path) {
-  return R"(
-seed(0)
-let (x, y) = load_digits()
-let images = reshape(x, [-1, 1, 8, 8])
-let model = Sequential(
-  Conv2d(1, 16, 3, padding=1), relu, MaxPool2d(2),
-  Conv2d(16, 32, 3, padding=1), relu, MaxPool2d(2),
-  Flatten(), Linear(128, 64), relu, Linear(64, 10))
+  return std::string(nntest::kDigitsCnn) + R"(
 save_onnx(fn(xb) { model(xb) }, (images[0:64],), ")" + path + R"(")
 let m = load_onnx(")" + path + R"(")
 graph predict(xb) { m(xb) }
@@ -32,10 +27,10 @@ let out = []
 out.append(item(sum(abs(eager - predict(images[0:64])))))
 out.append(item(sum(abs(eager - model(images[0:64])))))
 out.append(item(sum(eager * eager)))
-let opt = adam(params(m), lr=0.005)
+let tune = adam(params(m), lr=0.005)
 graph train_step(xb, yb) {
   let loss = softmax_cross_entropy(m(xb), yb)
-  minimize(loss, opt)
+  minimize(loss, tune)
   loss
 }
 for i in 0..10 { out.append(item(train_step(images[i * 64:i * 64 + 64], y[i * 64:i * 64 + 64]))) }
