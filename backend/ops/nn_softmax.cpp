@@ -17,6 +17,7 @@
 #include <string>
 
 #include "backend/nn_ops.h"
+#include "backend/ops/elementwise.h"  // NN_FLATTEN
 #include "backend/ops/float_math.h"
 #include "backend/ops/lane_sum.h"
 #include "backend/ops/nn_common.h"
