@@ -63,6 +63,9 @@ class BestFitArena {
   size_t allocate(size_t bytes);
   void release(size_t offset, size_t bytes);
   size_t high_water() const { return high_; }
+  size_t top() const { return top_; }
+  // The largest free range below the top, as (offset, bytes); (0, 0) when none.
+  std::pair<size_t, size_t> largest_below_top() const { return free_.largest(); }
 
  private:
   FreeRanges free_;  // below the top

@@ -128,36 +128,61 @@ MemoryPlan place_buffers(const Graph& g, Buffers buffers, std::span<const NodeId
   find_live_ranges(g, order, p);
   const std::vector<Buffer>& list = p.buffers.list;
   const size_t steps = order.size();
-  std::vector<BestFitArena> alloc(p.arenas.size());
+  const size_t na = p.arenas.size();
+  std::vector<BestFitArena> alloc(na);
   // Best fit in order: outputs placed before the inputs dying at their step
-  // are given back.
+  // are given back. What each step leaves free is noted on the way: the
+  // largest free range below the top, and the top, above which the arena is
+  // free too (its size is known at the end).
   const PerStep starts(steps, p.begin, p.in_arena), ends(steps, p.end, p.in_arena);
+  p.scratch.resize(steps * na);
+  std::vector<size_t> top(steps * na);
   for (size_t s = 0; s < steps; ++s) {
     for (uint32_t b : starts.at(s)) p.offset[b] = alloc[p.arena_of[b]].allocate(arena_size(list[b].bytes));
+    for (size_t a = 0; a < na; ++a) {
+      p.scratch[s * na + a] = alloc[a].largest_below_top();
+      top[s * na + a] = alloc[a].top();
+    }
     for (uint32_t b : ends.at(s)) alloc[p.arena_of[b]].release(p.offset[b], arena_size(list[b].bytes));
   }
-  for (uint32_t a = 0; a < p.arenas.size(); ++a) {
+  for (uint32_t a = 0; a < na; ++a) {
     p.arenas[a].bytes = alloc[a].high_water();
+    // Of equal ranges the lower one: the one below the top.
+    for (size_t s = 0; s < steps; ++s)
+      if (auto& [offset, bytes] = p.scratch[s * na + a]; p.arenas[a].bytes - top[s * na + a] > bytes)
+        offset = top[s * na + a], bytes = p.arenas[a].bytes - top[s * na + a];
     if (p.arenas[a].bytes > p.arenas[a].lower_bound) try_largest_first(p, a);
     p.arena_bytes += p.arenas[a].bytes;
   }
   return p;
 }
 
-void describe_placement(const Graph& g, std::span<const NodeId> order, MemoryPlan& p) {
+namespace {
+
+// What each step leaves free of the arenas placed largest first (the best
+// fit's sweep noted it for the others).
+void find_scratch_largest_first(std::span<const NodeId> order, MemoryPlan& p) {
   const std::vector<Buffer>& list = p.buffers.list;
-  const size_t steps = order.size();
+  const size_t steps = order.size(), na = p.arenas.size();
   const PerStep starts(steps, p.begin, p.in_arena), ends(steps, p.end, p.in_arena);
-  // What each step leaves free, for the kernels' temporaries.
-  const size_t na = p.arenas.size();
-  p.scratch.assign(steps * na, {0, 0});
   std::vector<FreeRanges> free(na);
   for (size_t a = 0; a < na; ++a) free[a].insert(0, p.arenas[a].bytes);
   for (size_t s = 0; s < steps; ++s) {
     for (uint32_t b : starts.at(s)) free[p.arena_of[b]].remove(p.offset[b], arena_size(list[b].bytes));
-    for (size_t a = 0; a < na; ++a) p.scratch[s * na + a] = free[a].largest();
+    for (size_t a = 0; a < na; ++a)
+      if (p.arenas[a].largest_first) p.scratch[s * na + a] = free[a].largest();
     for (uint32_t b : ends.at(s)) free[p.arena_of[b]].insert(p.offset[b], arena_size(list[b].bytes));
   }
+}
+
+}  // namespace
+
+void describe_placement(const Graph& g, std::span<const NodeId> order, MemoryPlan& p) {
+  const std::vector<Buffer>& list = p.buffers.list;
+  const size_t steps = order.size();
+  const PerStep starts(steps, p.begin, p.in_arena);
+  if (std::any_of(p.arenas.begin(), p.arenas.end(), [](const DeviceArena& a) { return a.largest_first; }))
+    find_scratch_largest_first(order, p);
 
   // Region ids for the picture, numbered in order of first use.
   const size_t nb = list.size();

@@ -48,9 +48,10 @@ struct MemoryPlan {
 
 // Plans the arena of g's buffers for the nodes run in `order`.
 MemoryPlan plan_memory(const Graph& g, Buffers buffers, std::span<const NodeId> order);
-// plan_memory in two halves: the placement (arenas, offsets), which is all
-// that compares one order with another, then what only the chosen plan
-// needs (each step's scratch, the picture's region ids).
+// plan_memory in two halves: the placement (arenas, offsets, and each
+// step's scratch where best fit placed the arena), which is all that
+// compares one order with another, then what only the chosen plan needs
+// (the scratch of arenas placed largest first, the picture's region ids).
 MemoryPlan place_buffers(const Graph& g, Buffers buffers, std::span<const NodeId> order);
 void describe_placement(const Graph& g, std::span<const NodeId> order, MemoryPlan& p);
 
