@@ -2,7 +2,8 @@
 // small graphs worked out by hand, the lower bound, what shares memory
 // (views, in-place outputs) and what stays out of the arena (outputs,
 // states' new values, what an output is a view of); on random graphs, no two
-// buffers live at once overlap and lower bound <= arena <= sum of sizes.
+// buffers live at once overlap, lower bound <= arena <= sum of sizes, and
+// each step's scratch is the largest range left free.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -205,26 +206,37 @@ TEST_CASE("memory plan: a node with two outputs gets two ranges") {
                                                    backend::dtype_size(g.values[idx].type.dtype)));
 }
 
-TEST_CASE("memory plan: on random graphs no two live buffers overlap, and lower bound <= arena <= sum of sizes") {
-  uint64_t state = 12345;
+namespace {
+
+// A random chain of adds and exps over three sizes of value (16, 40, 100
+// floats); with `inplace`, run through that pass.
+ir::Graph random_graph(uint64_t& state, bool inplace) {
   auto rnd = [&](uint64_t n) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return (state >> 33) % n;
   };
+  ir::Graph g;
+  std::vector<ir::ValueId> pool_of[3];  // values by size
+  const int64_t sizes[3] = {16, 40, 100};
+  for (int k = 0; k < 3; ++k) pool_of[k].push_back(input(g, f32({sizes[k]}), "x"));
+  for (int i = 0; i < 60; ++i) {
+    const int k = int(rnd(3));
+    auto& vs = pool_of[k];
+    ir::ValueId a = vs[rnd(vs.size())], b = vs[rnd(vs.size())];
+    ir::ValueId v = rnd(2) ? add(g, "add", {a, b}) : add(g, "exp", {a});
+    vs.push_back(v);
+  }
+  for (auto& vs : pool_of) output(g, vs.back());
+  if (inplace) nntest::run_pass(g, "inplace");
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("memory plan: on random graphs no two live buffers overlap, and lower bound <= arena <= sum of sizes") {
+  uint64_t state = 12345;
   for (int trial = 0; trial < 20; ++trial) {
-    ir::Graph g;
-    std::vector<ir::ValueId> pool_of[3];  // values by size: 16, 40, 100 floats
-    const int64_t sizes[3] = {16, 40, 100};
-    for (int k = 0; k < 3; ++k) pool_of[k].push_back(input(g, f32({sizes[k]}), "x"));
-    for (int i = 0; i < 60; ++i) {
-      const int k = int(rnd(3));
-      auto& vs = pool_of[k];
-      ir::ValueId a = vs[rnd(vs.size())], b = vs[rnd(vs.size())];
-      ir::ValueId v = rnd(2) ? add(g, "add", {a, b}) : add(g, "exp", {a});
-      vs.push_back(v);
-    }
-    for (auto& vs : pool_of) output(g, vs.back());
-    if (trial % 2) nntest::run_pass(g, "inplace");
+    const ir::Graph g = random_graph(state, trial % 2);
     for (ir::Schedule s : {ir::Schedule::serial, ir::Schedule::bfs, ir::Schedule::greedy}) {
       ir::Plan p = ir::make_plan(g, s);
       const ir::MemoryPlan& m = p.memory_plan;
@@ -245,4 +257,38 @@ TEST_CASE("memory plan: on random graphs no two live buffers overlap, and lower 
         }
     }
   }
+}
+
+TEST_CASE("memory plan: each step's scratch is the largest range no live buffer uses, the lowest of equals") {
+  // Worked out here by sorting the buffers live at each step by offset and
+  // taking the gaps between them and above the last up to the arena's size.
+  uint64_t state = 777;
+  int placed_by[2] = {0, 0};  // arenas placed by best fit, largest first
+  for (int trial = 0; trial < 20; ++trial) {
+    const ir::Graph g = random_graph(state, trial % 2);
+    for (ir::Schedule s : {ir::Schedule::serial, ir::Schedule::greedy}) {
+      const ir::Plan p = ir::make_plan(g, s);
+      const ir::MemoryPlan& m = p.memory_plan;
+      REQUIRE(m.arenas.size() == 1);
+      ++placed_by[m.arenas[0].largest_first];
+      REQUIRE(m.scratch.size() == p.order.size());
+      for (uint32_t step = 0; step < p.order.size(); ++step) {
+        std::vector<std::pair<size_t, size_t>> live;  // (offset, end)
+        for (uint32_t b = 0; b < m.buffers.list.size(); ++b)
+          if (m.in_arena[b] && m.begin[b] <= step && step <= m.end[b])
+            live.push_back({m.offset[b], m.offset[b] + ir::arena_size(m.buffers.list[b].bytes)});
+        std::sort(live.begin(), live.end());
+        live.push_back({m.arena_bytes, m.arena_bytes});
+        std::pair<size_t, size_t> best{0, 0};
+        size_t floor = 0;
+        for (auto [begin, end] : live) {
+          if (begin > floor && begin - floor > best.second) best = {floor, begin - floor};
+          floor = std::max(floor, end);
+        }
+        CHECK(m.scratch[step] == best);
+      }
+    }
+  }
+  CHECK(placed_by[0] > 0);
+  CHECK(placed_by[1] > 0);
 }
