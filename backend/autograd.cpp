@@ -398,8 +398,10 @@ Tensor sum_to(const Tensor& g, const Shape& shape) {
     else if (shape[d - lead] != g.shape()[d])
       throw Error("internal: sum_to cannot sum " + g.type().str() + " to the shape " + shape.str());
   }
-  Tensor s = axes.empty() ? g : sum(g, axes, /*keepdims=*/true);
-  return reshape(s, shape.vec());
+  if (axes.empty()) return reshape(g, shape.vec());
+  // Summing the leading dims away leaves the shape: one op, not two.
+  if (axes.back() < lead) return sum(g, axes, /*keepdims=*/false);
+  return reshape(sum(g, axes, /*keepdims=*/true), shape.vec());
 }
 
 }  // namespace nn::backend

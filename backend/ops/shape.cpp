@@ -214,6 +214,11 @@ Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
       throw Error(head + " (" + std::to_string(n) + " is not a multiple of " + std::to_string(known) + ")");
     resolved[size_t(free_dim)] = n / known;
   }
+  // To its own shape: x itself, as the op would give a view of x with x's
+  // history. No node then, in a trace (backward rules reshape gradients
+  // back to their operand's shape, which they mostly have already).
+  if (!x.weak() && x.ndim() == int(resolved.size()) && std::equal(resolved.begin(), resolved.end(), x.shape().begin()))
+    return x;
   return call(op(OpId::reshape), {x}, Attrs{{"shape", Shape::of(resolved)}});
 }
 

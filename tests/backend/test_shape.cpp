@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "backend/autograd.h"
 #include "tensor_test_util.h"
 
 using namespace nn::backend;
@@ -24,6 +25,17 @@ TEST_CASE("reshape shares memory and resolves -1") {
   CHECK(reshape(make<float>({7}, {1}), {}).shape() == Shape{});
   CHECK(reshape(Tensor::empty({0, 4}, DType::f32), {2, 0, 2}).shape() == Shape{2, 0, 2});
   CHECK(reshape(Tensor::empty({0, 4}, DType::f32), {4, -1}).shape() == Shape{4, 0});
+}
+
+TEST_CASE("reshape to its own shape is the tensor itself, history included") {
+  Tensor x = param(iota({2, 3}));
+  Tensor y = reshape(x, {2, 3});
+  CHECK(y.impl() == x.impl());
+  CHECK(reshape(x, {2, -1}).impl() == x.impl());
+  CHECK(reshape(x, {3, 2}).impl() != x.impl());
+  // d sum(reshape(x) * x) / dx = 2x, as without the reshape.
+  Tensor g = grad(sum(mul(reshape(x, {2, 3}), x)), {x})[0];
+  for (int i = 0; i < 6; ++i) CHECK(g.data<float>()[i] == doctest::Approx(2.0 * i));
 }
 
 TEST_CASE("reshape errors") {
