@@ -225,6 +225,16 @@ void matmul_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attr
 //   db = a^T @ g, likewise;
 // then each is reshaped back to its operand's shape. The operands have one
 // dtype (matmul() casts them first); integer products get no gradient.
+// Products of 2-d float matrices read the transpose in place (matmul_tn,
+// matmul_nt) instead of copying it first.
+
+// x @ y^T, or x^T @ y (tn).
+Tensor times_transposed(const Tensor& x, const Tensor& y, bool tn) {
+  if (x.ndim() == 2 && y.ndim() == 2 && x.dtype() == y.dtype() && is_floating(x.dtype()))
+    return call(op(tn ? OpId::matmul_tn : OpId::matmul_nt), {x, y});
+  return tn ? matmul(transpose(x), y) : matmul(x, transpose(y));
+}
+
 std::vector<Tensor> matmul_backward(const BackwardArgs& args) {
   const Tensor &a = args.inputs[0], &b = args.inputs[1];
   const bool want_a = bw::wants(a) && args.needs_grad(0), want_b = bw::wants(b) && args.needs_grad(1);
@@ -240,15 +250,15 @@ std::vector<Tensor> matmul_backward(const BackwardArgs& args) {
   Tensor g = reshape(args.grads[0], gshape);
 
   Tensor ga, gb;
-  if (want_a) ga = reshape(sum_to(matmul(g, transpose(b2)), a2.shape()), a.shape().vec());
+  if (want_a) ga = reshape(sum_to(times_transposed(g, b2, false), a2.shape()), a.shape().vec());
   if (want_b) {
     if (b2.ndim() == 2 && g.ndim() > 2) {
       // A matrix shared by a batch (x[batch, seq, d] @ w): the batch dims are
       // all a's, so they fold into one product [K, B*M] @ [B*M, N] instead
       // of B products summed afterwards.
-      gb = matmul(transpose(reshape(a2, {-1, k})), reshape(g, {-1, n}));
+      gb = times_transposed(reshape(a2, {-1, k}), reshape(g, {-1, n}), true);
     } else {
-      gb = sum_to(matmul(transpose(a2), g), b2.shape());
+      gb = sum_to(times_transposed(a2, g, true), b2.shape());
     }
     gb = reshape(gb, b.shape().vec());
   }

@@ -1,8 +1,9 @@
 // matmul_tn (a^T @ b) and matmul_nt (a @ b^T) on 2-d float matrices: a
 // transpose read by the GEMM itself (BLAS's trans flags) instead of copied
-// first. Graph mode's `transpose-into-matmul` pass makes them out of a
-// permute feeding a matmul (Owl's pattern 006); scripts never call them, so
-// they have no backward rule (passes run after autodiff).
+// first. matmul's backward rule calls them, and graph mode's
+// `transpose-into-matmul` pass makes them out of a permute feeding a matmul
+// (Owl's pattern 006); scripts never call them, so they have no backward
+// rule (rules run with grad mode off, and passes after autodiff).
 #include <omp.h>
 
 #include <algorithm>
