@@ -1,9 +1,11 @@
-// Attributes as text: "axes=[0, 1], keepdims=false" (the IR printer, and
-// keys for merging equal op calls).
+// Attributes as text: "axes=[0, 1], keepdims=false" (the IR printer), and
+// compared and hashed as that text would be, without making it (passes
+// merging equal op calls).
 #include "backend/attrs.h"
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <charconv>
 #include <variant>
 
@@ -43,7 +45,45 @@ std::string attr_value_text(const AttrValue& v) {
       v);
 }
 
+// Doubles by their bits: 0.0 and -0.0 differ, a NaN equals itself.
+uint64_t bits(double x) { return std::bit_cast<uint64_t>(x); }
+
+bool same_value(const AttrValue& a, const AttrValue& b) {
+  if (a.index() != b.index()) return false;
+  if (const double* x = std::get_if<double>(&a)) return bits(*x) == bits(std::get<double>(b));
+  if (std::holds_alternative<ProgramPtr>(a)) return attr_value_text(a) == attr_value_text(b);
+  return a == b;
+}
+
 }  // namespace
+
+bool Attrs::same_as(const Attrs& o) const {
+  if (items_.size() != o.items_.size()) return false;
+  for (size_t i = 0; i < items_.size(); ++i)
+    if (items_[i].first != o.items_[i].first || !same_value(items_[i].second, o.items_[i].second)) return false;
+  return true;
+}
+
+size_t Attrs::hash() const {
+  size_t h = items_.size();
+  auto mix = [&](size_t x) { h = (h ^ x) * 0x100000001b3ull; };
+  for (const auto& [key, value] : items_) {
+    mix(std::hash<std::string_view>()(key));
+    mix(value.index());
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, double>) mix(bits(x));
+          else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, bool> || std::is_same_v<T, DType>) mix(size_t(x));
+          else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, Shape>)
+            for (int64_t d : x) mix(size_t(d));
+          else if constexpr (std::is_same_v<T, std::string>) mix(std::hash<std::string>()(x));
+          // fused programs: by key and kind only; same_as compares them
+        },
+        value);
+  }
+  return h;
+}
 
 std::string Attrs::str() const {
   std::string s;

@@ -49,6 +49,11 @@ class Attrs {
   const std::vector<std::pair<std::string_view, AttrValue>>& items() const { return items_; }
   bool empty() const { return items_.empty(); }
   std::string str() const;  // "axes=[0, 1], keepdims=false"
+  // Whether o has the same attributes, each equal as its text would be
+  // (doubles bit for bit, fused programs by their steps), without the
+  // text: how passes merge equal op calls. hash() agrees with it.
+  bool same_as(const Attrs& o) const;
+  size_t hash() const;
 
   // The value of `key`, or null.
   const AttrValue* find(std::string_view key) const {

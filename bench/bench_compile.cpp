@@ -4,10 +4,10 @@
 // over the time steps, with, at every step, an output projection of the top
 // layer's h to the vocabulary and its softmax cross-entropy against the next
 // character, the losses summed; then its backward and an Adam step. About
-// 400 traced nodes per time step. 12, 37, 50 and 113 steps make about 5k,
-// 15k, 20k and 45k traced nodes; 50 steps is the model (the shape
-// of the Owl seed's lazy LSTM), which traces 20k nodes here, so the 45k-node
-// graph is the same model over 113 steps. Per size: the traced and optimized
+// 260 traced nodes per time step. 17, 50 and 170 steps make about 5k, 14k
+// and 45k traced nodes; 50 steps is the model (the shape of the Owl
+// seed's lazy LSTM), which traces 14k nodes here, so the 45k-node graph is
+// the same model over 170 steps. Per size: the traced and optimized
 // node counts, the time of each phase (the median of a few compiles), the
 // total, and the time per traced node: a compiler linear in the node count
 // keeps the last column flat. Goal: at most 50 ms in total for the 45k-node
@@ -137,7 +137,7 @@ Phases medians(const std::vector<Phases>& runs) {
 int main(int argc, char** argv) {
   nn::frontend::keep_freed_memory();  // as the nn command does
   int reps = 5;
-  std::vector<int> sizes = {12, 37, 50, 113};
+  std::vector<int> sizes = {17, 50, 170};
   for (int i = 1; i + 1 < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps")) reps = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--steps")) sizes = {std::max(1, std::atoi(argv[i + 1]))};

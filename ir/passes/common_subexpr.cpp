@@ -2,7 +2,6 @@
 // op on the same values with the same attributes compute the same thing;
 // the later one's outputs become the earlier one's. Random ops (each draws
 // anew), stateful ops and host calls are never merged.
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -28,7 +27,7 @@ class CommonSubexpr : public Pass {
   size_t run(Graph& g) override {
     Rewriter rw(g);
     // Calls by a hash of (op, inputs); equal hashes are compared in full,
-    // attributes by their text, and only when the rest agrees.
+    // attributes only when the rest agrees.
     // Open addressing, linear probing: no allocation per node.
     size_t cap = 16;
     while (cap < 2 * g.nodes.size()) cap *= 2;
@@ -36,17 +35,6 @@ class CommonSubexpr : public Pass {
     std::vector<std::pair<size_t, NodeId>> seen(cap, {0, kNone});  // (hash, node)
     size_t merged = 0;
     std::vector<ValueId> in;
-    // Each node's attributes as text, made once when first compared: the
-    // slices of one input (xs[t] for every step t) are all compared.
-    std::vector<std::string> texts(g.nodes.size());
-    std::vector<bool> has_text(g.nodes.size(), false);
-    auto text = [&](NodeId x) -> const std::string& {
-      if (!has_text[x]) {
-        texts[x] = g.nodes[x].attrs.str();
-        has_text[x] = true;
-      }
-      return texts[x];
-    };
     for (NodeId i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
       if (!n.op || n.op->effect != backend::Effect::pure) continue;
@@ -59,7 +47,7 @@ class CommonSubexpr : public Pass {
       // Calls with no inputs (zeros, full: the constants of every backward
       // step) differ only in their attributes: without them in the hash they
       // would all probe one long run of slots.
-      if (n.inputs.empty() && !n.attrs.empty()) h ^= std::hash<std::string>()(text(i));
+      if (n.inputs.empty() && !n.attrs.empty()) h ^= n.attrs.hash();
       h = mix(h);
       NodeId same = kNone;
       size_t slot = h & mask;
@@ -69,7 +57,7 @@ class CommonSubexpr : public Pass {
         if (m.op != n.op || m.inputs.size() != in.size() || m.outputs.size() != n.outputs.size()) continue;
         bool equal = true;
         for (size_t k = 0; k < in.size() && equal; ++k) equal = rw.resolve(m.inputs[k]) == in[k];
-        if (equal && (n.attrs.empty() ? m.attrs.empty() : text(seen[slot].second) == text(i))) same = seen[slot].second;
+        if (equal && n.attrs.same_as(m.attrs)) same = seen[slot].second;
       }
       if (same == kNone) {
         seen[slot] = {h, i};

@@ -41,6 +41,25 @@ TEST_CASE("pass cse: equal pure calls merge, random calls never") {
   CHECK(g.nodes[5].inputs == std::vector<ir::ValueId>{1, 1});  // exp + exp: both read the one exp
 }
 
+TEST_CASE("pass cse: attributes equal as their text; 0.0 and -0.0 differ; calls of no inputs merge by attributes") {
+  ir::Graph g;
+  auto full = [&](double v) {
+    return add(g, "full", {}, {{"shape", backend::Shape({2})}, {"dtype", backend::DType::f32}, {"value", v}});
+  };
+  ir::ValueId z = full(0.0), z2 = full(0.0), nz = full(-0.0), h = full(0.5), h2 = full(0.5);
+  for (ir::ValueId v : {z, z2, nz, h, h2}) output(g, add(g, "exp", {v}));
+  CHECK(run_pass(g, "cse") == 4);  // the second 0 and 0.5, then the exps reading them
+  CHECK(ops(g) == "full full full exp exp exp");
+  CHECK(g.nodes[1].attrs.get<double>("value") == 0.0);
+  CHECK(std::signbit(g.nodes[1].attrs.get<double>("value")));  // -0.0 kept apart
+  backend::Attrs a{{"axes", std::vector<int64_t>{0, 1}}, {"value", 0.5}};
+  CHECK(a.same_as(backend::Attrs{{"axes", std::vector<int64_t>{0, 1}}, {"value", 0.5}}));
+  CHECK(a.hash() == backend::Attrs{{"axes", std::vector<int64_t>{0, 1}}, {"value", 0.5}}.hash());
+  CHECK_FALSE(a.same_as(backend::Attrs{{"axes", std::vector<int64_t>{0}}, {"value", 0.5}}));
+  CHECK_FALSE(a.same_as(backend::Attrs{{"value", 0.5}, {"axes", std::vector<int64_t>{0, 1}}}));  // order, as the text
+  CHECK_FALSE(a.same_as(backend::Attrs{{"axes", std::vector<int64_t>{0, 1}}, {"value", int64_t(0)}}));
+}
+
 TEST_CASE("pass constant-fold: a subgraph of constants becomes one constant") {
   ir::Graph g;
   ir::ValueId x = input(g, f32({2}), "x");
