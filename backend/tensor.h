@@ -13,11 +13,16 @@
 namespace nn::backend {
 
 // Type of a tensor without its data: what type rules read and write.
+// `weak` sits beside `dtype`, in what would be padding: the IR keeps one
+// type per value, and its passes read values by the tens of thousands.
 struct TensorType {
+  TensorType() = default;
+  TensorType(DType dtype, Shape shape, Device* device = nullptr, bool weak = false)
+      : dtype(dtype), weak(weak), shape(shape), device(device) {}
   DType dtype = DType::f32;
+  bool weak = false;  // a host number wrapped as a 0-d tensor (promotion, SPEC §3)
   Shape shape;
   Device* device = nullptr;
-  bool weak = false;  // a host number wrapped as a 0-d tensor (promotion, SPEC §3)
   std::string str() const;  // "f32[2, 3]"
   size_t nbytes() const { return size_t(shape.numel()) * dtype_size(dtype); }
 };

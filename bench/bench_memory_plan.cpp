@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
     std::sort(ta.begin(), ta.end());
     std::sort(ts.begin(), ts.end());
     size_t inplace = 0;
-    for (const auto& node : g.nodes) inplace += !node.overwrites.empty();
+    for (const auto& node : g.nodes) inplace += !node.overwrites().empty();
     std::printf("   %8zu %12.2f %12.2f %16zu\n", g.nodes.size(), ta[2], ts[2], inplace);
   }
 

@@ -348,7 +348,7 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   ir::Graph g = tr.finish(traced.outputs);
   if (!cg) {
     Signature made;
-    for (ir::ValueId v : g.inputs) made.push_back({g.values[v].name, true, g.values[v].type, {}});
+    for (ir::ValueId v : g.inputs) made.push_back({g.name_of(v), true, g.values[v].type, {}});
     cg = &add_entry(cache, std::move(made), span, why);
   }
   cg->autocast = backend::autocast_dtype();

@@ -76,7 +76,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
     out.clear();
     try {
       if (!n.op) {
-        n.host->fn(in);
+        n.host()->fn(in);
       } else if (n.op->view) {
         size_t at = 0;
         for (ValueId o : n.outputs) {

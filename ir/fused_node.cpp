@@ -99,7 +99,8 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
   prog->steps.reserve(members.size());
   static thread_local std::unordered_map<uint64_t, uint32_t> earlier;  // step by (op, operands) hash
   earlier.clear();
-  node.parts.reserve(members.size());
+  std::vector<Part> parts;
+  parts.reserve(members.size());
   for (NodeId m : members) {
     const Node& src = g.nodes[m];
     backend::FusedProgram::Step st{src.op, src.attrs, {}, g.values[src.outputs[0]].type.dtype};
@@ -138,7 +139,7 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
     }
     out = {Kind::step, uint32_t(prog->steps.size())};
     prog->steps.push_back(std::move(st));
-    node.parts.push_back({src.loc, src.scope, src.phase});
+    parts.push_back({src.loc, src.scope, src.phase});
   }
   for (NodeId m : members) {
     const ValueId v = g.nodes[m].outputs[0];
@@ -149,6 +150,7 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
     }
   }
   prog->num_inputs = uint32_t(node.inputs.size());
+  node.set_parts(std::move(parts));
   node.attrs.set("program", backend::ProgramPtr(std::move(prog)));
   return node;
 }

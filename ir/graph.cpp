@@ -25,7 +25,7 @@ const char* phase_name(Phase p) {
 
 const std::string& Node::name() const {
   static const std::string none;
-  return op ? op->name : host ? host->name : none;
+  return op ? op->name : host() ? host()->name : none;
 }
 
 // Built in place: a Value or Node moved into the vector costs as much as
@@ -34,7 +34,10 @@ ValueId Graph::add_value(const backend::TensorType& type, Role role, std::string
   Value& v = values.emplace_back();
   v.type = type;
   v.role = role;
-  v.name = std::move(name);
+  if (!name.empty()) {
+    v.name = uint32_t(names.size());
+    names.push_back(std::move(name));
+  }
   return ValueId(values.size() - 1);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,14 +39,16 @@ const char* phase_name(Phase p);
 // A source location; ir/ does not read it, the frontend renders it.
 using Loc = backend::SourceLoc;
 
+// Passes read values by the tens of thousands: the record stays small (its
+// name, which only inputs have, is kept in the graph).
 struct Value {
   backend::TensorType type;
-  Role role = Role::intermediate;
-  bool output = false;      // handed to the host after each run
+  backend::Tensor captured; // param, state, constant: the tensor itself
   NodeId producer = kNone;  // kNone for everything but intermediates
   uint32_t index = 0;       // which output of its producer
-  std::string name;         // inputs: the argument or variable name
-  backend::Tensor captured; // param, state, constant: the tensor itself
+  uint32_t name = 0;        // inputs: the argument or variable name, as an index into Graph::names
+  Role role = Role::intermediate;
+  bool output = false;      // handed to the host after each run
 };
 
 // Where one step of a fused node's program came from: the source line, the
@@ -67,11 +70,11 @@ inline std::shared_ptr<const HostCall> host_call(std::string name, HostFn fn = {
   return std::make_shared<const HostCall>(HostCall{std::move(name), std::move(fn)});
 }
 
+// Passes move and read nodes by the tens of thousands: what only a few
+// nodes have (a host call, a fused node's parts, in-place outputs) is kept
+// out of line, so that the common record stays small.
 struct Node {
   const backend::OpDef* op = nullptr;  // null: a host call
-  // A host call's name and function; shared and never changed, so that the
-  // node stays small and cheap to copy and move (passes move every node).
-  std::shared_ptr<const HostCall> host;
   backend::Attrs attrs;
   ValueList inputs;
   ValueList outputs;
@@ -82,11 +85,28 @@ struct Node {
   // `recompute` pass): every order runs it right after the node before it,
   // never ahead in the forward, where it would undo the saving.
   bool recomputed = false;
+
+  Node() = default;
+  Node(const Node& o) : Node(o, 0) {}
+  Node(Node&&) noexcept = default;
+  Node& operator=(const Node& o) { return *this = Node(o); }
+  Node& operator=(Node&&) noexcept = default;
+
+  // A host call's name and function; shared and never changed.
+  const std::shared_ptr<const HostCall>& host() const { return rare_ ? rare_->host : kNoHost; }
+  void set_host(std::shared_ptr<const HostCall> h) { rare().host = std::move(h); }
   // A fused node (attribute `program`): one part per step of its program.
-  std::vector<Part> parts;
+  std::span<const Part> parts() const { return rare_ ? std::span<const Part>(rare_->parts) : std::span<const Part>(); }
+  void set_parts(std::vector<Part> p) { rare().parts = std::move(p); }
   // Per output: the input whose memory it overwrites (that input dies here),
   // or -1. Set by the `inplace` pass (ir/passes/inplace.cpp); empty: none.
-  std::vector<int32_t> overwrites;
+  std::span<const int32_t> overwrites() const {
+    return rare_ ? std::span<const int32_t>(rare_->overwrites) : std::span<const int32_t>();
+  }
+  void set_overwrites(std::vector<int32_t> o) { rare().overwrites = std::move(o); }
+  // The input output i overwrites, or -1.
+  int overwritten_input(size_t i) const { return i < overwrites().size() ? overwrites()[i] : -1; }
+
   const std::string& name() const;
   bool is(backend::OpId id) const { return op && op->id == id; }
   // Random ops, collectives and host calls keep their trace order in every
@@ -95,8 +115,22 @@ struct Node {
   bool ordered_effect() const {
     return !op || op->effect == backend::Effect::random || op->effect == backend::Effect::collective;
   }
-  // The input output i overwrites, or -1.
-  int overwritten_input(size_t i) const { return i < overwrites.size() ? overwrites[i] : -1; }
+
+ private:
+  struct Rare {
+    std::shared_ptr<const HostCall> host;
+    std::vector<Part> parts;
+    std::vector<int32_t> overwrites;
+  };
+  static inline const std::shared_ptr<const HostCall> kNoHost;
+  std::unique_ptr<Rare> rare_;
+  Node(const Node& o, int)
+      : op(o.op), attrs(o.attrs), inputs(o.inputs), outputs(o.outputs), loc(o.loc), scope(o.scope), phase(o.phase),
+        recomputed(o.recomputed), rare_(o.rare_ ? std::make_unique<Rare>(*o.rare_) : nullptr) {}
+  Rare& rare() {
+    if (!rare_) rare_ = std::make_unique<Rare>();
+    return *rare_;
+  }
 };
 
 // An nn function call during the trace; scope 0 is the graph itself.
@@ -115,6 +149,7 @@ struct StateUpdate {
 struct Graph {
   std::string name;
   std::vector<Value> values;
+  std::vector<std::string> names{std::string()};  // Value::name indexes it; 0 is no name
   std::vector<Node> nodes;
   std::vector<Scope> scopes{Scope{}};
   std::vector<ValueId> inputs;   // arguments, in the order a run binds them
@@ -124,6 +159,7 @@ struct Graph {
   std::function<std::string(const Loc&)> locate;
 
   ValueId add_value(const backend::TensorType& type, Role role, std::string name = {});
+  const std::string& name_of(ValueId v) const { return names[values[v].name]; }
   // The node that makes v when its op is `id`, else kNone.
   NodeId producer_if(ValueId v, backend::OpId id) const {
     const NodeId p = values[v].producer;

@@ -32,7 +32,7 @@ void append_ids(std::string& out, const std::vector<ValueId>& ids) {
 // "%3 name: f32[2]" or "%3: f32[2]" when the value has no name.
 std::string named_value(const Graph& g, ValueId v) {
   std::string s = (std::string("%") += std::to_string(v));
-  if (v < g.values.size() && !g.values[v].name.empty()) s += " " + g.values[v].name;
+  if (v < g.values.size() && !g.name_of(v).empty()) s += " " + g.name_of(v);
   return s + ": " + type_text(g, v);
 }
 
@@ -76,7 +76,7 @@ std::string program_lines(const Graph& g, const Node& n) {
     if (st.dtype != p.compute) line += " : " + std::string(backend::dtype_name(st.dtype));
     for (size_t o = 0; o < p.outputs.size() && o < n.outputs.size(); ++o)
       if (p.outputs[o] == s) line += " -> %" + std::to_string(n.outputs[o]);
-    if (s < n.parts.size()) append_where(line, g.where(n.parts[s].loc));
+    if (s < n.parts().size()) append_where(line, g.where(n.parts()[s].loc));
     out += line + "\n";
   }
   return out;
@@ -106,7 +106,7 @@ std::string node_line(const Graph& g, const Node& n) {
   }
   if (fused) line += " {";
   // A fused node's parts have their own lines; a matmul_epilogue's GEMM is its own.
-  if (!fused || n.parts.empty() || n.parts[0].loc.begin != n.loc.begin || n.parts[0].loc.file != n.loc.file)
+  if (!fused || n.parts().empty() || n.parts()[0].loc.begin != n.loc.begin || n.parts()[0].loc.file != n.loc.file)
     append_where(line, n.recomputed ? "recomputed " + g.where(n.loc) : g.where(n.loc));
   return fused ? line + "\n" + program_lines(g, n) + "    }" : line;
 }

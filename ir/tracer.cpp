@@ -205,7 +205,7 @@ bool Tracer::on_dispatch(const backend::OpDef& op, std::span<const backend::Tens
 
 void Tracer::add_host_call(std::string name, std::span<const backend::Tensor> in, HostFn fn) {
   NodeId n = append(nullptr, in, {}, {});
-  graph_.nodes[n].host = host_call(std::move(name), std::move(fn));
+  graph_.nodes[n].set_host(host_call(std::move(name), std::move(fn)));
 }
 
 std::string Tracer::origin(const backend::Tensor& t) const {

@@ -103,14 +103,14 @@ class Verifier {
   // the bytes must be the same.
   void check_overwrites(NodeId n) {
     const Node& node = g_.nodes[n];
-    if (node.overwrites.empty()) return;
-    if (node.overwrites.size() != node.outputs.size()) {
-      problem(label(g_, n) + (std::string(": says what ") += std::to_string(node.overwrites.size())) +
+    if (node.overwrites().empty()) return;
+    if (node.overwrites().size() != node.outputs.size()) {
+      problem(label(g_, n) + (std::string(": says what ") += std::to_string(node.overwrites().size())) +
               " outputs overwrite, but has " + std::to_string(node.outputs.size()));
       return;
     }
     for (size_t i = 0; i < node.outputs.size(); ++i) {
-      const int k = node.overwrites[i];
+      const int k = node.overwrites()[i];
       if (k < 0) continue;
       std::string slot = label(g_, n) + (std::string(": output ") += std::to_string(i));
       if (size_t(k) >= node.inputs.size()) {

@@ -222,7 +222,7 @@ class Writer final : public ExportContext {
       const ir::ValueId v = g_.inputs[k];
       const ir::Value& val = g_.values[v];
       Slot& s = slot(v);
-      s.name = k < opt_.inputs.size() ? opt_.inputs[k] : val.name.empty() ? numbered("input", k) : val.name;
+      s.name = k < opt_.inputs.size() ? opt_.inputs[k] : g_.name_of(v).empty() ? numbered("input", k) : g_.name_of(v);
       const bool batched = opt_.dynamic_batch && val.type.shape.ndim() >= 1;
       if (batched) {
         const int64_t n = val.type.shape[0];
@@ -253,7 +253,7 @@ class Writer final : public ExportContext {
   void write_node(const ir::Node& n) {
     node_ = &n;
     if (!n.op)
-      fail_at(n, "a host call (" + (n.host ? n.host->name : std::string("?")) + ") runs on the host, not in a model");
+      fail_at(n, "a host call (" + (n.host() ? n.host()->name : std::string("?")) + ") runs on the host, not in a model");
     if (n.phase != ir::Phase::forward)
       fail_at(n, "it is part of a backward or optimizer step; save_onnx writes a forward pass");
     const ExportEntry* e = find_export(n.op->id);

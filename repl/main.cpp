@@ -93,7 +93,7 @@ void write_onnx(const Interpreter& interp, const nn::ir::Graph& g, const std::st
   nn::onnx_io::ExportOptions options;
   options.graph_name = g.name;
   options.name_of = [&interp](const nn::backend::Tensor& t) { return interp.user_name(t); };
-  for (nn::ir::ValueId v : g.inputs) options.inputs.push_back(g.values[v].name);
+  for (nn::ir::ValueId v : g.inputs) options.inputs.push_back(g.name_of(v));
   for (size_t i = 0; i < g.outputs.size(); ++i)
     options.outputs.push_back(g.outputs.size() == 1 ? "output" : "output" + std::to_string(i));
   nn::onnx_io::save(g, options, path);

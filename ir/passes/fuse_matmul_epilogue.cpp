@@ -82,7 +82,7 @@ class FuseMatmulEpilogue : public Pass {
       e.inputs = std::move(inputs);
       e.outputs = epilogue.outputs;
       e.attrs = backend::Attrs{{"ta", ta}, {"tb", tb}, {"program", backend::ProgramPtr(std::move(prog))}};
-      e.parts = std::move(epilogue.parts);
+      e.set_parts({epilogue.parts().begin(), epilogue.parts().end()});
       e.loc = g.nodes[i].loc;  // the node's own line is the GEMM's
       e.scope = g.nodes[i].scope;
       e.phase = g.nodes[i].phase;

@@ -61,7 +61,7 @@ class Inplace : public Pass {
     size_t changed = 0;
     for (NodeId i = 0; i < g.nodes.size(); ++i) {
       Node& n = g.nodes[i];
-      n.overwrites.clear();
+      n.set_overwrites({});
       if (n.op && n.op->view) {
         for (ValueId o : n.outputs) home_[o] = home_[n.inputs[0]];
         continue;
@@ -88,7 +88,7 @@ class Inplace : public Pass {
           break;
         }
       }
-      if (any) n.overwrites = std::move(ow);
+      if (any) n.set_overwrites(std::move(ow));
     }
     return changed;
   }

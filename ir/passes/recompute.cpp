@@ -133,7 +133,7 @@ class Recompute : public Pass {
     n.inputs = std::move(in);
     n.loc = from.loc;
     n.scope = from.scope;
-    n.parts = from.parts;
+    if (!from.parts().empty()) n.set_parts({from.parts().begin(), from.parts().end()});
     n.phase = phase;
     n.recomputed = true;
     const ValueId copy = g_->add_value(type, Role::intermediate);

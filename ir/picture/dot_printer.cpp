@@ -169,7 +169,7 @@ class DotWriter {
     const Value& val = g_.values[x];
     std::vector<std::string> lines;
     const NodeId p = val.producer;
-    const std::string& name = d_.name_of(x).empty() ? val.name : d_.name_of(x);
+    const std::string& name = d_.name_of(x);
     if (val.role == Role::intermediate)  // made outside the group this view draws
       lines.push_back("from " + (p < g_.nodes.size() ? g_.nodes[p].name() : std::string("?")));
     else
@@ -226,7 +226,7 @@ class DotWriter {
       }
     for (ValueId x : node.outputs)
       if (x < writes_.size() && writes_[x] != kNone) {
-        const std::string& st = d_.name_of(writes_[x]).empty() ? g_.values[writes_[x]].name : d_.name_of(writes_[x]);
+        const std::string& st = d_.name_of(writes_[x]);
         lines.push_back("writes " + (st.empty() ? "%" + std::to_string(writes_[x]) : st));
       }
     for (ValueId x : node.outputs)

@@ -33,8 +33,9 @@ Drawing::Drawing(const Graph& g, DrawOptions opt)
       opt_(std::move(opt)) {}
 
 const std::string& Drawing::name_of(ValueId v) const {
+  if (v < opt_.names.size() && !opt_.names[v].empty()) return opt_.names[v];
   static const std::string none;
-  return v < opt_.names.size() ? opt_.names[v] : none;
+  return v < g_->values.size() ? g_->name_of(v) : none;
 }
 
 std::string Drawing::memory_text(ValueId v) const {
@@ -58,7 +59,7 @@ bool Drawing::in_labels(ValueId v) const {
 std::string Drawing::inline_text(ValueId v) const {
   if (v >= g_->values.size() || !in_labels(v)) return {};
   const Value& val = g_->values[v];
-  const std::string& name = name_of(v).empty() ? val.name : name_of(v);
+  const std::string& name = name_of(v);
   const std::string id = name.empty() ? "%" + std::to_string(v) + " " + val.type.str() : name;
   if (val.role == Role::param || val.role == Role::state) return std::string(role_name(val.role)) + " " + id;
   const backend::Tensor& t = val.captured;

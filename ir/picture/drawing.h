@@ -72,7 +72,7 @@ class Drawing {
   uint32_t block_of(ValueId v) const { return v < opt_.block_of_value.size() ? opt_.block_of_value[v] : kNone; }
   // The memory picture's line for v ("block 3, 2 readers", "no block"); "" when it is off.
   std::string memory_text(ValueId v) const;
-  // The script's name of value v, or "".
+  // The script's name of value v (else the graph's own name of it, an input's), or "".
   const std::string& name_of(ValueId v) const;
   // Whether node n is drawn in views of `root` (it sits in root's group or below).
   bool under(uint32_t root, NodeId n) const { return groups_.contains(root, groups_.group_of(n)); }

@@ -11,6 +11,7 @@ Graph expand_fused(const Graph& g, std::vector<std::vector<NodeId>>& groups) {
   Graph x;
   x.name = g.name;
   x.values = g.values;
+  x.names = g.names;
   x.scopes = g.scopes;
   x.inputs = g.inputs;
   x.outputs = g.outputs;
@@ -77,10 +78,10 @@ Graph expand_fused(const Graph& g, std::vector<std::vector<NodeId>>& groups) {
       }
       if (step_value[s] == kNone) step_value[s] = x.add_value(type(st.dtype), Role::intermediate);
       part.outputs = {step_value[s]};
-      if (s < n.parts.size()) {
-        part.loc = n.parts[s].loc;
-        part.scope = n.parts[s].scope;
-        part.phase = n.parts[s].phase;
+      if (s < n.parts().size()) {
+        part.loc = n.parts()[s].loc;
+        part.scope = n.parts()[s].scope;
+        part.phase = n.parts()[s].phase;
       }
       group.push_back(append(std::move(part)));
     }

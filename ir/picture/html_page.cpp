@@ -156,7 +156,7 @@ class PageWriter {
   void add_value(ValueId x, const std::string& view) {
     if (!values_.insert(x).second) return;  // drawn in several views: described once
     const Value& val = g_.values[x];
-    const std::string& name = d_.name_of(x).empty() ? val.name : d_.name_of(x);
+    const std::string& name = d_.name_of(x);
     Item item;
     item.text("kind", "value").text("label", std::string(role_name(val.role)) + (name.empty() ? "" : " ") + name);
     item.text("types", val.type.str()).number("bytes", bytes_of(val.type)).text("block", d_.memory_text(x));

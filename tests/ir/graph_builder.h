@@ -72,4 +72,7 @@ inline std::string ops(const nn::ir::Graph& g) {
   return s;
 }
 
+// Node::overwrites as a vector, to compare.
+inline std::vector<int32_t> overwrites_of(const nn::ir::Node& n) { return {n.overwrites().begin(), n.overwrites().end()}; }
+
 }  // namespace nntest

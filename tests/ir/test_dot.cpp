@@ -158,7 +158,7 @@ TEST_CASE("dot: params, state and small constants are written into labels") {
   NodeId opt = add_op(g, "add", {step, out_of(g, bw)}, f32({}), 0, ir::Phase::optimizer);
   g.updates.push_back({step, out_of(g, opt)});
   NodeId print = g.add_node(nullptr, {out_of(g, opt)}, {}, {});
-  g.nodes[print].host = ir::host_call("print");
+  g.nodes[print].set_host(ir::host_call("print"));
   g.nodes[print].loc = {1, 40, 52};
   g.nodes[0].loc = {1, 7, 9};
   g.locate = [](const ir::Loc& l) { return "mlp.nn:" + std::to_string(l.begin); };

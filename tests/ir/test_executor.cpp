@@ -114,8 +114,8 @@ TEST_CASE("schedule: BFS is a valid order and keeps host calls in trace order") 
   std::vector<int> printed;
   auto print_node = [&](ir::ValueId v, int tag) {
     ir::NodeId n = g.add_node(nullptr, {v}, {}, {});
-    g.nodes[n].host = ir::host_call(
-        "print", [&printed, tag](std::span<const backend::Tensor>) { printed.push_back(tag); });
+    g.nodes[n].set_host(ir::host_call(
+        "print", [&printed, tag](std::span<const backend::Tensor>) { printed.push_back(tag); }));
   };
   ir::ValueId a = add(g, "exp", {x});
   ir::ValueId b = add(g, "exp", {a});

@@ -92,7 +92,7 @@ TEST_CASE("fuse-elementwise: a member read outside the group is an output of the
   CHECK(ops(g) == "fused sum");
   CHECK(g.nodes[0].outputs.size() == 2);  // exp's result (read by sum) and b
   CHECK(backend::program_text(backend::program_of(g.nodes[0].attrs)) == "f32: t0 = exp(i0); t1 = mul(t0, t0) -> t0, t1");
-  CHECK(g.nodes[0].parts.size() == 2);
+  CHECK(g.nodes[0].parts().size() == 2);
 }
 
 // Twin recomputed steps (the same op of the same operands, as recompute
@@ -111,7 +111,7 @@ TEST_CASE("fuse-elementwise: a recomputed step equal to an earlier one is that s
   CHECK(ops(g) == "fused");
   CHECK(backend::program_text(backend::program_of(g.nodes[0].attrs)) ==
         "f32: t0 = tanh(i0); t1 = mul(t0, t0); t2 = add(t1, t0) -> t0, t2");
-  CHECK(g.nodes[0].parts.size() == 3);
+  CHECK(g.nodes[0].parts().size() == 3);
   backend::Tensor in = backend::Tensor::empty(backend::Shape({3}), backend::DType::f32);
   const float xs[] = {0.0f, 0.5f, -1.0f};
   std::copy(xs, xs + 3, in.data<float>());
@@ -155,7 +155,7 @@ TEST_CASE("fuse-elementwise: random ops and host calls split groups and keep the
   ir::ValueId x = input(g, f32({4}), "x");
   ir::ValueId a = add(g, "neg", {add(g, "exp", {x})});
   ir::NodeId pr = g.add_node(nullptr, {a}, {}, {});
-  g.nodes[pr].host = ir::host_call("print");
+  g.nodes[pr].set_host(ir::host_call("print"));
   ir::ValueId r = add(g, "rand", {}, {{"shape", backend::Shape({4})}, {"dtype", backend::DType::f32}});
   output(g, add(g, "relu", {add(g, "mul", {a, r})}));
   CHECK(run_pass(g, "fuse-elementwise") == 2);
@@ -261,7 +261,7 @@ TEST_CASE("inplace after fusion: an sgd update runs in its param's and buffer's 
   REQUIRE(update.inputs.size() == 3);
   CHECK(update.inputs[0] == m);
   CHECK(update.inputs[2] == p);
-  CHECK(update.overwrites == std::vector<int32_t>{0, 2});  // m's new value over m, p's over p, not over the gradient
+  CHECK(overwrites_of(update) == std::vector<int32_t>{0, 2});  // m's new value over m, p's over p, not over the gradient
   backend::Tensor gv = counting(backend::Shape({2, 4}), 0.5f);  // rows -1 -0.5 0 0.5 and 1 1.5 2 -1: sums 0 1 2 -0.5
   for (int step = 1; step <= 2; ++step) ir::run(g, ir::make_plan(g), std::span(&gv, 1));
   // Two steps from zero: m = g then 1.9 g; p = -0.1 g - 0.19 g.
@@ -289,7 +289,7 @@ TEST_CASE("inplace after fusion: a GEMM epilogue writes over its program's dying
   CHECK(run_pass(fused, "fuse-matmul-epilogue") == 1);
   CHECK(ops(fused) == "matmul matmul_epilogue");
   CHECK(run_pass(fused, "inplace") == 1);
-  CHECK(fused.nodes.back().overwrites == std::vector<int32_t>{2});
+  CHECK(overwrites_of(fused.nodes.back()) == std::vector<int32_t>{2});
   std::vector<backend::Tensor> args = {counting(backend::Shape({8, 4}), 0.5f), counting(backend::Shape({4, 3}), 0.25f),
                                        counting(backend::Shape({4, 3}), -0.5f)};
   const std::vector<float> want = values(ir::run(plain, ir::make_plan(plain), args)[0]);

@@ -222,7 +222,7 @@ TEST_CASE("inplace: a node with two outputs writes each over a different dying i
   ir::ValueId s = g.nodes[n].outputs[0], d = g.nodes[n].outputs[1];
   output(g, add(g, "mul", {s, d}));
   CHECK(nntest::run_pass(g, "inplace") == 3);  // the two outputs, and mul over s
-  CHECK(g.nodes[n].overwrites == std::vector<int32_t>{0, 1});
+  CHECK(overwrites_of(g.nodes[n]) == std::vector<int32_t>{0, 1});
   CHECK(overwrites(g, a) == -1);
   for (ir::MemoryMode mode : {ir::MemoryMode::arena, ir::MemoryMode::pool}) {
     backend::Tensor in = backend::full(backend::Shape({3}), 1.0);
@@ -238,14 +238,14 @@ TEST_CASE("inplace: the verifier refuses an output written over an input of othe
   ir::ValueId y = input(g, f32({3}), "y");
   ir::ValueId s = add(g, "add", {x, y});
   output(g, s);
-  g.nodes[0].overwrites = {1};
+  g.nodes[0].set_overwrites({1});
   std::vector<std::string> p = ir::verify(g);
   REQUIRE(p.size() == 1);
   CHECK(p[0] == "node 0 (add): output 0 f32[2, 3] overwrites input 1 f32[3], of other bytes");
-  g.nodes[0].overwrites = {2};
+  g.nodes[0].set_overwrites({2});
   p = ir::verify(g);
   REQUIRE(p.size() == 1);
   CHECK(p[0] == "node 0 (add): output 0 overwrites input 2, which does not exist");
-  g.nodes[0].overwrites = {0};
+  g.nodes[0].set_overwrites({0});
   CHECK(ir::verify(g).empty());
 }

@@ -149,7 +149,7 @@ TEST_CASE("memory plan: views share their root's range, an in-place output its i
   output(g, add(g, "sum", {b}, all));    // outputs: not in the arena
   output(g, add(g, "sum", {c}, {{"axes", std::vector<int64_t>{0, 1}}, {"keepdims", false}}));
   nntest::run_pass(g, "inplace");
-  REQUIRE(g.nodes[g.values[b].producer].overwrites == std::vector<int32_t>{0});
+  REQUIRE(overwrites_of(g.nodes[g.values[b].producer]) == std::vector<int32_t>{0});
   ir::MemoryPlan m = ir::plan_memory(g, ir::find_buffers(g), trace_order(g));
   CHECK(m.buffers.of_value[v] == m.buffers.of_value[a]);
   CHECK(m.buffers.of_value[b] == m.buffers.of_value[a]);

@@ -20,7 +20,7 @@ TEST_CASE("pass dead-code: unread pure nodes go, random ops and host calls stay"
   add(g, "exp", {add(g, "neg", {x})});                                       // read by nobody
   add(g, "rand", {}, {{"shape", backend::Shape({3})}, {"dtype", backend::DType::f32}});  // a draw
   ir::NodeId p = g.add_node(nullptr, {x}, {}, {});
-  g.nodes[p].host = ir::host_call("print");
+  g.nodes[p].set_host(ir::host_call("print"));
   output(g, add(g, "relu", {x}));
   CHECK(run_pass(g, "dead-code") == 2);
   CHECK(ops(g) == "rand print relu");

@@ -36,7 +36,7 @@ ir::Graph tiny_graph() {
   ir::ValueId total = g.nodes[sum].outputs[0];
 
   ir::NodeId pr = g.add_node(nullptr, {total}, {}, {});
-  g.nodes[pr].host = ir::host_call("print");
+  g.nodes[pr].set_host(ir::host_call("print"));
   g.nodes[pr].loc = {1, 12, 14};
 
   ir::NodeId up = g.add_node(&backend::op("add"), {s, y}, {}, {f32({2, 4})});

@@ -45,8 +45,8 @@ TEST_CASE("schedule: BFS and greedy are valid orders and keep host calls and ran
   std::vector<int> printed;
   auto print_node = [&](ir::ValueId v, int tag) {
     ir::NodeId n = g.add_node(nullptr, {v}, {}, {});
-    g.nodes[n].host = ir::host_call(
-        "print", [&printed, tag](std::span<const backend::Tensor>) { printed.push_back(tag); });
+    g.nodes[n].set_host(ir::host_call(
+        "print", [&printed, tag](std::span<const backend::Tensor>) { printed.push_back(tag); }));
     return n;
   };
   backend::Attrs r{{"shape", backend::Shape({2})}, {"dtype", backend::DType::f32}};
@@ -87,7 +87,7 @@ TEST_CASE("schedule: a node overwriting an input runs after every other reader o
   output(g, N);
   for (auto& p : ir::default_passes())
     if (std::string(p->name()) == "inplace") p->run(g);
-  REQUIRE(g.nodes[g.values[N].producer].overwrites == std::vector<int32_t>{0});
+  REQUIRE(overwrites_of(g.nodes[g.values[N].producer]) == std::vector<int32_t>{0});
   for (ir::Schedule s : {ir::Schedule::serial, ir::Schedule::bfs, ir::Schedule::greedy, ir::Schedule::frees_first}) {
     std::vector<ir::NodeId> order = ir::schedule(g, s);
     check_valid(g, order);

@@ -29,7 +29,7 @@ ir::Graph sound_graph() {
   ir::NodeId add = g.add_node(&backend::op("add"), {g.nodes[mm].outputs[0], s}, {}, {f32({2, 4})});
   ir::NodeId relu = g.add_node(&backend::op("relu"), {g.nodes[add].outputs[0]}, {}, {f32({2, 4})});
   ir::NodeId pr = g.add_node(nullptr, {g.nodes[relu].outputs[0]}, {}, {});
-  g.nodes[pr].host = ir::host_call("print");
+  g.nodes[pr].set_host(ir::host_call("print"));
   g.updates.push_back({s, g.nodes[add].outputs[0]});
   g.outputs = {g.nodes[relu].outputs[0]};
   return g;
