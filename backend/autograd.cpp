@@ -110,7 +110,7 @@ class BackwardWalk {
       const WalkNode& w = nodes_[k];
       if (at < w.node->inputs.size()) {
         ++stack.back().second;
-        if (GradNode* c = w.node->inputs[at].impl()->grad_fn.get()) {
+        if (GradNode* c = w.node->recorded[at].maker) {
           const size_t slot = w.first_input + at;
           auto known = index_.find(c);
           makers_[slot] = known != index_.end() ? known->second : visit(c);  // visit may move nodes_ and the stack
@@ -217,7 +217,7 @@ class BackwardWalk {
   static void check_unchanged(const GradNode& n) {
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Tensor& t = n.inputs[i];
-      if (!t.defined() || t.block()->version() == n.versions[i]) continue;
+      if (!t.defined() || t.block()->version() == n.recorded[i].version) continue;
       throw ChangedInPlace("grad: " + t.type().str() + ", input " + std::to_string(i) + " of " + n.op->name +
                                ", was changed in place after " + n.op->name +
                                " used it, so its gradient would be wrong; compute the loss again after the change, "
@@ -350,8 +350,10 @@ void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, 
   std::shared_ptr<GradNode> node(new GradNode(), NodeDeleter());
   node->op = &op;
   node->inputs.assign(in.begin(), in.end());
-  node->versions.reserve(in.size());
-  for (const Tensor& t : in) node->versions.push_back(t.defined() ? t.block()->version() : 0);
+  node->recorded.reserve(in.size());
+  for (const Tensor& t : in)
+    node->recorded.push_back(t.defined() ? GradNode::Recorded{t.impl()->grad_fn.get(), t.block()->version()}
+                                         : GradNode::Recorded{nullptr, 0});
   node->loc = script_loc();
   if (const DispatchHook* hook = dispatch_hook()) node->group = hook->group();
   node->attrs = attrs;

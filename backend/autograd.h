@@ -17,10 +17,17 @@ struct GradNode {
   std::vector<Tensor> inputs;   // keep their own grad_fn: the path further back
   std::vector<Tensor> outputs;  // detached views: no cycle back to this node
   Attrs attrs;
-  // Each input's block version when the op ran (Block::version), and where
-  // the op was called: grad() refuses to run the rule on inputs changed in
-  // place since, rather than give a wrong gradient (SPEC §17).
-  std::vector<uint32_t> versions;
+  // Per input, as it was when the op ran: the node that made it (null for
+  // a leaf; a tensor's maker never changes), which the backward walk reads
+  // here rather than through the tensor, whose memory is long cold by then;
+  // and its block's version (Block::version): grad() refuses to run the rule
+  // on inputs changed in place since, rather than give a wrong gradient
+  // (SPEC §17), and points at where the op was called.
+  struct Recorded {
+    GradNode* maker;
+    uint32_t version;
+  };
+  std::vector<Recorded> recorded;
   SourceLoc loc;
   uint32_t group = 0;  // the dispatch hook's group when the op ran (DispatchHook::group)
 };
