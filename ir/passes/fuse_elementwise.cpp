@@ -75,6 +75,10 @@ class FuseElementwise : public Pass {
     group_seen_.clear();
     std::vector<uint8_t> dtypes(n);
     std::vector<uint32_t> epoch(n);
+    // Each value's producer, dense: the walks below look it up for every
+    // operand, and the values themselves are too large to stay in cache.
+    producer_.resize(g.values.size());
+    for (ValueId v = 0; v < g.values.size(); ++v) producer_[v] = g.values[v].producer;
     late_readers_.assign(g.values.size(), 0);
     for (const Node& node : g.nodes)
       if (node.phase != Phase::forward)
@@ -85,14 +89,14 @@ class FuseElementwise : public Pass {
     reader_from_.assign(n + 1, 0);
     for (const Node& node : g.nodes)
       for (ValueId v : node.inputs)
-        if (NodeId p = g.values[v].producer; p != kNone) ++reader_from_[p + 1];
+        if (NodeId p = producer_[v]; p != kNone) ++reader_from_[p + 1];
     for (size_t x = 0; x < n; ++x) reader_from_[x + 1] += reader_from_[x];
     readers_.resize(reader_from_[n]);
     {
       std::vector<uint32_t> at(reader_from_.begin(), reader_from_.end() - 1);
       for (NodeId j = 0; j < n; ++j)
         for (ValueId v : g.nodes[j].inputs)
-          if (NodeId p = g.values[v].producer; p != kNone) readers_[at[p]++] = j;
+          if (NodeId p = producer_[v]; p != kNone) readers_[at[p]++] = j;
     }
     uint32_t effects = 0;
     for (NodeId i = 0; i < n; ++i) {
@@ -109,7 +113,7 @@ class FuseElementwise : public Pass {
       const bool forward = g.nodes[i].phase == Phase::forward;
       size_t size = 1;
       for (ValueId v : g.nodes[i].inputs) {
-        const NodeId p = g.values[v].producer;
+        const NodeId p = producer_[v];
         if (p == kNone || group_[p] == kNone) continue;
         const uint32_t c = group_[p];
         const Group& cg = groups_[c];
@@ -301,7 +305,7 @@ class FuseElementwise : public Pass {
       for (uint32_t u = 0; u < nu; ++u) {
         const Node& node = node_of(units[u]);
         for (ValueId v : node.inputs)
-          if (NodeId p = g.values[v].producer; p != kNone) edge(unit_of[p], u);
+          if (NodeId p = producer_[v]; p != kNone) edge(unit_of[p], u);
         if (node.ordered_effect()) {
           if (last_effect != kNone) edge(last_effect, u);
           last_effect = u;
@@ -344,6 +348,7 @@ class FuseElementwise : public Pass {
   std::vector<uint32_t> stamp_;  // per node: the search that last saw it
   std::vector<uint32_t> group_seen_;  // per group: the search that last left it
   std::vector<uint32_t> late_readers_;  // per value: readers outside the forward (kNone: kept)
+  std::vector<NodeId> producer_;  // per value: Value::producer as run() began
   uint32_t cur_ = 0;
   std::vector<uint32_t> chosen_;  // scratch of run() and acyclic(), kept to save allocations
   std::vector<NodeId> stack_;

@@ -51,18 +51,20 @@ class FuseMatmulEpilogue : public Pass {
       const NodeId f = reader[c];
       if (f == kNone || shared[c] || uses.kept[c] || rw.dropped(f)) continue;
       const backend::TensorType& ct = g.values[c].type;
-      Node epilogue;
-      if (g.nodes[f].attrs.has("program") && g.nodes[f].op && g.nodes[f].op->id == OpId::fused) {
-        epilogue = g.nodes[f];
-      } else if (fusible_dtypes(g, g.nodes[f]) & (ct.dtype == DType::f32 ? kFuseF32 : kFuseF64)) {
-        epilogue = make_fused_node(g, {f}, ct.dtype, uses);
-      } else {
-        continue;
-      }
-      const backend::FusedProgram& p = backend::program_of(epilogue.attrs);
-      if (p.shape != ct.shape || p.compute != ct.dtype) continue;
+      // The elementwise node as a fused one (a lone op is made one). Its
+      // program is rewritten in place, copied only where another node
+      // shares it.
+      Node& e = g.nodes[f];
+      Node made;
+      const bool fused = e.is(OpId::fused);
+      if (!fused && !(fusible_dtypes(g, e) & (ct.dtype == DType::f32 ? kFuseF32 : kFuseF64))) continue;
+      if (!fused) made = make_fused_node(g, {f}, ct.dtype, uses);
+      const Node& epilogue = fused ? e : made;
+      const backend::ProgramPtr& own = epilogue.attrs.get<backend::ProgramPtr>("program");
+      if (own->shape != ct.shape || own->compute != ct.dtype) continue;
+      auto prog = own.use_count() == 1 ? std::const_pointer_cast<backend::FusedProgram>(own)
+                                       : std::make_shared<backend::FusedProgram>(*own);
       // The program reads the product as input 0, the others after it.
-      auto prog = std::make_shared<backend::FusedProgram>(p);
       std::vector<uint32_t> moved(epilogue.inputs.size());
       std::vector<ValueId> inputs{g.nodes[i].inputs[0], g.nodes[i].inputs[1]};
       for (size_t k = 0; k < epilogue.inputs.size(); ++k) {
@@ -77,12 +79,13 @@ class FuseMatmulEpilogue : public Pass {
         for (auto& a : st.args)
           if (a.kind == backend::FusedProgram::Arg::Kind::input) a.index = moved[a.index];
       prog->num_inputs = uint32_t(inputs.size() - 1);
-      Node& e = g.nodes[f];
+      if (!fused) {
+        e.outputs = std::move(made.outputs);
+        e.set_parts({made.parts().begin(), made.parts().end()});
+      }
       e.op = &backend::op(OpId::matmul_epilogue);
       e.inputs = std::move(inputs);
-      e.outputs = epilogue.outputs;
       e.attrs = backend::Attrs{{"ta", ta}, {"tb", tb}, {"program", backend::ProgramPtr(std::move(prog))}};
-      e.set_parts({epilogue.parts().begin(), epilogue.parts().end()});
       e.loc = g.nodes[i].loc;  // the node's own line is the GEMM's
       e.scope = g.nodes[i].scope;
       e.phase = g.nodes[i].phase;
