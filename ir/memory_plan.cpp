@@ -1,8 +1,9 @@
 // The static memory plan (ir/memory_plan.h): live ranges of the arena
 // buffers for one order; one sweep over the steps that places each buffer
-// with best fit when it is first written, frees it after its last read and
-// measures the lower bound; then, for arenas small enough, the largest-first
-// placement, kept where its arena is smaller.
+// with best fit when it is first written, frees it after its last read,
+// measures the lower bound and notes each step's scratch (the largest free
+// gap); then, for arenas small enough, the largest-first placement, kept
+// where its arena is smaller (its scratch found again by a second sweep).
 #include "ir/memory_plan.h"
 
 #include <algorithm>

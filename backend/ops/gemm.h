@@ -13,7 +13,16 @@
 #pragma once
 #include <cstdint>
 
+#include "backend/dtype.h"
+
 namespace nn::backend {
+
+// What matmul_tn and matmul_nt multiply: two 2-d float matrices of one
+// dtype. Their type rule refuses anything else; matmul's backward asks
+// before it calls them.
+inline bool transposed_operands(int ndim_a, DType a, int ndim_b, DType b) {
+  return ndim_a == 2 && ndim_b == 2 && a == b && is_floating(a);
+}
 
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
           int64_t ldb, float beta, float* c, int64_t ldc);

@@ -230,7 +230,7 @@ void matmul_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attr
 
 // x @ y^T, or x^T @ y (tn).
 Tensor times_transposed(const Tensor& x, const Tensor& y, bool tn) {
-  if (x.ndim() == 2 && y.ndim() == 2 && x.dtype() == y.dtype() && is_floating(x.dtype()))
+  if (transposed_operands(x.ndim(), x.dtype(), y.ndim(), y.dtype()))
     return call(op(tn ? OpId::matmul_tn : OpId::matmul_nt), {x, y});
   return tn ? matmul(transpose(x), y) : matmul(x, transpose(y));
 }

@@ -22,7 +22,7 @@ template <bool TA, bool TB>
 OutTypes transposed_type(std::span<const TensorType> in, const Attrs&) {
   const TensorType &a = in[0], &b = in[1];
   const char* name = TA ? "matmul_tn" : "matmul_nt";
-  if (a.shape.ndim() != 2 || b.shape.ndim() != 2 || a.dtype != b.dtype || !is_floating(a.dtype))
+  if (!transposed_operands(a.shape.ndim(), a.dtype, b.shape.ndim(), b.dtype))
     throw Error(std::string(name) + " takes two 2-d float matrices of one dtype, got " + a.str() + " and " + b.str());
   const int64_t ka = TA ? a.shape[0] : a.shape[1], kb = TB ? b.shape[1] : b.shape[0];
   if (ka != kb)
