@@ -20,9 +20,9 @@ struct GradNode {
   // Per input, as it was when the op ran: the node that made it (null for
   // a leaf; a tensor's maker never changes), which the backward walk reads
   // here rather than through the tensor, whose memory is long cold by then;
-  // and its block's version (Block::version): grad() refuses to run the rule
-  // on inputs changed in place since, rather than give a wrong gradient
-  // (SPEC §17), and points at where the op was called.
+  // and its block's version (Block::version). With `loc`, where the op was
+  // called: grad() refuses to run the rule on an input changed in place
+  // since, rather than give a wrong gradient (SPEC §17).
   struct Recorded {
     GradNode* maker;
     uint32_t version;

@@ -23,6 +23,10 @@ const char* phase_name(Phase p) {
   return "?";
 }
 
+Node::Node(const Node& o)
+    : op(o.op), attrs(o.attrs), inputs(o.inputs), outputs(o.outputs), loc(o.loc), scope(o.scope), phase(o.phase),
+      recomputed(o.recomputed), rare_(o.rare_ ? std::make_unique<Rare>(*o.rare_) : nullptr) {}
+
 const std::string& Node::name() const {
   static const std::string none;
   return op ? op->name : host() ? host()->name : none;

@@ -87,7 +87,7 @@ struct Node {
   bool recomputed = false;
 
   Node() = default;
-  Node(const Node& o) : Node(o, 0) {}
+  Node(const Node& o);
   Node(Node&&) noexcept = default;
   Node& operator=(const Node& o) { return *this = Node(o); }
   Node& operator=(Node&&) noexcept = default;
@@ -124,9 +124,6 @@ struct Node {
   };
   static inline const std::shared_ptr<const HostCall> kNoHost;
   std::unique_ptr<Rare> rare_;
-  Node(const Node& o, int)
-      : op(o.op), attrs(o.attrs), inputs(o.inputs), outputs(o.outputs), loc(o.loc), scope(o.scope), phase(o.phase),
-        recomputed(o.recomputed), rare_(o.rare_ ? std::make_unique<Rare>(*o.rare_) : nullptr) {}
   Rare& rare() {
     if (!rare_) rare_ = std::make_unique<Rare>();
     return *rare_;
