@@ -22,34 +22,6 @@ namespace {
 
 thread_local bool t_grad_enabled = true;
 
-// Deletes GradNodes without recursion. Deleting a node releases its inputs,
-// which may release their nodes, and so on down the tape: a node released
-// while another is being deleted on this thread is queued instead, and the
-// outermost call deletes the queue one node at a time. The queue is a plain
-// pointer, made on demand and freed once drained, so that it is valid for
-// deletions that happen while thread-local destructors run.
-struct NodeDeleter {
-  void operator()(GradNode* n) const {
-    thread_local std::vector<GradNode*>* pending = nullptr;
-    thread_local bool active = false;
-    if (active) {
-      if (!pending) pending = new std::vector<GradNode*>();
-      pending->push_back(n);
-      return;
-    }
-    active = true;
-    delete n;
-    while (pending && !pending->empty()) {
-      GradNode* m = pending->back();
-      pending->pop_back();
-      delete m;
-    }
-    delete pending;
-    pending = nullptr;
-    active = false;
-  }
-};
-
 // A new handle on t's memory with no history; `weak` is kept (a host number
 // stays one).
 Tensor fresh_view(const Tensor& t) {
@@ -70,6 +42,41 @@ struct WalkNode {
   size_t first_input = 0;  // its inputs' makers: BackwardWalk::makers_[first_input ..]
   std::vector<Tensor> grads;                       // one per output, filled by its consumers
   std::vector<std::pair<uint32_t, size_t>> wanted;  // (output index, wrt index)
+};
+
+// The walk's index of the nodes it has met: open addressing over a flat
+// array, so that a walk over tens of thousands of nodes allocates no map
+// node for each.
+class NodeIndex {
+ public:
+  static constexpr size_t kAbsent = SIZE_MAX;
+  size_t find(const GradNode* n) const {
+    if (slots_.empty()) return kAbsent;
+    for (size_t at = hash(n);; at = (at + 1) & mask()) {
+      if (slots_[at].first == n) return slots_[at].second;
+      if (!slots_[at].first) return kAbsent;
+    }
+  }
+  void insert(const GradNode* n, size_t k) {  // n is not in the index yet
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    size_t at = hash(n);
+    while (slots_[at].first) at = (at + 1) & mask();
+    slots_[at] = {n, k};
+    ++used_;
+  }
+
+ private:
+  size_t mask() const { return slots_.size() - 1; }
+  size_t hash(const GradNode* n) const { return size_t((uintptr_t(n) >> 4) * 0x9e3779b97f4a7c15ull >> 17) & mask(); }
+  void grow() {
+    std::vector<std::pair<const GradNode*, size_t>> old(std::max<size_t>(64, 2 * slots_.size()));
+    old.swap(slots_);
+    used_ = 0;
+    for (const auto& [n, k] : old)
+      if (n) insert(n, k);
+  }
+  std::vector<std::pair<const GradNode*, size_t>> slots_;  // (node, index into the walk's nodes); null: free
+  size_t used_ = 0;
 };
 
 // One grad() call: the steps of the backward walk over the tape behind y.
@@ -98,7 +105,7 @@ class BackwardWalk {
     std::vector<std::pair<size_t, size_t>> stack;  // (index into nodes_, next input to look at)
     auto visit = [&](GradNode* n) {
       const size_t k = nodes_.size();
-      index_.emplace(n, k);
+      index_.insert(n, k);
       nodes_.push_back({n, false, makers_.size(), {}, {}});
       makers_.resize(makers_.size() + n->inputs.size(), kLeaf);
       stack.emplace_back(k, 0);
@@ -112,8 +119,8 @@ class BackwardWalk {
         ++stack.back().second;
         if (GradNode* c = w.node->recorded[at].maker) {
           const size_t slot = w.first_input + at;
-          auto known = index_.find(c);
-          makers_[slot] = known != index_.end() ? known->second : visit(c);  // visit may move nodes_ and the stack
+          const size_t known = index_.find(c);
+          makers_[slot] = known != NodeIndex::kAbsent ? known : visit(c);  // visit may move nodes_ and the stack
         }
       } else {
         order_.push_back(k);
@@ -129,7 +136,7 @@ class BackwardWalk {
     for (size_t j = 0; j < wrt_.size(); ++j) {
       const TensorImpl* impl = wrt_[j].impl();
       if (const GradNode* fn = impl->grad_fn.get()) {
-        if (auto k = index_.find(fn); k != index_.end()) nodes_[k->second].wanted.emplace_back(impl->output_index, j);
+        if (size_t k = index_.find(fn); k != NodeIndex::kAbsent) nodes_[k].wanted.emplace_back(impl->output_index, j);
         // else: y does not depend on it; it gets zeros in results().
       } else {
         wanted_leaves_[impl].push_back(j);
@@ -159,7 +166,7 @@ class BackwardWalk {
   void seed() {
     Tensor one = to_device(ones(y_.shape(), y_.dtype()), y_.device());
     if (GradNode* root = y_.impl()->grad_fn.get()) {
-      WalkNode& r = nodes_[index_.at(root)];
+      WalkNode& r = nodes_[index_.find(root)];  // the walk starts at the root
       r.grads.resize(root->outputs.size());
       r.grads[y_.impl()->output_index] = one;
     } else if (wanted_leaves_.contains(y_.impl())) {
@@ -298,7 +305,7 @@ class BackwardWalk {
   const Tensor& y_;
   const std::vector<Tensor>& wrt_;
   std::vector<WalkNode> nodes_;
-  std::unordered_map<const GradNode*, size_t> index_;  // into nodes_
+  NodeIndex index_;  // into nodes_
   static constexpr size_t kLeaf = SIZE_MAX;
   std::vector<size_t> makers_;  // per node input: the index of the node that made it, or kLeaf
   std::vector<size_t> order_;                          // indices into nodes_, post-order
@@ -334,6 +341,29 @@ NoGradGuard::~NoGradGuard() { t_grad_enabled = saved_; }
 
 // ---- recording ---------------------------------------------------------------------
 
+// Frees a tape without recursion. Releasing a node's inputs may release
+// their nodes, and so on down the tape: inputs released while another node
+// is being freed on this thread are queued instead, and the outermost call
+// drops the queue one tensor at a time. The queue is a plain pointer, made
+// on demand and freed once drained, so that it is valid for nodes freed
+// while thread-local destructors run.
+GradNode::~GradNode() {
+  thread_local std::vector<Tensor>* pending = nullptr;
+  thread_local bool active = false;
+  if (inputs.empty()) return;
+  if (!pending) pending = new std::vector<Tensor>();
+  for (Tensor& t : inputs) pending->push_back(std::move(t));
+  if (active) return;
+  active = true;
+  while (!pending->empty()) {
+    Tensor t = std::move(pending->back());
+    pending->pop_back();
+  }
+  delete pending;
+  pending = nullptr;
+  active = false;
+}
+
 void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, std::span<Tensor> out) {
   // A stateful op (assign_slice) returns its first input itself, written in
   // place: recording it would hang a node on a tensor that is its own input.
@@ -347,7 +377,7 @@ void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, 
   for (const Tensor& t : out) float_out = float_out || is_floating(t.dtype());
   if (!float_out) return;
 
-  std::shared_ptr<GradNode> node(new GradNode(), NodeDeleter());
+  auto node = std::make_shared<GradNode>();
   node->op = &op;
   node->inputs.assign(in.begin(), in.end());
   node->recorded.reserve(in.size());

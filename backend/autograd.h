@@ -30,6 +30,11 @@ struct GradNode {
   std::vector<Recorded> recorded;
   SourceLoc loc;
   uint32_t group = 0;  // the dispatch hook's group when the op ran (DispatchHook::group)
+
+  GradNode() = default;
+  GradNode(const GradNode&) = delete;
+  GradNode& operator=(const GradNode&) = delete;
+  ~GradNode();  // frees the tape behind it without recursion
 };
 
 // grad() met an input that was changed in place after an op saved it. The

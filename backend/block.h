@@ -12,12 +12,12 @@
 
 namespace nn::backend {
 
-// The mark of a block that belongs to a graph trace: such a block stands for
-// a value that exists only when the graph runs, so it never gets memory, and
-// reading it is an error the mark words (ir/tracer.h).
+// The mark of the blocks of one graph trace: such a block stands for a
+// value that exists only when the graph runs (Block::trace_value), so it
+// never gets memory, and reading it is an error the mark words (ir/tracer.h).
 struct TraceMark : RefCounted {
   virtual ~TraceMark() = default;
-  virtual std::string misuse() const = 0;
+  virtual std::string misuse(uint32_t value) const = 0;
 };
 
 // Scratch memory (backend/scratch.h): whether a scratch scope for `device`
@@ -33,7 +33,8 @@ class Block : public RefCounted {
   // Memory owned by someone else (a host's buffer): never returned to the pool.
   Block(Device* device, void* external, size_t bytes)
       : device_(device), bytes_(bytes), ptr_(external), external_(true) {}
-  Block(Device* device, size_t bytes, Ref<TraceMark> mark) : device_(device), bytes_(bytes), mark_(std::move(mark)) {}
+  Block(Device* device, size_t bytes, Ref<TraceMark> mark, uint32_t value)
+      : device_(device), bytes_(bytes), trace_value_(value), mark_(std::move(mark)) {}
   ~Block() {
     if (ptr_ && !external_) device_->pool().release(ptr_, bytes_, exact_);
     if (account_) account_->refund(CachingPool::size_of(bytes_, exact_));
@@ -45,6 +46,10 @@ class Block : public RefCounted {
   size_t bytes() const { return bytes_; }
   bool allocated() const { return ptr_ != nullptr; }
   TraceMark* trace_mark() const { return mark_.get(); }
+  // The value of its trace a marked block stands for now; an in-place op
+  // in the trace moves it on.
+  uint32_t trace_value() const { return trace_value_; }
+  void set_trace_value(uint32_t v) { trace_value_ = v; }
   void* data() {
     if (!ptr_) allocate();
     return ptr_;
@@ -69,6 +74,7 @@ class Block : public RefCounted {
   bool scratch_ = false;
   bool exact_ = false;
   uint32_t version_ = 0;
+  uint32_t trace_value_ = 0;
   SourceLoc written_at_;
   Ref<TraceMark> mark_;
   Ref<MemoryAccount> account_;  // what paid for CPU memory from the pool

@@ -56,11 +56,11 @@ Tensor Tensor::in_block(const BlockPtr& block, size_t offset, const Shape& shape
   return t;
 }
 
-Tensor Tensor::traced(const TensorType& type, Ref<TraceMark> mark) {
+Tensor Tensor::traced(const TensorType& type, Ref<TraceMark> mark, uint32_t value) {
   Tensor t;
   t.impl_ = make_ref<TensorImpl>();
   t.impl_->block = make_ref<Block>(type.device ? type.device : cpu_device(),
-                                   size_t(type.shape.numel()) * dtype_size(type.dtype), std::move(mark));
+                                   size_t(type.shape.numel()) * dtype_size(type.dtype), std::move(mark), value);
   t.impl_->shape = type.shape;
   t.impl_->dtype = type.dtype;
   t.impl_->weak = type.weak;
@@ -68,7 +68,7 @@ Tensor Tensor::traced(const TensorType& type, Ref<TraceMark> mark) {
 }
 
 void Block::allocate() {
-  if (mark_) throw Error(mark_->misuse());
+  if (mark_) throw Error(mark_->misuse(trace_value_));
   if (scratch_) {
     ptr_ = take_scratch(device_, bytes_);
     external_ = ptr_ != nullptr;  // the scope's memory: never the pool's

@@ -59,8 +59,9 @@ class Tensor {
   // A tensor over `block` from byte `offset` (a graph's arena); the block
   // must hold it. Shares the block, like a view.
   static Tensor in_block(const BlockPtr& block, size_t offset, const Shape& shape, DType dtype);
-  // A tensor of a graph trace: a type and a mark, never memory (ir/tracer.h).
-  static Tensor traced(const TensorType& type, Ref<TraceMark> mark);
+  // A tensor of a graph trace standing for its `value`: a type and a mark,
+  // never memory (ir/tracer.h).
+  static Tensor traced(const TensorType& type, Ref<TraceMark> mark, uint32_t value);
 
   bool defined() const { return bool(impl_); }
   const Shape& shape() const { return impl_->shape; }

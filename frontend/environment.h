@@ -80,6 +80,10 @@ struct Env {
     return &values[i];
   }
   void append(Symbol s, Value v) {
+    if (names.empty()) {  // a call's frame: its parameters and locals at once, not one growth each
+      names.reserve(4);
+      values.reserve(4);
+    }
     names.push_back(s);
     values.push_back(std::move(v));
     if (!index.empty() || names.size() > kIndexAbove) {

@@ -1,7 +1,8 @@
 // Fusibility of a node and the fused node of a group (ir/fused_node.h).
 #include "ir/fused_node.h"
 
-#include <unordered_map>
+#include <bit>
+#include <utility>
 #include <vector>
 
 #include "backend/cuda_backend.h"
@@ -61,7 +62,7 @@ namespace {
 // the time steps): each member's node and values would cost a trip to
 // memory in turn. Fetched a few members ahead instead: the node first, its
 // values once the node is there.
-void prefetch_member(const Graph& g, const std::vector<NodeId>& members, size_t k) {
+void prefetch_member(const Graph& g, std::span<const NodeId> members, size_t k) {
   constexpr size_t kAhead = 8;
   if (k + kAhead < members.size()) __builtin_prefetch(&g.nodes[members[k + kAhead]]);
   if (k + kAhead / 2 < members.size()) {
@@ -72,11 +73,11 @@ void prefetch_member(const Graph& g, const std::vector<NodeId>& members, size_t 
 }
 }  // namespace
 
-Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType compute, const Uses& uses) {
+Node make_fused_node(const Graph& g, std::span<const NodeId> members, DType compute, const Uses& uses) {
   using Kind = backend::FusedProgram::Arg::Kind;
   auto prog = std::make_shared<backend::FusedProgram>();
   prog->compute = compute;
-  const Node& head = g.nodes[members.at(0)];
+  const Node& head = g.nodes[members[0]];
   prog->shape = g.values[head.outputs[0]].type.shape;
   Node node;
   node.op = &backend::op(OpId::fused);
@@ -113,15 +114,17 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
     return slots[slot_of[v] - 1];
   };
   prog->steps.reserve(members.size());
-  static thread_local std::unordered_map<uint64_t, uint32_t> earlier;  // step by (op, operands) hash
-  earlier.clear();
+  // Recomputed steps by a hash of (op, operands): an open-addressing table
+  // of (hash, step + 1), kept between calls, laid out at the first one.
+  static thread_local std::vector<std::pair<uint64_t, uint32_t>> earlier;
+  const size_t slots_mask = std::bit_ceil(members.size() * 2) - 1;
+  bool earlier_ready = false;
   std::vector<Part> parts;
   parts.reserve(members.size());
   for (size_t k = 0; k < members.size(); ++k) {
     prefetch_member(g, members, k);
     const Node& src = g.nodes[members[k]];
     backend::FusedProgram::Step st{src.op, src.attrs, {}, g.values[src.outputs[0]].type.dtype};
-    st.args.reserve(src.inputs.size());
     for (ValueId v : src.inputs) {
       bool fresh;
       Slot& sl = slot(v, Slot{Kind::input, 0}, fresh);
@@ -147,10 +150,14 @@ Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, DType c
     if (src.recomputed) {
       uint64_t h = std::hash<const void*>()(st.op);
       for (const auto& a : st.args) h = (h * 0x100000001b3ull) ^ (uint64_t(a.kind) << 32 | a.index);
-      auto [seen, first] = earlier.try_emplace(h, uint32_t(prog->steps.size()));
-      const backend::FusedProgram::Step* o = first ? nullptr : &prog->steps[seen->second];
+      if (!earlier_ready) earlier.assign(slots_mask + 1, {0, 0}), earlier_ready = true;
+      size_t at = h & slots_mask;
+      while (earlier[at].second && earlier[at].first != h) at = (at + 1) & slots_mask;
+      const uint32_t twin = earlier[at].second;  // its step + 1, or 0
+      const backend::FusedProgram::Step* o = twin ? &prog->steps[twin - 1] : nullptr;
+      if (!twin) earlier[at] = {h, uint32_t(prog->steps.size() + 1)};
       if (o && o->op == st.op && o->args == st.args && o->dtype == st.dtype && o->attrs.items() == st.attrs.items()) {
-        out = {Kind::step, seen->second};
+        out = {Kind::step, twin - 1};
         continue;
       }
     }

@@ -3,6 +3,7 @@
 // (used by the passes fuse-elementwise and fuse-matmul-epilogue).
 #pragma once
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "backend/device.h"
@@ -38,6 +39,6 @@ uint8_t fusible_dtypes(const Graph& g, const Node& n);
 // all of one shape): its inputs are the values the members read from
 // outside (host numbers become immediates), its outputs the members' results
 // read outside the group or kept, its parts the members' source lines.
-Node make_fused_node(const Graph& g, const std::vector<NodeId>& members, backend::DType compute, const Uses& uses);
+Node make_fused_node(const Graph& g, std::span<const NodeId> members, backend::DType compute, const Uses& uses);
 
 }  // namespace nn::ir

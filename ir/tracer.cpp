@@ -7,44 +7,41 @@
 
 namespace nn::ir {
 
-struct TraceInfo {
+// The mark of one trace's blocks, shared by all of them: which graph,
+// whether the trace has ended (a traced tensor read afterwards escaped the
+// graph), and where the op that made each value was called.
+struct GraphMark : backend::TraceMark {
   std::string graph;
   std::function<std::string(const Loc&)> locate;
   bool done = false;
+  std::vector<Loc> made_at;  // by value
+  std::string where(ValueId v) const {
+    return locate && v < made_at.size() && made_at[v].valid() ? locate(made_at[v]) : std::string();
+  }
+  std::string misuse(uint32_t value) const override {
+    if (done) {
+      std::string at = where(value);
+      return "a tensor made inside graph `" + graph + "`" + (at.empty() ? "" : " at " + at) +
+             " escaped the graph without being one of its outputs; return it from the graph";
+    }
+    return "cannot read the value of a tensor inside graph `" + graph +
+           "`: it is not known while the graph is traced; keep it a tensor, or return it from the graph and read "
+           "it outside";
+  }
 };
 
 namespace {
 thread_local Tracer* t_active = nullptr;
 }  // namespace
 
-// The mark of one traced tensor: reading its memory is an error that says
-// why there is none.
-struct ValueMark : backend::TraceMark {
-  std::shared_ptr<TraceInfo> info;
-  Loc loc;
-  ValueId value;  // the value the tensor stands for now (an in-place op moves it on)
-  ValueMark(std::shared_ptr<TraceInfo> i, Loc l, ValueId v) : info(std::move(i)), loc(l), value(v) {}
-  std::string where() const { return info->locate && loc.valid() ? info->locate(loc) : std::string(); }
-  std::string misuse() const override {
-    if (info->done) {
-      std::string at = where();
-      return "a tensor made inside graph `" + info->graph + "`" + (at.empty() ? "" : " at " + at) +
-             " escaped the graph without being one of its outputs; return it from the graph";
-    }
-    return "cannot read the value of a tensor inside graph `" + info->graph +
-           "`: it is not known while the graph is traced; keep it a tensor, or return it from the graph and read "
-           "it outside";
-  }
-};
-
-Tracer::Tracer(std::string graph_name) : info_(std::make_shared<TraceInfo>()) {
+Tracer::Tracer(std::string graph_name) : mark_(new GraphMark()) {
   graph_.name = std::move(graph_name);
-  info_->graph = graph_.name;
+  mark_->graph = graph_.name;
 }
 
 Tracer::~Tracer() {
   stop();
-  info_->done = true;
+  mark_->done = true;
 }
 
 Tracer* Tracer::active() { return t_active; }
@@ -67,36 +64,36 @@ void Tracer::stop() {
 
 backend::Tensor Tracer::make_traced(ValueId v) {
   const Value& val = graph_.values[v];
-  if (!info_->locate) info_->locate = graph_.locate;
-  return backend::Tensor::traced(val.type, backend::Ref<backend::TraceMark>(new ValueMark(info_, backend::op_loc(), v)));
+  if (!mark_->locate) mark_->locate = graph_.locate;
+  if (mark_->made_at.size() <= v) mark_->made_at.resize(graph_.values.size());
+  mark_->made_at[v] = backend::op_loc();
+  return backend::Tensor::traced(val.type, backend::Ref<backend::TraceMark>(mark_.get()), v);
 }
 
-namespace {
-// The ValueMark of a block, or null. ValueMark is the only kind of mark, but
-// the exact type is checked (cheaper than dynamic_cast, which this runs for
-// every operand of every traced op).
-ValueMark* value_mark(backend::TraceMark* m) {
-  return m && typeid(*m) == typeid(ValueMark) ? static_cast<ValueMark*>(m) : nullptr;
-}
-}  // namespace
-
-// A tensor this trace made knows its value through its mark; the type check
-// keeps a view of it that skipped dispatch (a new shape on the same block)
-// from passing for it.
-ValueMark* Tracer::own_mark(const backend::Tensor& t) const {
-  ValueMark* mark = value_mark(t.block()->trace_mark());
-  if (!mark || mark->info != info_) return nullptr;
-  const backend::TensorType& vt = graph_.values[mark->value].type;
-  return vt.dtype == t.dtype() && vt.shape == t.shape() && t.offset() == 0 ? mark : nullptr;
+// A tensor this trace made knows its value through its block; the type
+// check keeps a view of it that skipped dispatch (a new shape on the same
+// block) from passing for it.
+bool Tracer::made_here(const backend::Tensor& t) const {
+  const backend::Block& b = *t.block();
+  if (b.trace_mark() != mark_.get()) return false;
+  const backend::TensorType& vt = graph_.values[b.trace_value()].type;
+  return vt.dtype == t.dtype() && vt.shape == t.shape() && t.offset() == 0;
 }
 
 void Tracer::set_value(const backend::Tensor& t, ValueId v) {
-  if (ValueMark* mark = own_mark(t)) mark->value = v;
-  else values_[key(t)] = v;
+  if (!made_here(t)) {
+    values_[key(t)] = v;
+    return;
+  }
+  // The tensor was made where its first value was.
+  backend::Block& b = *t.block();
+  if (mark_->made_at.size() <= v) mark_->made_at.resize(graph_.values.size());
+  mark_->made_at[v] = mark_->made_at[b.trace_value()];
+  b.set_trace_value(v);
 }
 
 ValueId Tracer::current(const backend::Tensor& t) const {
-  if (const ValueMark* mark = own_mark(t)) return mark->value;
+  if (made_here(t)) return t.block()->trace_value();
   auto it = values_.find(key(t));
   return it == values_.end() ? kNone : it->second;
 }
@@ -153,7 +150,7 @@ ValueId Tracer::capture(const backend::Tensor& t) {
 ValueId Tracer::value_of(const backend::Tensor& t) {
   if (ValueId v = current(t); v != kNone) return v;
   if (t.is_traced())  // made by another trace, one that has ended
-    throw backend::Error(t.block()->trace_mark()->misuse());
+    throw backend::Error(t.block()->trace_mark()->misuse(t.block()->trace_value()));
   return capture(t);
 }
 
@@ -209,8 +206,9 @@ void Tracer::add_host_call(std::string name, std::span<const backend::Tensor> in
 }
 
 std::string Tracer::origin(const backend::Tensor& t) const {
-  const ValueMark* mark = value_mark(t.block()->trace_mark());
-  return mark ? mark->where() : std::string();
+  const backend::TraceMark* m = t.block()->trace_mark();
+  return m && typeid(*m) == typeid(GraphMark) ? static_cast<const GraphMark*>(m)->where(t.block()->trace_value())
+                                              : std::string();
 }
 
 Graph Tracer::finish(std::span<const backend::Tensor> outputs) {
@@ -226,7 +224,7 @@ Graph Tracer::finish(std::span<const backend::Tensor> outputs) {
     graph_.updates.push_back({c.first, now});
   }
   stop();
-  info_->done = true;
+  mark_->done = true;
   entries_.clear();
   values_.clear();
   return std::move(graph_);

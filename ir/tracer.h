@@ -20,10 +20,8 @@
 
 namespace nn::ir {
 
-// Shared by the marks of one trace's tensors: which graph, and whether the
-// trace has ended (a traced tensor read afterwards escaped the graph).
-struct TraceInfo;
-struct ValueMark;
+// The mark of one trace's tensors (ir/tracer.cpp).
+struct GraphMark;
 
 class Tracer : public backend::DispatchHook {
  public:
@@ -101,7 +99,7 @@ class Tracer : public backend::DispatchHook {
   static Key key(const backend::Tensor& t) { return {t.block().get(), t.offset(), t.dtype(), t.shape()}; }
   backend::Tensor make_traced(ValueId v);
   uint32_t mirror(uint32_t forward_scope);
-  ValueMark* own_mark(const backend::Tensor& t) const;
+  bool made_here(const backend::Tensor& t) const;  // made by this trace, seen as it was made
   // The value t stands for now (kNone: not seen yet); set_value moves it on.
   ValueId current(const backend::Tensor& t) const;
   void set_value(const backend::Tensor& t, ValueId v);
@@ -110,9 +108,9 @@ class Tracer : public backend::DispatchHook {
                 const backend::OutTypes& types);
 
   Graph graph_;
-  std::shared_ptr<TraceInfo> info_;
+  backend::Ref<GraphMark> mark_;
   // The current value of each tensor the trace did not make (arguments bound
-  // by name, captured tensors); a tensor it made carries its value in its mark.
+  // by name, captured tensors); a tensor it made carries its value in its block.
   std::unordered_map<Key, ValueId, KeyHash> values_;
   struct Captured {
     backend::Tensor tensor;

@@ -75,6 +75,12 @@ class ValueList {
   // Inserts [first, last) before pos.
   ValueId* insert(ValueId* pos, const ValueId* first, const ValueId* last) {
     const size_t at = size_t(pos - begin()), n = size_t(last - first);
+    if (at == size_ && (last <= begin() || first >= begin() + capacity_)) {  // appends from elsewhere
+      if (size_ + n > capacity_) reserve(std::max<size_t>(size_ + n, size_t(capacity_) * 2));
+      std::copy(first, last, end());
+      size_ += uint32_t(n);
+      return begin() + at;
+    }
     std::vector<ValueId> tail(begin() + at, end());
     std::vector<ValueId> added(first, last);  // [first, last) may lie in this list
     resize(at);

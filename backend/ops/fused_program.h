@@ -9,11 +9,15 @@
 // load, bool values are 0 and 1, and a step whose result is bool is
 // normalised to 0 or 1. Host numbers of the trace are immediates.
 #pragma once
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "backend/attrs.h"
+#include "backend/error.h"
 
 namespace nn::backend {
 
@@ -32,10 +36,38 @@ struct FusedProgram {
     uint32_t index = 0;
     bool operator==(const Arg&) const = default;
   };
+  // A step's operands, kept inline: a fusible op takes at most three
+  // (where), and a graph's fusion makes tens of thousands of steps.
+  class Args {
+   public:
+    static constexpr size_t kMax = 3;
+    Args() = default;
+    Args(std::initializer_list<Arg> args) : Args(args.begin(), args.end()) {}
+    Args(const std::vector<Arg>& args) : Args(args.data(), args.data() + args.size()) {}  // NOLINT: implicit
+    void push_back(Arg a) {
+      if (n_ == kMax) throw Error("internal: a fused step with more than 3 operands");
+      a_[n_++] = a;
+    }
+    size_t size() const { return n_; }
+    Arg& operator[](size_t i) { return a_[i]; }
+    const Arg& operator[](size_t i) const { return a_[i]; }
+    Arg* begin() { return a_.data(); }
+    Arg* end() { return a_.data() + n_; }
+    const Arg* begin() const { return a_.data(); }
+    const Arg* end() const { return a_.data() + n_; }
+    bool operator==(const Args& o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
+
+   private:
+    Args(const Arg* from, const Arg* to) {
+      for (; from != to; ++from) push_back(*from);
+    }
+    std::array<Arg, kMax> a_{};
+    uint8_t n_ = 0;
+  };
   struct Step {
     const OpDef* op = nullptr;  // an op with tile kernels (OpDef::tile)
     Attrs attrs;
-    std::vector<Arg> args;
+    Args args;
     DType dtype = DType::f32;  // the compute dtype, or bool
   };
 

@@ -49,8 +49,9 @@ constexpr size_t kMaxSearch = 4096;
 // live tiles no longer fit in cache.
 constexpr size_t kMaxMembers = 256;
 
+// Most groups never grow past one op: node ids kept inline up to four.
 struct Group {
-  std::vector<NodeId> members;
+  ValueList members;
   uint8_t dtypes = 0;  // compute dtypes every member allows
   NodeId first = 0;    // the earliest member
   NodeId last = 0;     // the latest member
@@ -59,7 +60,7 @@ struct Group {
   bool alive = true;
   // Readers of members that were outside the group when recorded (some
   // have joined since: acyclic() drops those as it meets them).
-  std::vector<NodeId> exits;
+  ValueList exits;
 };
 
 class FuseElementwise : public Pass {
@@ -156,7 +157,7 @@ class FuseElementwise : public Pass {
       grp.members.push_back(i);
       grp.last = i;
       group_[i] = gid;
-      grp.exits.insert(grp.exits.end(), readers_.begin() + reader_from_[i], readers_.begin() + reader_from_[i + 1]);
+      grp.exits.insert(grp.exits.end(), readers_.data() + reader_from_[i], readers_.data() + reader_from_[i + 1]);
     }
     // Each group's node; on a GPU, a group whose kernel would take too many
     // inputs or outputs stays as its ops.
@@ -238,8 +239,9 @@ class FuseElementwise : public Pass {
       return true;
     };
     for (uint32_t c : chosen) {
-      std::vector<NodeId>& exits = groups_[c].exits;
-      std::erase_if(exits, [&](NodeId r) { return group_[r] == c; });
+      ValueList& exits = groups_[c].exits;
+      exits.resize(size_t(std::remove_if(exits.begin(), exits.end(), [&](NodeId r) { return group_[r] == c; }) -
+                          exits.begin()));
       if ((seen += exits.size()) > kMaxSearch) return false;
       for (NodeId r : exits)
         if (r < i && !inside(r) && stamp_[r] != cur_) stack.push_back(r);
@@ -259,8 +261,9 @@ class FuseElementwise : public Pass {
       if (group_seen_[k] == cur_) continue;
       group_seen_[k] = cur_;
       if ((seen += 1 + groups_[k].members.size()) > kMaxSearch) return false;
-      std::vector<NodeId>& exits = groups_[k].exits;
-      std::erase_if(exits, [&](NodeId r) { return group_[r] == k; });
+      ValueList& exits = groups_[k].exits;
+      exits.resize(size_t(std::remove_if(exits.begin(), exits.end(), [&](NodeId r) { return group_[r] == k; }) -
+                          exits.begin()));
       if (!push(std::span(exits))) return false;
     }
     return true;

@@ -58,7 +58,7 @@ class FuseMatmulEpilogue : public Pass {
       Node made;
       const bool fused = e.is(OpId::fused);
       if (!fused && !(fusible_dtypes(g, e) & (ct.dtype == DType::f32 ? kFuseF32 : kFuseF64))) continue;
-      if (!fused) made = make_fused_node(g, {f}, ct.dtype, uses);
+      if (!fused) made = make_fused_node(g, std::span(&f, 1), ct.dtype, uses);
       const Node& epilogue = fused ? e : made;
       const backend::ProgramPtr& own = epilogue.attrs.get<backend::ProgramPtr>("program");
       if (own->shape != ct.shape || own->compute != ct.dtype) continue;
@@ -79,10 +79,7 @@ class FuseMatmulEpilogue : public Pass {
         for (auto& a : st.args)
           if (a.kind == backend::FusedProgram::Arg::Kind::input) a.index = moved[a.index];
       prog->num_inputs = uint32_t(inputs.size() - 1);
-      if (!fused) {
-        e.outputs = std::move(made.outputs);
-        e.set_parts({made.parts().begin(), made.parts().end()});
-      }
+      if (!fused) e = std::move(made);
       e.op = &backend::op(OpId::matmul_epilogue);
       e.inputs = std::move(inputs);
       e.attrs = backend::Attrs{{"ta", ta}, {"tb", tb}, {"program", backend::ProgramPtr(std::move(prog))}};

@@ -61,34 +61,35 @@ class Inplace : public Pass {
     size_t changed = 0;
     for (NodeId i = 0; i < g.nodes.size(); ++i) {
       Node& n = g.nodes[i];
-      n.set_overwrites({});
+      if (!n.overwrites().empty()) n.set_overwrites({});
       if (n.op && n.op->view) {
         for (ValueId o : n.outputs) home_[o] = home_[n.inputs[0]];
         continue;
       }
       if (!n.op) continue;
-      std::vector<int32_t> ow(n.outputs.size(), -1);
-      std::vector<bool> taken(n.inputs.size(), false);
+      // Scratch kept between nodes: this loop runs for every node.
+      ow_.assign(n.outputs.size(), -1);
+      taken_.assign(n.inputs.size(), false);
       bool any = false;
       for (size_t o = 0; o < n.outputs.size(); ++o) {
-        std::vector<size_t> c = candidates(n, o);
+        candidates(n, o, c_);
         // A state's new value goes into the state's own memory first: so the
         // state keeps its block, and no block is taken for it on each run.
-        std::stable_partition(c.begin(), c.end(), [&](size_t k) {
+        std::stable_partition(c_.begin(), c_.end(), [&](size_t k) {
           const ValueId h = k < n.inputs.size() ? home_[n.inputs[k]] : kNone;
           return h != kNone && new_value_[h] == n.outputs[o];
         });
-        for (size_t k : c) {
-          if (k >= n.inputs.size() || taken[k] || !allowed(g, i, o, k)) continue;
-          ow[o] = int32_t(k);
-          taken[k] = true;
+        for (size_t k : c_) {
+          if (k >= n.inputs.size() || taken_[k] || !allowed(g, i, o, k)) continue;
+          ow_[o] = int32_t(k);
+          taken_[k] = true;
           home_[n.outputs[o]] = home_[n.inputs[k]];
           any = true;
           ++changed;
           break;
         }
       }
-      if (any) n.set_overwrites(std::move(ow));
+      if (any) n.set_overwrites(ow_);
     }
     return changed;
   }
@@ -98,11 +99,14 @@ class Inplace : public Pass {
   std::vector<NodeId> last_;
   std::vector<uint32_t> reads_;
   std::vector<bool> kept_;
+  std::vector<int32_t> ow_;
+  std::vector<bool> taken_;
+  std::vector<size_t> c_;
 
   static int elementwise_from(const backend::OpDef& op) { return op.elementwise ? 0 : op.overwritable_from; }
 
-  static std::vector<size_t> candidates(const Node& n, size_t o) {
-    std::vector<size_t> c;
+  static void candidates(const Node& n, size_t o, std::vector<size_t>& c) {
+    c.clear();
     if (const int from = elementwise_from(*n.op); from >= 0) {
       for (size_t k = size_t(from); k < n.inputs.size(); ++k) c.push_back(k);
     } else if (o == 0 && n.op->effect == backend::Effect::stateful) {
@@ -110,7 +114,6 @@ class Inplace : public Pass {
     } else if (o == 0 && n.op->inplace_input >= 0) {
       c.push_back(size_t(n.op->inplace_input));
     }
-    return c;
   }
 
   bool allowed(const Graph& g, NodeId i, size_t o, size_t k) const {
