@@ -350,12 +350,15 @@ NoGradGuard::~NoGradGuard() { t_grad_enabled = saved_; }
 GradNode::~GradNode() {
   thread_local std::vector<Tensor>* pending = nullptr;
   thread_local bool active = false;
-  if (inputs.empty()) return;
-  if (!pending) pending = new std::vector<Tensor>();
-  for (Tensor& t : inputs) pending->push_back(std::move(t));
-  if (active) return;
+  if (active) {
+    if (inputs.empty()) return;
+    if (!pending) pending = new std::vector<Tensor>();
+    for (Tensor& t : inputs) pending->push_back(std::move(t));
+    return;
+  }
   active = true;
-  while (!pending->empty()) {
+  inputs.clear();  // the nodes this frees queue their own inputs
+  while (pending && !pending->empty()) {
     Tensor t = std::move(pending->back());
     pending->pop_back();
   }
