@@ -222,6 +222,7 @@ class BackwardWalk {
   // The rule reads the node's inputs as they are now: one written in place
   // since the op ran would give a wrong gradient without a word.
   static void check_unchanged(const GradNode& n) {
+    if (n.writes == writes_so_far()) return;  // nothing anywhere was written in place since
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Tensor& t = n.inputs[i];
       if (!t.defined() || t.block()->version() == n.recorded[i].version) continue;
@@ -387,6 +388,7 @@ void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, 
   for (const Tensor& t : in)
     node->recorded.push_back(t.defined() ? GradNode::Recorded{t.impl()->grad_fn.get(), t.block()->version()}
                                          : GradNode::Recorded{nullptr, 0});
+  node->writes = writes_so_far();
   node->loc = script_loc();
   if (const DispatchHook* hook = dispatch_hook()) node->group = hook->group();
   node->attrs = attrs;

@@ -28,6 +28,7 @@ struct GradNode {
     uint32_t version;
   };
   std::vector<Recorded> recorded;
+  uint64_t writes = 0;  // writes_so_far() when the op ran
   SourceLoc loc;
   uint32_t group = 0;  // the dispatch hook's group when the op ran (DispatchHook::group)
 

@@ -2,7 +2,9 @@
 // the device's pool on first use (lazy allocation) and returned to it when
 // the last reference goes.
 #pragma once
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "backend/device.h"
@@ -24,6 +26,14 @@ struct TraceMark : RefCounted {
 // is open on this thread, and memory from it.
 bool scratch_open(Device* device);
 void* take_scratch(Device* device, size_t bytes);
+
+// In-place writes into any block so far (Block::note_write), on every
+// thread: an autodiff node that saw the same count when its op ran knows
+// that none of its inputs has changed since, without reading their blocks.
+namespace detail {
+inline std::atomic<uint64_t> g_writes{0};
+}  // namespace detail
+inline uint64_t writes_so_far() { return detail::g_writes.load(std::memory_order_relaxed); }
 
 class Block : public RefCounted {
  public:
@@ -64,6 +74,7 @@ class Block : public RefCounted {
   void note_write() {
     ++version_;
     written_at_ = script_loc();
+    detail::g_writes.fetch_add(1, std::memory_order_relaxed);
   }
 
  private:

@@ -164,7 +164,11 @@ void Tracer::pop_scope() { scope_ = graph_.scopes[scope_].parent; }
 uint32_t Tracer::mirror(uint32_t s) {
   if (s == 0 || s >= graph_.scopes.size()) return scope_;
   const uint64_t key = (uint64_t(scope_) << 32) | s;
-  if (auto it = mirrors_.find(key); it != mirrors_.end()) return it->second;
+  if (key == last_mirror_.first) return last_mirror_.second;  // a rule's ops come in a row
+  if (auto it = mirrors_.find(key); it != mirrors_.end()) {
+    last_mirror_ = *it;
+    return it->second;
+  }
   const uint32_t parent = mirror(graph_.scopes[s].parent);
   graph_.scopes.push_back({"\u2207" + graph_.scopes[s].name, parent, graph_.scopes[s].call});
   const uint32_t m = uint32_t(graph_.scopes.size() - 1);

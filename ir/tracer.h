@@ -121,6 +121,7 @@ class Tracer : public backend::DispatchHook {
   uint32_t backward_of_ = 0;  // the forward scope whose backward is being traced; 0: none
   // (grad()'s scope, forward scope) -> its mirror
   std::unordered_map<uint64_t, uint32_t> mirrors_;
+  std::pair<uint64_t, uint32_t> last_mirror_{~uint64_t(0), 0};  // the last one found
   Phase phase_ = Phase::forward;
   backend::DispatchHook* saved_hook_ = nullptr;
   Tracer* saved_active_ = nullptr;
