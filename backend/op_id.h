@@ -28,6 +28,7 @@
   X(conv2d_backward_weight) X(conv2d_relu) X(conv2d_relu_max_pool)                       \
   X(max_pool2d) X(max_pool2d_backward)             /* ops/nn_pool.cpp */                 \
   X(avg_pool2d) X(avg_pool2d_backward)                                                   \
+  X(to_blocked) X(from_blocked)                    /* ops/blocked_layout.cpp */          \
   X(batch_norm_train) X(batch_norm_backward)       /* ops/nn_norm.cpp */                 \
   X(batch_norm_apply) X(batch_norm_scale)                                                \
   X(running_stat_update) X(layer_norm) X(layer_norm_backward)                            \

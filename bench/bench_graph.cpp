@@ -29,7 +29,9 @@
 // almost no work), see replay_overhead().
 //
 // Usage: bench_graph [--threads N] [--steps N] [--resnet-steps N]
-//                    [--warmup N] [--no-torch]
+//                    [--warmup N] [--no-torch] [--no-pass NAME]...
+// (--no-pass: the graphs compiled without that pass, as nn's own option, to
+// measure what one pass is worth.)
 // Defaults (2 threads, 500 steps for the digits models, 40 ResNet steps, 5
 // warm-up steps) take well under a minute on an idle 2-core machine, about
 // two on a busy one; raise --steps / --resnet-steps for steadier medians.
@@ -43,6 +45,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,6 +75,7 @@ struct Config {
   int resnet_steps = 40;
   int warmup = 5;
   bool torch = true;
+  std::set<std::string> disabled_passes;  // --no-pass NAME: the graphs without that pass
 };
 
 // ---------------------------------------------------------------- modes
@@ -118,6 +122,7 @@ void load(Runner& r, const std::string& script, const Config& cfg) {
   opts.threads = cfg.threads;
   opts.eager_graphs = r.mode->eager;
   opts.schedule = r.mode->schedule;
+  opts.disabled_passes = cfg.disabled_passes;
   r.vm = std::make_unique<Interpreter>(opts);
   try {
     r.vm->run_file(script);
@@ -557,9 +562,11 @@ int main(int argc, char** argv) {
     else if (a == "--resnet-steps") cfg.resnet_steps = next("--resnet-steps");
     else if (a == "--warmup") cfg.warmup = next("--warmup");
     else if (a == "--no-torch") cfg.torch = false;
+    else if (a == "--no-pass" && i + 1 < argc) cfg.disabled_passes.insert(argv[++i]);
     else {
       std::fprintf(stderr,
-                   "usage: bench_graph [--threads N] [--steps N] [--resnet-steps N] [--warmup N] [--no-torch]\n");
+                   "usage: bench_graph [--threads N] [--steps N] [--resnet-steps N] [--warmup N] [--no-torch] "
+                   "[--no-pass NAME]...\n");
       return 2;
     }
   }

@@ -19,6 +19,7 @@ std::unique_ptr<Pass> make_relu_grad_through_max_pool();
 std::unique_ptr<Pass> make_recompute();
 std::unique_ptr<Pass> make_bucket_all_reduce();
 std::unique_ptr<Pass> make_batch_norm_apply_into_elementwise();
+std::unique_ptr<Pass> make_blocked_layout();
 std::unique_ptr<Pass> make_fuse_elementwise();
 std::unique_ptr<Pass> make_fuse_matmul_epilogue();
 std::unique_ptr<Pass> make_fuse_conv_relu();
@@ -43,6 +44,9 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   p.push_back(make_recompute());
   p.push_back(make_dead_code());
   p.push_back(make_batch_norm_apply_into_elementwise());
+  // After autodiff and recompute, which see plain NCHW ops only; before
+  // fusion, which then merges the blocked elementwise ops.
+  p.push_back(make_blocked_layout());
   p.push_back(make_fuse_elementwise());
   p.push_back(make_fuse_matmul_epilogue());
   p.push_back(make_fuse_conv_relu());

@@ -35,13 +35,15 @@
 namespace nn::backend {
 
 #ifndef NN_HAVE_ONEDNN
-bool onednn_conv_forward(const ConvGeom&, const float*, const float*, const float*, float*, bool) { return false; }
+bool onednn_conv_forward(const ConvGeom&, const float*, const float*, const float*, float*, bool, bool) {
+  return false;
+}
 bool onednn_conv_relu_max_pool(const ConvGeom&, const PoolWindow&, const float*, const float*, const float*, float*) {
   return false;
 }
 size_t onednn_conv_cached() { return 0; }
-bool onednn_conv_backward_input(const ConvGeom&, const float*, const float*, float*) { return false; }
-bool onednn_conv_backward_weight(const ConvGeom&, const float*, const float*, float*) { return false; }
+bool onednn_conv_backward_input(const ConvGeom&, const float*, const float*, float*, bool) { return false; }
+bool onednn_conv_backward_weight(const ConvGeom&, const float*, const float*, float*, bool) { return false; }
 #else
 namespace {
 using dnnl::memory;
@@ -273,11 +275,15 @@ bool channels_last(const ConvGeom& g) {
   return g.groups == 1 && g.c >= 16 && g.o >= 16 && double(padded(g.c) * padded(g.o)) > 1.25 * double(g.c * g.o);
 }
 
-// The descriptors of one convolution, in plain layouts and as `any`.
+// The layout nn holds an activation of `channels` in: nChw16c where the
+// caller's are blocked and the channels allow, else NCHW.
+tag user_layout(bool blocked, int64_t channels) { return blocked && channels % 16 == 0 ? tag::nChw16c : tag::nchw; }
+
+// The descriptors of one convolution, in nn's layouts (`plain_*`) and as `any`.
 struct Descs {
   memory::dims x, w, y, b, strides, dilates, pad_l, pad_r;
   memory::desc plain_x, plain_w, plain_y, plain_b;
-  explicit Descs(const ConvGeom& g)
+  Descs(const ConvGeom& g, bool blocked)
       : x{g.n, g.c, g.h, g.w},
         w(g.groups == 1 ? memory::dims{g.o, g.c, g.kh, g.kw} : memory::dims{g.groups, g.og(), g.cg(), g.kh, g.kw}),
         y{g.n, g.o, g.oh, g.ow},
@@ -290,9 +296,9 @@ struct Descs {
         pad_l{g.pad[0], g.pad[1]},
         pad_r{(g.oh - 1) * g.stride[0] + g.dil[0] * (g.kh - 1) + 1 - g.h - g.pad[0],
               (g.ow - 1) * g.stride[1] + g.dil[1] * (g.kw - 1) + 1 - g.w - g.pad[1]},
-        plain_x(x, f32, tag::nchw),
+        plain_x(x, f32, user_layout(blocked, g.c)),
         plain_w(w, f32, g.groups == 1 ? tag::oihw : tag::goihw),
-        plain_y(y, f32, tag::nchw),
+        plain_y(y, f32, user_layout(blocked, g.o)),
         plain_b(b, f32, tag::x) {}
   static memory::desc any(const memory::dims& d) { return memory::desc(d, f32, tag::any); }
   // The input's and output's layout inside the primitives: channels-last
@@ -319,9 +325,9 @@ struct ConvPrimitives {
   dnnl::convolution_forward::primitive_desc forward_pd;  // the backward ones' hint
   std::optional<Prepared> forward, forward_bias, backward_input, backward_weight;
 
-  explicit ConvPrimitives(const ConvGeom& g) : d(with_layout(g)), forward_pd(make_forward_pd(false)) {}
-  static Descs with_layout(const ConvGeom& g) {
-    Descs d(g);
+  ConvPrimitives(const ConvGeom& g, bool blocked) : d(with_layout(g, blocked)), forward_pd(make_forward_pd(false)) {}
+  static Descs with_layout(const ConvGeom& g, bool blocked) {
+    Descs d(g, blocked);
     d.nhwc = channels_last(g);
     return d;
   }
@@ -392,7 +398,7 @@ struct ConvPrimitives {
 };
 
 using ConvKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t, int64_t, int64_t>;
+                           int64_t, int64_t, int64_t, int64_t, bool>;
 
 // A prepared primitive, and the convolution's entry that holds it, kept
 // alive while it runs even if the cache drops the entry meanwhile.
@@ -419,19 +425,19 @@ std::map<ConvKey, CacheEntry>& cache() {
 // when oneDNN does not take this convolution (asked again on the next call:
 // a refusal is not remembered, as f32 CPU convolutions are never refused).
 template <class Which>
-Use prepared(const ConvGeom& g, Which which) {
+Use prepared(const ConvGeom& g, bool blocked, Which which) {
   // Convolutions over nothing are the im2col kernels' (they fill zeros or bias).
   if (g.n <= 0 || g.c <= 0 || g.o <= 0 || g.oh <= 0 || g.ow <= 0) return {};
   static uint64_t clock = 0;
   const ConvKey key{g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.stride[0], g.stride[1], g.pad[0], g.pad[1], g.dil[0],
-                    g.dil[1], g.groups};
+                    g.dil[1], g.groups, blocked};
   std::lock_guard<std::mutex> lock(cache_mutex());
   ThreadLimit limit(one_thread(g));
   auto& entries = cache();
   try {
     CacheEntry& e = entries[key];
     e.last_use = ++clock;
-    if (!e.primitives) e.primitives = std::make_shared<ConvPrimitives>(g);
+    if (!e.primitives) e.primitives = std::make_shared<ConvPrimitives>(g, blocked);
     Use use{e.primitives, &which(*e.primitives)};
     if (entries.size() > kCachedConvolutions)  // the least recently used goes
       entries.erase(std::min_element(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
@@ -446,9 +452,10 @@ Use prepared(const ConvGeom& g, Which which) {
 
 }  // namespace
 
-bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y, bool relu) {
+bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y, bool relu,
+                         bool blocked) {
   if (!onednn_enabled()) return false;
-  const Use p = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_forward(b != nullptr); });
+  const Use p = prepared(g, blocked, [&](ConvPrimitives& c) -> const Prepared& { return c.get_forward(b != nullptr); });
   if (!p.p) return false;
   std::vector<void*> ptrs{const_cast<float*>(x), const_cast<float*>(w)};
   if (b) ptrs.push_back(const_cast<float*>(b));
@@ -462,13 +469,13 @@ bool onednn_conv_relu_max_pool(const ConvGeom& g, const PoolWindow& pw, const fl
                                const float* b, float* y) {
   if (!onednn_enabled()) return false;
   const bool bias = b != nullptr;
-  const Use p = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_forward(bias); });
+  const Use p = prepared(g, false, [&](ConvPrimitives& c) -> const Prepared& { return c.get_forward(bias); });
   if (!p.p) return false;
   const memory::desc& inner = p.p->args.back().wanted;
   const int64_t cb = channel_block(inner, memory::dims{g.n, g.o, g.oh, g.ow});
   Use reorder;
   if (cb > 1)
-    reorder = prepared(g, [&](ConvPrimitives& c) -> const Prepared& { return c.get_pooled_reorder(pw, bias); });
+    reorder = prepared(g, false, [&](ConvPrimitives& c) -> const Prepared& { return c.get_pooled_reorder(pw, bias); });
   if (cb == 0 || (cb > 1 && !reorder.p)) return false;
   ThreadLimit limit(one_thread(g));
   Tensor conv = scratch_bytes(inner.get_size());
@@ -491,20 +498,20 @@ size_t onednn_conv_cached() {
   return cache().size();
 }
 
-bool onednn_conv_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx) {
+bool onednn_conv_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx, bool blocked) {
   // Its input gradient with one input channel a group is 10x slower than
   // im2col's (5.0 against 0.5 ms for 1x28x28 -> 20@5x5, batch 64).
   if (!onednn_enabled() || g.cg() == 1) return false;
-  const Use p = prepared(g, [](ConvPrimitives& c) -> const Prepared& { return c.get_backward_input(); });
+  const Use p = prepared(g, blocked, [](ConvPrimitives& c) -> const Prepared& { return c.get_backward_input(); });
   if (!p.p) return false;
   ThreadLimit limit(one_thread(g));
   run(*p.p, {const_cast<float*>(dy), const_cast<float*>(w), dx});
   return true;
 }
 
-bool onednn_conv_backward_weight(const ConvGeom& g, const float* dy, const float* x, float* dw) {
+bool onednn_conv_backward_weight(const ConvGeom& g, const float* dy, const float* x, float* dw, bool blocked) {
   if (!onednn_enabled()) return false;
-  const Use p = prepared(g, [](ConvPrimitives& c) -> const Prepared& { return c.get_backward_weight(); });
+  const Use p = prepared(g, blocked, [](ConvPrimitives& c) -> const Prepared& { return c.get_backward_weight(); });
   if (!p.p) return false;
   ThreadLimit limit(one_thread(g));
   run(*p.p, {const_cast<float*>(dy), const_cast<float*>(x), dw});

@@ -19,8 +19,10 @@ void relu_in_place(T* y, int64_t n) {
 }
 
 // relu: y = relu(conv), applied as each output leaves the primitive.
+// blocked: the activations whose channels are a multiple of 16 (x, y, dx,
+// dy) are in the nChw16c layout (backend/ops/blocked_layout.h), not NCHW.
 bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y,
-                         bool relu = false);
+                         bool relu = false, bool blocked = false);
 // A max pool's window over a convolution's output: kernel, stride, padding
 // and the pooled size.
 struct PoolWindow {
@@ -35,7 +37,7 @@ bool onednn_conv_relu_max_pool(const ConvGeom& g, const PoolWindow& p, const flo
 // How many convolutions hold primitives now (at most 64: the least recently
 // used are dropped).
 size_t onednn_conv_cached();
-bool onednn_conv_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx);
-bool onednn_conv_backward_weight(const ConvGeom& g, const float* dy, const float* x, float* dw);
+bool onednn_conv_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx, bool blocked = false);
+bool onednn_conv_backward_weight(const ConvGeom& g, const float* dy, const float* x, float* dw, bool blocked = false);
 
 }  // namespace nn::backend

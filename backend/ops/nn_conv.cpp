@@ -29,6 +29,7 @@
 #include "backend/nn_ops.h"
 #include "backend/interrupt.h"
 #include "backend/ops/conv_geometry.h"
+#include "backend/ops/blocked_layout.h"
 #include "backend/ops/conv_onednn.h"
 #include "backend/ops/nn_common.h"
 #include "backend/ops/register.h"
@@ -256,15 +257,20 @@ void conv2d_forward(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor
 }
 
 // conv2d, and with relu conv2d_relu: relu(conv2d(...)) in one op.
+// With `blocked` (backend/ops/blocked_layout.h) oneDNN takes the blocked
+// activations as they are; where it does not run, the NCHW kernel runs on
+// reordered copies.
 template <bool Relu>
 void conv2d_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
-  ConvGeom g = conv_geometry(in[0].type(), in[1].type(), attrs);
+  const bool blocked = blocked_attr(attrs);
+  ConvGeom g = conv_geometry(plain_type(in[0].type()), in[1].type(), attrs);
   if (out[0].numel() == 0) return;
   const Tensor* b = in.size() == 3 ? &in[2] : nullptr;
   if (out[0].dtype() == DType::f32 &&
       onednn_conv_forward(g, in[0].data<float>(), in[1].data<float>(), b ? b->data<float>() : nullptr,
-                          out[0].data<float>(), Relu))
+                          out[0].data<float>(), Relu, blocked))
     return;
+  if (blocked) return run_unblocked(conv2d_cpu<Relu>, in, out, attrs);
   if (out[0].dtype() == DType::f64) conv2d_forward<double>(in[0], in[1], b, out[0], g);
   else conv2d_forward<float>(in[0], in[1], b, out[0], g);
   if constexpr (Relu) {
@@ -335,11 +341,13 @@ void conv2d_dx(const Tensor& dyt, const Tensor& wt, Tensor& dxt, const ConvGeom&
 }
 
 void backward_input_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
-  ConvGeom g = conv_geometry(out[0].type(), in[1].type(), attrs);
+  const bool blocked = blocked_attr(attrs);
+  ConvGeom g = conv_geometry(plain_type(out[0].type()), in[1].type(), attrs);
   if (out[0].numel() == 0) return;
   if (out[0].dtype() == DType::f32 &&
-      onednn_conv_backward_input(g, in[0].data<float>(), in[1].data<float>(), out[0].data<float>()))
+      onednn_conv_backward_input(g, in[0].data<float>(), in[1].data<float>(), out[0].data<float>(), blocked))
     return;
+  if (blocked) return run_unblocked(backward_input_cpu, in, out, attrs);
   if (out[0].dtype() == DType::f64) conv2d_dx<double>(in[0], in[1], out[0], g);
   else conv2d_dx<float>(in[0], in[1], out[0], g);
 }
@@ -383,11 +391,13 @@ void conv2d_dw(const Tensor& dyt, const Tensor& xt, Tensor& dwt, const ConvGeom&
 }
 
 void backward_weight_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
-  ConvGeom g = conv_geometry(in[1].type(), out[0].type(), attrs);
+  const bool blocked = blocked_attr(attrs);
+  ConvGeom g = conv_geometry(plain_type(in[1].type()), out[0].type(), attrs);
   if (out[0].numel() == 0) return;
   if (out[0].dtype() == DType::f32 &&
-      onednn_conv_backward_weight(g, in[0].data<float>(), in[1].data<float>(), out[0].data<float>()))
+      onednn_conv_backward_weight(g, in[0].data<float>(), in[1].data<float>(), out[0].data<float>(), blocked))
     return;
+  if (blocked) return run_unblocked(backward_weight_cpu, in, out, attrs);
   if (out[0].dtype() == DType::f64) conv2d_dw<double>(in[0], in[1], out[0], g);
   else conv2d_dw<float>(in[0], in[1], out[0], g);
 }
@@ -471,16 +481,19 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Pair stride, Pa
 }
 
 void register_nn_conv_ops(Registry& r) {
-  r.add(OpDef{.id = OpId::conv2d, .num_inputs = -1, .type_rule = conv2d_type, .cpu = conv2d_cpu<false>,
-              .backward = conv2d_backward});
+  // `blocked` is set by the pass blocked-layout alone, after autodiff: a
+  // call with it has no backward.
+  r.add(OpDef{.id = OpId::conv2d, .num_inputs = -1, .type_rule = layout_rule<conv2d_type, 0>,
+              .cpu = conv2d_cpu<false>, .backward = conv2d_backward});
   // Made by the pass fuse-conv-relu in CPU graphs, after autodiff: no backward.
-  r.add(OpDef{.id = OpId::conv2d_relu, .num_inputs = -1, .type_rule = conv2d_type, .cpu = conv2d_cpu<true>});
+  r.add(OpDef{.id = OpId::conv2d_relu, .num_inputs = -1, .type_rule = layout_rule<conv2d_type, 0>,
+              .cpu = conv2d_cpu<true>});
   // Made by the pass fuse-conv-relu-pool in CPU inference graphs.
   r.add(OpDef{.id = OpId::conv2d_relu_max_pool, .num_inputs = -1, .type_rule = conv_relu_pool_type,
               .cpu = conv_relu_pool_cpu});
-  r.add(OpDef{.id = OpId::conv2d_backward_input, .num_inputs = 2, .type_rule = backward_input_type,
+  r.add(OpDef{.id = OpId::conv2d_backward_input, .num_inputs = 2, .type_rule = layout_rule<backward_input_type, 0>,
               .cpu = backward_input_cpu, .backward = backward_input_backward});
-  r.add(OpDef{.id = OpId::conv2d_backward_weight, .num_inputs = 2, .type_rule = backward_weight_type,
+  r.add(OpDef{.id = OpId::conv2d_backward_weight, .num_inputs = 2, .type_rule = layout_rule<backward_weight_type>,
               .cpu = backward_weight_cpu, .backward = backward_weight_backward});
 }
 

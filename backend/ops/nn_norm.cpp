@@ -33,6 +33,8 @@
 #include <string>
 
 #include "backend/nn_ops.h"
+#include "backend/ops/batch_norm_blocked.h"
+#include "backend/ops/blocked_layout.h"
 #include "backend/ops/elementwise_math.h"
 #include "backend/ops/lane_sum.h"
 #include "backend/ops/nn_common.h"
@@ -171,12 +173,14 @@ void bn_apply_forward(std::span<const Tensor> in, std::span<Tensor> out, double 
 
 void bn_train_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const double eps = attrs.get<double>("eps");
+  if (blocked_attr(attrs)) return bn_train_blocked(in, out, eps);
   if (out[0].dtype() == DType::f64) bn_train_forward<double>(in, out, eps);
   else bn_train_forward<float>(in, out, eps);
 }
 
 void bn_apply_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const double eps = attrs.get<double>("eps");
+  if (blocked_attr(attrs)) return bn_apply_blocked(in, out, eps);
   if (out[0].dtype() == DType::f64) bn_apply_forward<double>(in, out, eps);
   else bn_apply_forward<float>(in, out, eps);
 }
@@ -221,6 +225,7 @@ void bn_backward(std::span<const Tensor> in, std::span<Tensor> out, double eps) 
 
 void bn_backward_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const double eps = attrs.get<double>("eps");
+  if (blocked_attr(attrs)) return bn_backward_blocked(in, out, eps);
   if (out[0].dtype() == DType::f64) bn_backward<double>(in, out, eps);
   else bn_backward<float>(in, out, eps);
 }
@@ -446,10 +451,14 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta
 }
 
 void register_nn_norm_ops(Registry& r) {
-  r.add(OpDef{.id = OpId::batch_norm_train, .num_inputs = 3, .type_rule = bn_train_type, .cpu = bn_train_cpu,
-              .backward = bn_train_backward});
-  r.add(OpDef{.id = OpId::batch_norm_backward, .num_inputs = 5, .type_rule = bn_backward_type, .cpu = bn_backward_cpu});
-  r.add(OpDef{.id = OpId::batch_norm_apply, .num_inputs = 5, .type_rule = bn_apply_type, .cpu = bn_apply_cpu});
+  // `blocked` (x, y and dx in nChw16c) is set by the pass blocked-layout
+  // alone, after autodiff.
+  r.add(OpDef{.id = OpId::batch_norm_train, .num_inputs = 3, .type_rule = layout_rule<bn_train_type, 0>,
+              .cpu = bn_train_cpu, .backward = bn_train_backward});
+  r.add(OpDef{.id = OpId::batch_norm_backward, .num_inputs = 5, .type_rule = layout_rule<bn_backward_type, 0>,
+              .cpu = bn_backward_cpu});
+  r.add(OpDef{.id = OpId::batch_norm_apply, .num_inputs = 5, .type_rule = layout_rule<bn_apply_type, 0>,
+              .cpu = bn_apply_cpu});
   r.add(OpDef{.id = OpId::batch_norm_scale, .num_inputs = 2, .type_rule = bn_scale_type, .cpu = bn_scale_cpu});
   r.add(OpDef{.id = OpId::running_stat_update, .num_inputs = 2, .type_rule = running_update_type,
               .cpu = running_update_cpu, .effect = Effect::stateful});

@@ -16,6 +16,7 @@ void register_index_ops(Registry& r);      // ops/index.cpp (slice, assign_slice
 void register_nn_conv_ops(Registry& r);     // ops/nn_conv.cpp (conv2d and its backward ops)
 void register_nn_pool_ops(Registry& r);     // ops/nn_pool.cpp (max_pool2d, avg_pool2d, backward ops)
 void register_nn_norm_ops(Registry& r);     // ops/nn_norm.cpp (batch_norm, layer_norm, backward ops)
+void register_blocked_layout_ops(Registry& r);  // ops/blocked_layout.cpp (to_blocked, from_blocked)
 void register_nn_softmax_ops(Registry& r);  // ops/nn_softmax.cpp (softmax, losses, one_hot)
 void register_triangle_ops(Registry& r);    // ops/triangle.cpp (tril, triu)
 void register_scan_ops(Registry& r);        // ops/scan.cpp (cumsum, cumprod)
@@ -39,6 +40,7 @@ inline void register_all_ops(Registry& r) {
   register_nn_conv_ops(r);
   register_nn_pool_ops(r);
   register_nn_norm_ops(r);
+  register_blocked_layout_ops(r);
   register_nn_softmax_ops(r);
   register_triangle_ops(r);
   register_scan_ops(r);

@@ -179,9 +179,9 @@ TEST_CASE("ir, graph_stats and dot take a graph's name") {
   // Each pass in the order it ran, what it changed and the nodes it left:
   // the two epilogue fusions take the graph from 4 nodes (after the
   // elementwise fusion) to 3.
-  CHECK(run(vm, "len(s.passes)") == "19");
-  CHECK(run(vm, "s.passes[15].name") == "fuse-matmul-epilogue");
-  CHECK(run(vm, "(s.passes[15].changed, s.passes[15].nodes)") == "(2, 3)");
+  CHECK(run(vm, "len(s.passes)") == "20");
+  CHECK(run(vm, "s.passes[16].name") == "fuse-matmul-epilogue");
+  CHECK(run(vm, "(s.passes[16].changed, s.passes[16].nodes)") == "(2, 3)");
   const std::string path = dir.file("n.dot");
   vm.run_code("t.nn", "dot(\"f\", \"" + path + "\")");
   CHECK(nn::ir::parse_dot_counts(read_all(path)).nodes == 8);

@@ -192,7 +192,7 @@ TEST_CASE("optimize: runs the pipeline, skips disabled passes, reports each") {
                                          "cast-round-trip", "broadcast-into-consumer", "transpose-into-matmul", "cse",
                                          "slice-grads-into-concat", "relu-grad-through-max-pool", "bucket-all-reduce",
                                          "recompute",
-                                         "batch-norm-apply-into-elementwise", "fuse-elementwise",
+                                         "batch-norm-apply-into-elementwise", "blocked-layout", "fuse-elementwise",
                                          "fuse-matmul-epilogue", "fuse-conv-relu", "fuse-conv-relu-pool", "inplace"});
   CHECK(results[1].changed == 1);
   CHECK(ops(g) == "exp");

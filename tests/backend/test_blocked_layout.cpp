@@ -1,0 +1,125 @@
+// The nChw16c layout (backend/ops/blocked_layout.h): to_blocked and
+// from_blocked put every element where the layout's formula says; the
+// convolutions and batch norms with `blocked` give, reordered, what their
+// NCHW forms give: through oneDNN, which takes the blocked activations as
+// they are, and with oneDNN off (their NCHW kernels on reordered copies).
+#include "backend/onednn.h"
+#include "backend/ops/blocked_layout.h"
+
+#include "nn_test_util.h"
+
+using namespace nntest;
+
+namespace {
+
+Tensors run(OpId id, const std::vector<Tensor>& in, const Attrs& a) { return dispatch(op(id), in, a); }
+Tensor blocked(const Tensor& t) { return run(OpId::to_blocked, {t}, {})[0]; }
+Tensor plain(const Tensor& t) { return run(OpId::from_blocked, {t}, {})[0]; }
+
+Attrs with_blocked(Attrs a) {
+  a.set("blocked", true);
+  return a;
+}
+
+// An activation's blocked form, or the tensor itself where its channels do not allow one.
+Tensor blocked_if(const Tensor& t) { return blockable(t.shape()) ? blocked(t) : t; }
+std::vector<double> plain_vals(const Tensor& t) { return vals(plain_shape(t.shape()) == t.shape() ? t : plain(t)); }
+
+}  // namespace
+
+TEST_CASE("to_blocked / from_blocked: element (n, c, h, w) at [n, c/16, h, w, c%16]") {
+  const Shape s{2, 32, 3, 5};
+  const Tensor x = iota(s);
+  const Tensor b = blocked(x);
+  CHECK(b.shape() == Shape{2, 2, 3, 5, 16});
+  const std::vector<double> xv = vals(x), bv = vals(b);
+  int64_t misplaced = 0;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 32; ++c)
+      for (int64_t h = 0; h < 3; ++h)
+        for (int64_t w = 0; w < 5; ++w) {
+          const size_t from = size_t(((n * 32 + c) * 3 + h) * 5 + w);
+          const size_t to = size_t((((n * 2 + c / 16) * 3 + h) * 5 + w) * 16 + c % 16);
+          misplaced += bv[to] != xv[from];
+        }
+  CHECK(misplaced == 0);
+  CHECK(vals(plain(b)) == xv);
+  CHECK(blocked_shape(Shape{2, 20, 3, 3}) == Shape{2, 20, 3, 3});  // 20 channels: not blockable
+  CHECK(plain_shape(Shape{2, 2, 3, 5, 16}) == s);
+  CHECK(error_of([] { blocked(iota(Shape{1, 8, 2, 2})); }).rfind("internal: to_blocked takes", 0) == 0);
+}
+
+TEST_CASE("conv2d and its backward ops with blocked activations equal the NCHW ones") {
+  struct Case {
+    int64_t n, c, h, w, o, k, stride, pad;
+  };
+  const Case cases[] = {
+      {2, 3, 9, 9, 16, 3, 1, 1},   // a stem: plain input, blocked output
+      {2, 16, 8, 8, 32, 3, 2, 1},  // blocked in and out, stride 2
+      {3, 32, 5, 6, 16, 1, 1, 0},  // pointwise
+      {2, 16, 6, 6, 8, 3, 1, 0},   // blocked input, plain output
+  };
+  const bool was_on = onednn_enabled();
+  for (bool onednn : {true, false})
+    for (const Case& k : cases) {
+      INFO("onednn=", onednn, " c=", k.c, " o=", k.o, " stride=", k.stride);
+      set_onednn_enabled(onednn);
+      const Tensor x = rnd(Shape{k.n, k.c, k.h, k.w}, DType::f32, 1);
+      const Tensor w = rnd(Shape{k.o, k.c, k.k, k.k}, DType::f32, 2);
+      const Attrs conv{{"stride", pr(k.stride, k.stride)}, {"padding", pr(k.pad, k.pad)}, {"dilation", pr(1, 1)},
+                       {"groups", int64_t(1)}};
+      const Tensor y = run(OpId::conv2d, {x, w}, conv)[0];
+      const Tensor yb = run(OpId::conv2d, {blocked_if(x), w}, with_blocked(conv))[0];
+      CHECK(yb.shape() == blocked_shape(y.shape()));
+      check_close(plain_vals(yb), vals(y));
+
+      const Tensor dy = rnd(y.shape(), DType::f32, 3);
+      Attrs input = conv;
+      input.set("input_shape", x.shape());
+      const Tensor dx = run(OpId::conv2d_backward_input, {dy, w}, input)[0];
+      const Tensor dxb = run(OpId::conv2d_backward_input, {blocked_if(dy), w}, with_blocked(input))[0];
+      CHECK(dxb.shape() == blocked_shape(x.shape()));
+      check_close(plain_vals(dxb), vals(dx));
+
+      Attrs weight = conv;
+      weight.set("weight_shape", w.shape());
+      const Tensor dw = run(OpId::conv2d_backward_weight, {dy, x}, weight)[0];
+      const Tensor dwb = run(OpId::conv2d_backward_weight, {blocked_if(dy), blocked_if(x)}, with_blocked(weight))[0];
+      CHECK(dwb.shape() == w.shape());
+      check_close(vals(dwb), vals(dw), 1e-5, 1e-5);
+    }
+  set_onednn_enabled(was_on);
+}
+
+TEST_CASE("batch norm with blocked activations equals the NCHW kernels") {
+  for (DType dt : {DType::f32, DType::f64}) {
+    INFO("dtype=", dtype_name(dt));
+    const Shape s{3, 32, 4, 5};
+    // Channels off centre and of different spreads: the statistics matter.
+    const Tensor x = rnd(s, dt, 4, 0.5, 3.0), gamma = rnd(Shape{32}, dt, 5), beta = rnd(Shape{32}, dt, 6);
+    const Attrs eps{{"eps", 1e-5}};
+    const Tensors train = run(OpId::batch_norm_train, {x, gamma, beta}, eps);
+    const Tensors trainb = run(OpId::batch_norm_train, {blocked(x), gamma, beta}, with_blocked(eps));
+    CHECK(trainb[0].shape() == blocked_shape(s));
+    check_close(plain_vals(trainb[0]), vals(train[0]));
+    check_close(vals(trainb[1]), vals(train[1]));
+    check_close(vals(trainb[2]), vals(train[2]));
+    // Normalised: each channel of y has mean beta (checked on channel 17).
+    double sum = 0;
+    const std::vector<double> y = vals(train[0]);
+    for (int64_t n = 0; n < 3; ++n)
+      for (int64_t i = 0; i < 20; ++i) sum += y[size_t((n * 32 + 17) * 20 + i)];
+    CHECK(sum / 60 == doctest::Approx(vals(beta)[17]).epsilon(1e-4));
+
+    const Tensor applied = run(OpId::batch_norm_apply, {blocked(x), gamma, beta, train[1], train[2]}, with_blocked(eps))[0];
+    check_close(plain_vals(applied), vals(train[0]));
+
+    const Tensor dy = rnd(s, dt, 7);
+    const Tensors back = run(OpId::batch_norm_backward, {dy, x, gamma, train[1], train[2]}, eps);
+    const Tensors backb =
+        run(OpId::batch_norm_backward, {blocked(dy), blocked(x), gamma, train[1], train[2]}, with_blocked(eps));
+    check_close(plain_vals(backb[0]), vals(back[0]), 1e-5, 1e-5);
+    check_close(vals(backb[1]), vals(back[1]), 1e-5, 1e-5);
+    check_close(vals(backb[2]), vals(back[2]), 1e-5, 1e-5);
+  }
+}

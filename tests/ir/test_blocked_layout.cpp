@@ -1,0 +1,101 @@
+// The pass blocked-layout on graphs built by hand: between a convolution, a
+// batch norm, a relu, a second convolution, a residual sum and a global
+// sum, every activation is held in nChw16c and no reorder is made but the
+// one before the graph's output; the results equal the plain graph's. A
+// graph without batch norm, and any graph with oneDNN off, is left alone.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "backend/onednn.h"
+#include "graph_builder.h"
+#include "ir/executor.h"
+
+using namespace nn;
+using namespace nntest;
+
+namespace {
+
+const backend::Attrs kConv{{"stride", std::vector<int64_t>{1, 1}},
+                           {"padding", std::vector<int64_t>{1, 1}},
+                           {"dilation", std::vector<int64_t>{1, 1}},
+                           {"groups", int64_t(1)}};
+
+// x [2, 3, 6, 6] -> conv 16 -> (batch norm) -> relu r -> conv 16 -> + r ->
+// sum over (2, 3) per-channel scale; outputs the sum and r.
+ir::Graph residual(bool batch_norm) {
+  ir::Graph g;
+  g.name = "step";
+  const ir::ValueId x = input(g, f32({2, 3, 6, 6}), "x");
+  const ir::ValueId w1 = input(g, f32({16, 3, 3, 3}), "w1");
+  const ir::ValueId w2 = input(g, f32({16, 16, 3, 3}), "w2");
+  const ir::ValueId gamma = input(g, f32({16}), "gamma");
+  const ir::ValueId beta = input(g, f32({16}), "beta");
+  const ir::ValueId scale = input(g, f32({16, 1, 1}), "scale");
+  ir::ValueId c = add(g, "conv2d", {x, w1}, kConv);
+  if (batch_norm) c = add(g, "batch_norm_train", {c, gamma, beta}, {{"eps", 1e-5}});
+  const ir::ValueId r = add(g, "relu", {c});
+  const ir::ValueId c2 = add(g, "conv2d", {r, w2}, kConv);
+  const ir::ValueId s = add(g, "mul", {add(g, "add", {c2, r}), scale});
+  output(g, add(g, "sum", {s}, {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", false}}));
+  output(g, r);
+  return g;
+}
+
+std::vector<backend::Tensor> args() {
+  std::vector<backend::Tensor> a;
+  const backend::Shape shapes[] = {{2, 3, 6, 6}, {16, 3, 3, 3}, {16, 16, 3, 3}, {16}, {16}, {16, 1, 1}};
+  int k = 0;
+  for (const backend::Shape& s : shapes) {
+    backend::Tensor t = backend::Tensor::empty(s, backend::DType::f32);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = std::sin(float(i * 7 + ++k)) * 0.5f;
+    a.push_back(t);
+  }
+  return a;
+}
+
+size_t count(const std::string& ops, const std::string& op) {
+  size_t n = 0;
+  for (size_t at = ops.find(op); at != std::string::npos; at = ops.find(op, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("pass blocked-layout: activations stay nChw16c from the first convolution to the outputs") {
+  if (!backend::onednn_enabled()) return;  // a build without oneDNN has nothing to block for
+  ir::Graph g = residual(true);
+  const ir::Graph before = g;
+  CHECK(run_pass(g, "blocked-layout") == 7);  // 2 convs, the batch norm, relu, add, mul and sum
+  const std::string o = ops(g);
+  CHECK(count(o, "to_blocked") == 0);
+  CHECK(count(o, "from_blocked") == 1);  // r, an output
+  CHECK(o == "conv2d batch_norm_train relu conv2d add reshape mul sum reshape from_blocked");
+  for (const ir::Node& n : g.nodes)
+    if (n.is(backend::OpId::conv2d) || n.is(backend::OpId::batch_norm_train)) CHECK(n.attrs.get<bool>("blocked"));
+  CHECK(g.values[g.nodes[0].outputs[0]].type.str() == "f32[2, 1, 6, 6, 16]");
+  // The per-channel scale [16, 1, 1] is viewed [1, 1, 1, 1, 16].
+  CHECK(g.values[g.nodes[5].outputs[0]].type.str() == "f32[1, 1, 1, 1, 16]");
+  // The outputs keep their types.
+  for (size_t i = 0; i < 2; ++i) CHECK(g.values[g.outputs[i]].type.str() == before.values[before.outputs[i]].type.str());
+
+  const std::vector<backend::Tensor> a = args();
+  const std::vector<backend::Tensor> want = ir::run(before, ir::make_plan(before), a);
+  const std::vector<backend::Tensor> got = ir::run(g, ir::make_plan(g), a);
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::vector<float> w = values(want[i]), v = values(got[i]);
+    REQUIRE(w.size() == v.size());
+    for (size_t k = 0; k < w.size(); ++k) CHECK(v[k] == doctest::Approx(w[k]).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("pass blocked-layout: left alone without batch norm or without oneDNN") {
+  ir::Graph g = residual(false);
+  CHECK(run_pass(g, "blocked-layout") == 0);
+  const bool was_on = backend::onednn_enabled();
+  backend::set_onednn_enabled(false);
+  ir::Graph h = residual(true);
+  CHECK(run_pass(h, "blocked-layout") == 0);
+  backend::set_onednn_enabled(was_on);
+}
