@@ -15,7 +15,9 @@
 
 #include "backend/ops/blocked_layout.h"
 #include "backend/ops/elementwise_math.h"
+#include "backend/ops/elementwise.h"
 #include "backend/parallel.h"
+#include "backend/simd_clones.h"
 
 namespace nn::backend {
 namespace {
@@ -45,27 +47,101 @@ struct Planes {
   }
 };
 
-// Per lane, the sum over plane p's rows of f(row, lane).
-template <class F>
-Lanes plane_sum(const Planes& g, F f) {
-  Lanes s{};
-  for (int64_t i = 0; i < g.s; ++i)
-    for (int64_t l = 0; l < kChannelBlock; ++l) s[size_t(l)] += f(i * kChannelBlock + l, l);
-  return s;
+// The loops over one plane's rows of 16 lanes, each lane a channel. Their
+// 16-wide bodies with local accumulators map lanes onto vector registers;
+// the f32 forms are built for AVX2 too (backend/simd_clones.h: the same bits).
+template <class T>
+inline void sum_rows_of(const T* x, int64_t rows, double* out) {
+  double s[kChannelBlock] = {};
+  for (int64_t i = 0; i < rows; ++i, x += kChannelBlock)
+    for (int l = 0; l < kChannelBlock; ++l) s[l] += double(x[l]);
+  std::copy(s, s + kChannelBlock, out);
 }
 
-// y = (x - mean) * scale + beta per channel, in T, as bn_normalize.
+// Per lane, the sum of (x - mu)^2.
+template <class T>
+inline void square_dev_rows_of(const T* x, int64_t rows, const double* mu, double* out) {
+  double m[kChannelBlock], s[kChannelBlock] = {};
+  std::copy(mu, mu + kChannelBlock, m);
+  for (int64_t i = 0; i < rows; ++i, x += kChannelBlock)
+    for (int l = 0; l < kChannelBlock; ++l) s[l] += (double(x[l]) - m[l]) * (double(x[l]) - m[l]);
+  std::copy(s, s + kChannelBlock, out);
+}
+
+// Per lane, the sums of dy and of dy (x - mu).
+template <class T>
+inline void grad_sums_rows_of(const T* dy, const T* x, int64_t rows, const T* mu, double* sdy, double* sdyx) {
+  double m[kChannelBlock], a[kChannelBlock] = {}, b[kChannelBlock] = {};
+  for (int l = 0; l < kChannelBlock; ++l) m[l] = double(mu[l]);
+  for (int64_t i = 0; i < rows; ++i, dy += kChannelBlock, x += kChannelBlock)
+    for (int l = 0; l < kChannelBlock; ++l) {
+      a[l] += double(dy[l]);
+      b[l] += double(dy[l]) * (double(x[l]) - m[l]);
+    }
+  std::copy(a, a + kChannelBlock, sdy);
+  std::copy(b, b + kChannelBlock, sdyx);
+}
+
+// y = (x - mu) * scale + beta in T, as bn_normalize.
+template <class T>
+inline void normalize_rows_of(const T* x, T* y, int64_t rows, const T* mu, const T* scale, const T* beta) {
+  T m[kChannelBlock], sc[kChannelBlock], be[kChannelBlock];
+  std::copy(mu, mu + kChannelBlock, m);
+  std::copy(scale, scale + kChannelBlock, sc);
+  std::copy(beta, beta + kChannelBlock, be);
+  for (int64_t i = 0; i < rows; ++i, x += kChannelBlock, y += kChannelBlock)
+    for (int l = 0; l < kChannelBlock; ++l) y[l] = (x[l] - m[l]) * sc[l] + be[l];
+}
+
+// dx = a dy + b x + k in double.
+template <class T>
+inline void dx_rows_of(const T* dy, const T* x, T* dx, int64_t rows, const double* pa, const double* pb,
+                       const double* pk) {
+  double a[kChannelBlock], b[kChannelBlock], k[kChannelBlock];
+  std::copy(pa, pa + kChannelBlock, a);
+  std::copy(pb, pb + kChannelBlock, b);
+  std::copy(pk, pk + kChannelBlock, k);
+  for (int64_t i = 0; i < rows; ++i, dy += kChannelBlock, x += kChannelBlock, dx += kChannelBlock)
+    for (int l = 0; l < kChannelBlock; ++l) dx[l] = T(a[l] * double(dy[l]) + b[l] * double(x[l]) + k[l]);
+}
+
+NN_SIMD_CLONES NN_FLATTEN void sum_rows(const float* x, int64_t rows, double* out) { sum_rows_of(x, rows, out); }
+NN_SIMD_CLONES NN_FLATTEN void square_dev_rows(const float* x, int64_t rows, const double* mu, double* out) {
+  square_dev_rows_of(x, rows, mu, out);
+}
+NN_SIMD_CLONES NN_FLATTEN void grad_sums_rows(const float* dy, const float* x, int64_t rows, const float* mu,
+                                              double* sdy, double* sdyx) {
+  grad_sums_rows_of(dy, x, rows, mu, sdy, sdyx);
+}
+NN_SIMD_CLONES NN_FLATTEN void normalize_rows(const float* x, float* y, int64_t rows, const float* mu,
+                                              const float* scale, const float* beta) {
+  normalize_rows_of(x, y, rows, mu, scale, beta);
+}
+NN_SIMD_CLONES NN_FLATTEN void dx_rows(const float* dy, const float* x, float* dx, int64_t rows, const double* a,
+                                       const double* b, const double* k) {
+  dx_rows_of(dy, x, dx, rows, a, b, k);
+}
+void sum_rows(const double* x, int64_t rows, double* out) { sum_rows_of(x, rows, out); }
+void square_dev_rows(const double* x, int64_t rows, const double* mu, double* out) {
+  square_dev_rows_of(x, rows, mu, out);
+}
+void grad_sums_rows(const double* dy, const double* x, int64_t rows, const double* mu, double* sdy, double* sdyx) {
+  grad_sums_rows_of(dy, x, rows, mu, sdy, sdyx);
+}
+void normalize_rows(const double* x, double* y, int64_t rows, const double* mu, const double* scale,
+                    const double* beta) {
+  normalize_rows_of(x, y, rows, mu, scale, beta);
+}
+void dx_rows(const double* dy, const double* x, double* dx, int64_t rows, const double* a, const double* b,
+             const double* k) {
+  dx_rows_of(dy, x, dx, rows, a, b, k);
+}
+
 template <class T>
 void normalize_planes(const Planes& g, const T* x, T* y, const T* mean, const T* scale, const T* beta) {
   g.each([&](int64_t p, int64_t b) {
-    const T *xs = x + p * g.size(), *mu = mean + b * kChannelBlock, *sc = scale + b * kChannelBlock,
-            *be = beta + b * kChannelBlock;
-    T* ys = y + p * g.size();
-    for (int64_t i = 0; i < g.s; ++i)
-      for (int64_t l = 0; l < kChannelBlock; ++l) {
-        const int64_t k = i * kChannelBlock + l;
-        ys[k] = (xs[k] - mu[l]) * sc[l] + be[l];
-      }
+    const int64_t c = b * kChannelBlock;
+    normalize_rows(x + p * g.size(), y + p * g.size(), g.s, mean + c, scale + c, beta + c);
   });
 }
 
@@ -84,20 +160,12 @@ void train(std::span<const Tensor> in, std::span<Tensor> out, double eps) {
   const double m = double(g.count());
   std::vector<Lanes> partial(size_t(g.n * g.cb));
   // Two passes (mean, then squared deviations): no cancellation.
-  g.each([&](int64_t p, int64_t) {
-    const T* xs = x + p * g.size();
-    partial[size_t(p)] = plane_sum(g, [&](int64_t k, int64_t) { return double(xs[k]); });
-  });
+  g.each([&](int64_t p, int64_t) { sum_rows(x + p * g.size(), g.s, partial[size_t(p)].data()); });
   std::vector<Lanes> mu = g.add_up(partial);
   for (Lanes& b : mu)
     for (double& v : b) v = m > 0 ? v / m : 0.0;
   g.each([&](int64_t p, int64_t b) {
-    const T* xs = x + p * g.size();
-    const Lanes& u = mu[size_t(b)];
-    partial[size_t(p)] = plane_sum(g, [&](int64_t k, int64_t l) {
-      const double d = double(xs[k]) - u[size_t(l)];
-      return d * d;
-    });
+    square_dev_rows(x + p * g.size(), g.s, mu[size_t(b)].data(), partial[size_t(p)].data());
   });
   const std::vector<Lanes> q = g.add_up(partial);
   for (int64_t c = 0; c < g.cb * kChannelBlock; ++c) {
@@ -127,10 +195,8 @@ void backward(std::span<const Tensor> in, std::span<Tensor> out, double eps) {
   const double m = double(g.count());
   std::vector<Lanes> partial_dy(size_t(g.n * g.cb)), partial_dyx(size_t(g.n * g.cb));
   g.each([&](int64_t p, int64_t b) {
-    const T *ds = dy + p * g.size(), *xs = x + p * g.size(), *mu = mean + b * kChannelBlock;
-    partial_dy[size_t(p)] = plane_sum(g, [&](int64_t k, int64_t) { return double(ds[k]); });
-    partial_dyx[size_t(p)] =
-        plane_sum(g, [&](int64_t k, int64_t l) { return double(ds[k]) * (double(xs[k]) - double(mu[l])); });
+    grad_sums_rows(dy + p * g.size(), x + p * g.size(), g.s, mean + b * kChannelBlock, partial_dy[size_t(p)].data(),
+                   partial_dyx[size_t(p)].data());
   });
   const std::vector<Lanes> sdy = g.add_up(partial_dy), sdyx_raw = g.add_up(partial_dyx);
   std::vector<double> ad(static_cast<size_t>(channels)), bd(ad), kd(ad);
@@ -146,15 +212,8 @@ void backward(std::span<const Tensor> in, std::span<Tensor> out, double eps) {
   }
   if (m == 0) return;
   g.each([&](int64_t p, int64_t b) {
-    const T *ds = dy + p * g.size(), *xs = x + p * g.size();
-    const double *pa = ad.data() + b * kChannelBlock, *pb = bd.data() + b * kChannelBlock,
-                 *pk = kd.data() + b * kChannelBlock;
-    T* o = dx + p * g.size();
-    for (int64_t i = 0; i < g.s; ++i)
-      for (int64_t l = 0; l < kChannelBlock; ++l) {
-        const int64_t e = i * kChannelBlock + l;
-        o[e] = T(pa[l] * double(ds[e]) + pb[l] * double(xs[e]) + pk[l]);
-      }
+    const int64_t c = b * kChannelBlock;
+    dx_rows(dy + p * g.size(), x + p * g.size(), dx + p * g.size(), g.s, ad.data() + c, bd.data() + c, kd.data() + c);
   });
 }
 
