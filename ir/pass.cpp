@@ -91,6 +91,25 @@ Uses count_uses(const Graph& g) {
   return u;
 }
 
+ValueId append_like(Graph& g, std::vector<Node>& nodes, const Node& near, backend::OpId op, std::vector<ValueId> in,
+                    backend::Attrs attrs, ValueId out) {
+  const backend::OpDef& d = backend::op(op);
+  std::vector<backend::TensorType> types;
+  for (ValueId v : in) types.push_back(g.values[v].type);
+  if (out == kNone) out = g.add_value(d.type_rule(types, attrs)[0], Role::intermediate);
+  Node m;
+  m.op = &d;
+  m.attrs = std::move(attrs);
+  m.inputs = std::move(in);
+  m.outputs = {out};
+  m.loc = near.loc;
+  m.scope = near.scope;
+  m.phase = near.phase;
+  m.recomputed = near.recomputed;
+  nodes.push_back(std::move(m));
+  return out;
+}
+
 Rewriter::Rewriter(Graph& g) : g_(g), to_(g.values.size()), dropped_(g.nodes.size(), false) {
   for (ValueId v = 0; v < to_.size(); ++v) to_[v] = v;
 }

@@ -76,6 +76,13 @@ inline bool may_stand_for(const Graph& g, ValueId result, Role by) {
   return !g.values[result].output || by == Role::intermediate;
 }
 
+// Appends to `nodes` (a graph being rebuilt in order) a node of `op` over
+// `in` standing where `near` stands (its line, scope, phase and recompute
+// mark), its one output typed by the op's rule: `out` when given, else a new
+// intermediate of g. Returns the output.
+ValueId append_like(Graph& g, std::vector<Node>& nodes, const Node& near, backend::OpId op, std::vector<ValueId> in,
+                    backend::Attrs attrs, ValueId out = kNone);
+
 // How many nodes read each value, and whether it must stay (an output or a
 // state's new value).
 struct Uses {

@@ -79,22 +79,7 @@ class BatchNormApplyIntoElementwise : public Pass {
     const ValueId x = n.inputs[0], gamma = n.inputs[1], beta = n.inputs[2], mean = n.inputs[3], var = n.inputs[4];
     const double eps = n.attrs.get<double>("eps");
     auto emit = [&](OpId op, std::vector<ValueId> in, backend::Attrs attrs, ValueId out = kNone) {
-      const backend::OpDef& d = backend::op(op);
-      std::vector<backend::TensorType> types;
-      for (ValueId v : in) types.push_back(g_->values[v].type);
-      const backend::TensorType type = d.type_rule(types, attrs)[0];
-      if (out == kNone) out = g_->add_value(type, Role::intermediate);
-      Node m;
-      m.op = &d;
-      m.attrs = std::move(attrs);
-      m.inputs = std::move(in);
-      m.outputs = {out};
-      m.loc = n.loc;
-      m.scope = n.scope;
-      m.phase = n.phase;
-      m.recomputed = n.recomputed;
-      nodes.push_back(std::move(m));
-      return out;
+      return append_like(*g_, nodes, n, op, std::move(in), std::move(attrs), out);
     };
     // [C] as [C, 1, ...]: x's dims after the channel axis become ones.
     const int ndim = g_->values[x].type.shape.ndim();

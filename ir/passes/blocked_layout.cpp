@@ -82,25 +82,10 @@ class BlockedLayout : public Pass {
     return false;
   }
 
-  // The node appended to the rewritten graph, typed by its op's rule; its
-  // output 0 is `out` when given.
+  // The node appended to the rewritten graph (append_like), where `near` stands.
   ValueId emit(OpId id, std::vector<ValueId> in, backend::Attrs attrs, const Node& near, ValueId out = kNone) {
-    const backend::OpDef& d = backend::op(id);
-    std::vector<TensorType> types;
-    for (ValueId v : in) types.push_back(g_->values[v].type);
-    const TensorType type = d.type_rule(types, attrs)[0];
-    if (out == kNone) out = g_->add_value(type, Role::intermediate);
+    out = append_like(*g_, nodes_, near, id, std::move(in), std::move(attrs), out);
     grow();
-    Node m;
-    m.op = &d;
-    m.attrs = std::move(attrs);
-    m.inputs = std::move(in);
-    m.outputs = {out};
-    m.loc = near.loc;
-    m.scope = near.scope;
-    m.phase = near.phase;
-    m.recomputed = near.recomputed;
-    nodes_.push_back(std::move(m));
     return out;
   }
   void grow() {

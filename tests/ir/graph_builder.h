@@ -20,6 +20,14 @@ inline nn::backend::TensorType f32(std::initializer_list<int64_t> dims) {
   return {nn::backend::DType::f32, nn::backend::Shape(dims), nn::backend::cpu_device()};
 }
 
+// conv2d's attributes for a 3x3 kernel that keeps the size: stride 1, padding 1.
+inline nn::backend::Attrs same_conv() {
+  return {{"stride", std::vector<int64_t>{1, 1}},
+          {"padding", std::vector<int64_t>{1, 1}},
+          {"dilation", std::vector<int64_t>{1, 1}},
+          {"groups", int64_t(1)}};
+}
+
 // Appends `op(in...)`; returns its first output.
 inline nn::ir::ValueId add(nn::ir::Graph& g, const char* op, std::vector<nn::ir::ValueId> in,
                            nn::backend::Attrs attrs = {}) {

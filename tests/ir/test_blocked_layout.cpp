@@ -17,10 +17,7 @@ using namespace nntest;
 
 namespace {
 
-const backend::Attrs kConv{{"stride", std::vector<int64_t>{1, 1}},
-                           {"padding", std::vector<int64_t>{1, 1}},
-                           {"dilation", std::vector<int64_t>{1, 1}},
-                           {"groups", int64_t(1)}};
+const backend::Attrs kConv = same_conv();
 
 // x [2, 3, 6, 6] -> conv 16 -> (batch norm) -> relu r -> conv 16 -> + r ->
 // sum over (2, 3) per-channel scale; outputs the sum and r.

@@ -17,10 +17,7 @@ using namespace nntest;
 
 namespace {
 
-const backend::Attrs kConv{{"stride", std::vector<int64_t>{1, 1}},
-                           {"padding", std::vector<int64_t>{1, 1}},
-                           {"dilation", std::vector<int64_t>{1, 1}},
-                           {"groups", int64_t(1)}};
+const backend::Attrs kConv = same_conv();
 
 // relu(conv2d(x, w, b)) on `d`, the conv's output also negated when `shared`,
 // or returned when `returned`.
