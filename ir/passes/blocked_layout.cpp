@@ -15,8 +15,9 @@
 //    can be viewed blocked: a per-channel [.., C, 1, 1] or a channel-free
 //    [.., 1, H, W] operand is reshaped (no copy), an NCHW one as large as
 //    the result is reordered;
-//  - a sum over the axes (2, 3) of a blocked value (a global average pool)
-//    into a sum over the blocked value's (2, 3) and a reshape.
+//  - a sum of a blocked value over the axes 2 and 3 and not 1 (a global
+//    average pool, a bias's gradient) into the same sum of the blocked
+//    value and a reshape.
 // A plain op that reads a blocked value gets it from one `from_blocked`
 // placed before its first such reader, as does a graph output or a state's
 // new value; a blocked op that reads a plain value gets one `to_blocked`.
@@ -227,11 +228,15 @@ class BlockedLayout : public Pass {
     return true;
   }
 
-  // sum(x, axes=(2, 3)) of a blocked x: the blocked sum, [N, C/16, 16],
-  // then its reshape to the result's [N, C] (or [N, C, 1, 1]).
+  // sum(x, axes) of a blocked x over both spatial axes and not the
+  // channels (a global average pool; a bias's gradient, axes (0, 2, 3)):
+  // the blocked sum over the same axes, [N, C/16, 16] or [C/16, 16], then
+  // its reshape to the result's shape, [N, C] or [C] (or with ones kept).
   bool convert_sum(Node& n) {
     const ValueId x = n.inputs[0];
-    if (twin_[x] == kNone || n.attrs.get<std::vector<int64_t>>("axes") != std::vector<int64_t>{2, 3}) return false;
+    const auto& axes = n.attrs.get<std::vector<int64_t>>("axes");
+    auto has = [&](int64_t a) { return std::find(axes.begin(), axes.end(), a) != axes.end(); };
+    if (twin_[x] == kNone || !has(2) || !has(3) || has(1)) return false;
     backend::Attrs attrs = n.attrs;
     attrs.set("keepdims", false);
     const ValueId s = emit(OpId::sum, {twin_[x]}, std::move(attrs), n);

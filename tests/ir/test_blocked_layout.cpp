@@ -20,7 +20,8 @@ namespace {
 const backend::Attrs kConv = same_conv();
 
 // x [2, 3, 6, 6] -> conv 16 -> (batch norm) -> relu r -> conv 16 -> + r ->
-// sum over (2, 3) per-channel scale; outputs the sum and r.
+// per-channel scale s; outputs s's sums over (2, 3) and over (0, 2, 3)
+// (kept as [1, 16, 1, 1]), and r.
 ir::Graph residual(bool batch_norm) {
   ir::Graph g;
   g.name = "step";
@@ -37,6 +38,7 @@ ir::Graph residual(bool batch_norm) {
   const ir::ValueId s = add(g, "mul", {add(g, "add", {c2, r}), scale});
   output(g, add(g, "sum", {s}, {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", false}}));
   output(g, r);
+  output(g, add(g, "sum", {s}, {{"axes", std::vector<int64_t>{0, 2, 3}}, {"keepdims", true}}));
   return g;
 }
 
@@ -64,18 +66,19 @@ TEST_CASE("pass blocked-layout: activations stay nChw16c from the first convolut
   if (!backend::onednn_enabled()) return;  // a build without oneDNN has nothing to block for
   ir::Graph g = residual(true);
   const ir::Graph before = g;
-  CHECK(run_pass(g, "blocked-layout") == 7);  // 2 convs, the batch norm, relu, add, mul and sum
+  CHECK(run_pass(g, "blocked-layout") == 8);  // 2 convs, the batch norm, relu, add, mul and both sums
   const std::string o = ops(g);
   CHECK(count(o, "to_blocked") == 0);
   CHECK(count(o, "from_blocked") == 1);  // r, an output
-  CHECK(o == "conv2d batch_norm_train relu conv2d add reshape mul sum reshape from_blocked");
+  CHECK(o == "conv2d batch_norm_train relu conv2d add reshape mul sum reshape sum reshape from_blocked");
   for (const ir::Node& n : g.nodes)
     if (n.is(backend::OpId::conv2d) || n.is(backend::OpId::batch_norm_train)) CHECK(n.attrs.get<bool>("blocked"));
   CHECK(g.values[g.nodes[0].outputs[0]].type.str() == "f32[2, 1, 6, 6, 16]");
   // The per-channel scale [16, 1, 1] is viewed [1, 1, 1, 1, 16].
   CHECK(g.values[g.nodes[5].outputs[0]].type.str() == "f32[1, 1, 1, 1, 16]");
   // The outputs keep their types.
-  for (size_t i = 0; i < 2; ++i) CHECK(g.values[g.outputs[i]].type.str() == before.values[before.outputs[i]].type.str());
+  for (size_t i = 0; i < 3; ++i) CHECK(g.values[g.outputs[i]].type.str() == before.values[before.outputs[i]].type.str());
+  CHECK(g.values[g.outputs[2]].type.str() == "f32[1, 16, 1, 1]");
 
   const std::vector<backend::Tensor> a = args();
   const std::vector<backend::Tensor> want = ir::run(before, ir::make_plan(before), a);
