@@ -8,6 +8,7 @@
 #include "backend/cuda_backend.h"
 #include "backend/ops/fused_program.h"
 #include "backend/ops/type_rules.h"
+#include "ir/hash_mix.h"
 
 namespace nn::ir {
 
@@ -151,7 +152,7 @@ Node make_fused_node(const Graph& g, std::span<const NodeId> members, DType comp
       uint64_t h = std::hash<const void*>()(st.op);
       for (const auto& a : st.args) h = (h * 0x100000001b3ull) ^ (uint64_t(a.kind) << 32 | a.index);
       if (!earlier_ready) earlier.assign(slots_mask + 1, {0, 0}), earlier_ready = true;
-      size_t at = h & slots_mask;
+      size_t at = mix_hash(h) & slots_mask;
       while (earlier[at].second && earlier[at].first != h) at = (at + 1) & slots_mask;
       const uint32_t twin = earlier[at].second;  // its step + 1, or 0
       const backend::FusedProgram::Step* o = twin ? &prog->steps[twin - 1] : nullptr;

@@ -3,6 +3,8 @@
 // one, so tracing, copying and rewriting a graph allocate nothing for them
 // (a std::vector costs one allocation per list, two per node). Reads like a
 // std::vector<ValueId>, converts to and from one, and is as big as one.
+// Any short list of 32-bit ids that is mostly tiny fits it as well:
+// fuse-elementwise keeps a group's member nodes in one.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -72,6 +74,11 @@ class ValueList {
   }
   void pop_back() { --size_; }
   void clear() { size_ = 0; }
+  // Drops the ids `pred` holds for, the others kept in order.
+  template <class Pred>
+  void erase_if(Pred pred) {
+    size_ = uint32_t(std::remove_if(begin(), end(), pred) - begin());
+  }
   // Inserts [first, last) before pos.
   ValueId* insert(ValueId* pos, const ValueId* first, const ValueId* last) {
     const size_t at = size_t(pos - begin()), n = size_t(last - first);

@@ -5,21 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include "ir/hash_mix.h"
 #include "ir/pass.h"
 
 namespace nn::ir {
 namespace {
-
-// Spreads a hash's bits over its low ones, which pick the slot: without it
-// calls of one op on neighbouring ids fill runs of slots that every probe
-// walks (linear probing).
-size_t mix(size_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  return h ^ (h >> 33);
-}
 
 class CommonSubexpr : public Pass {
  public:
@@ -48,7 +38,7 @@ class CommonSubexpr : public Pass {
       // step) differ only in their attributes: without them in the hash they
       // would all probe one long run of slots.
       if (n.inputs.empty() && !n.attrs.empty()) h ^= n.attrs.hash();
-      h = mix(h);
+      h = mix_hash(h);
       NodeId same = kNone;
       size_t slot = h & mask;
       for (; seen[slot].second != kNone && same == kNone; slot = (slot + 1) & mask) {

@@ -240,8 +240,7 @@ class FuseElementwise : public Pass {
     };
     for (uint32_t c : chosen) {
       ValueList& exits = groups_[c].exits;
-      exits.resize(size_t(std::remove_if(exits.begin(), exits.end(), [&](NodeId r) { return group_[r] == c; }) -
-                          exits.begin()));
+      exits.erase_if([&](NodeId r) { return group_[r] == c; });
       if ((seen += exits.size()) > kMaxSearch) return false;
       for (NodeId r : exits)
         if (r < i && !inside(r) && stamp_[r] != cur_) stack.push_back(r);
@@ -262,8 +261,7 @@ class FuseElementwise : public Pass {
       group_seen_[k] = cur_;
       if ((seen += 1 + groups_[k].members.size()) > kMaxSearch) return false;
       ValueList& exits = groups_[k].exits;
-      exits.resize(size_t(std::remove_if(exits.begin(), exits.end(), [&](NodeId r) { return group_[r] == k; }) -
-                          exits.begin()));
+      exits.erase_if([&](NodeId r) { return group_[r] == k; });
       if (!push(std::span(exits))) return false;
     }
     return true;
