@@ -46,7 +46,8 @@ class BlockedLayout : public Pass {
 
   size_t run(Graph& g) override {
     g_ = &g;
-    if (!backend::onednn_enabled() || !worth_it()) return 0;
+    // worth_it first: asking whether oneDNN is on opens its library.
+    if (!worth_it() || !backend::onednn_enabled()) return 0;
     twin_.assign(g.values.size(), kNone);
     plain_made_.assign(g.values.size(), true);
     views_.clear();
