@@ -5,7 +5,8 @@
 
 #include <vector>
 
-#include "backend/ops/nn_common.h"
+#include "backend/dtype.h"
+#include "backend/error.h"
 #include "backend/ops/register.h"
 #include "backend/parallel.h"
 
