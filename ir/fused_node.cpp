@@ -49,9 +49,7 @@ uint8_t fusible_dtypes(const Graph& g, const Node& n) {
     m &= d;
   }
   if (out.dtype == DType::boolean) {
-    std::vector<backend::TensorType> types;
-    for (ValueId v : n.inputs) types.push_back(g.values[v].type);
-    const uint8_t d = dtype_mask(backend::promote_types(types).dtype);
+    const uint8_t d = dtype_mask(backend::promote_types(g.types_of(n.inputs)).dtype);
     if (!d) return 0;
     m &= d;
   }

@@ -157,6 +157,13 @@ struct Graph {
 
   ValueId add_value(const backend::TensorType& type, Role role, std::string name = {});
   const std::string& name_of(ValueId v) const { return names[values[v].name]; }
+  // The types of `ids`, in order: what an op's type rule takes.
+  std::vector<backend::TensorType> types_of(const ValueList& ids) const {
+    std::vector<backend::TensorType> t;
+    t.reserve(ids.size());
+    for (ValueId v : ids) t.push_back(values[v].type);
+    return t;
+  }
   // The node that makes v when its op is `id`, else kNone.
   NodeId producer_if(ValueId v, backend::OpId id) const {
     const NodeId p = values[v].producer;

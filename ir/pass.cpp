@@ -94,9 +94,7 @@ Uses count_uses(const Graph& g) {
 ValueId append_like(Graph& g, std::vector<Node>& nodes, const Node& near, backend::OpId op, std::vector<ValueId> in,
                     backend::Attrs attrs, ValueId out) {
   const backend::OpDef& d = backend::op(op);
-  std::vector<backend::TensorType> types;
-  for (ValueId v : in) types.push_back(g.values[v].type);
-  if (out == kNone) out = g.add_value(d.type_rule(types, attrs)[0], Role::intermediate);
+  if (out == kNone) out = g.add_value(d.type_rule(g.types_of(in), attrs)[0], Role::intermediate);
   Node m;
   m.op = &d;
   m.attrs = std::move(attrs);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "backend/onednn_library.h"
+#include "backend/ops/blocked_layout.h"
 #include "backend/ops/nn_common.h"
 #endif
 #if defined(__SSE2__)
@@ -277,7 +278,10 @@ bool channels_last(const ConvGeom& g) {
 
 // The layout nn holds an activation of `channels` in: nChw16c where the
 // caller's are blocked and the channels allow, else NCHW.
-tag user_layout(bool blocked, int64_t channels) { return blocked && channels % 16 == 0 ? tag::nChw16c : tag::nchw; }
+tag user_layout(bool blocked, int64_t channels) {
+  static_assert(kChannelBlock == 16, "nn's blocked layout is oneDNN's nChw16c");
+  return blocked && channels % kChannelBlock == 0 ? tag::nChw16c : tag::nchw;
+}
 
 // The descriptors of one convolution, in nn's layouts (`plain_*`) and as `any`.
 struct Descs {

@@ -151,20 +151,21 @@ class BlockedLayout : public Pass {
       else need_plain(n.inputs[i], n);
     }
     n.attrs.set("blocked", true);
-    std::vector<TensorType> types;
-    for (ValueId v : n.inputs) types.push_back(g_->values[v].type);
-    const backend::OutTypes out_types = n.op->type_rule(types, n.attrs);
-    for (size_t o : outs) {
-      const ValueId plain = n.outputs[o];
-      if (out_types[o].shape == g_->values[plain].type.shape) continue;
-      const ValueId b = g_->add_value(out_types[o], Role::intermediate);
-      grow();
-      twin_[plain] = b;
-      plain_made_[plain] = false;
-      n.outputs[o] = b;
-    }
+    const backend::OutTypes out_types = n.op->type_rule(g_->types_of(n.inputs), n.attrs);
+    for (size_t o : outs)
+      if (out_types[o].shape != g_->values[n.outputs[o]].type.shape) block_output(n, o, out_types[o]);
     nodes_.push_back(std::move(n));
     return true;
+  }
+
+  // n's output o made blocked, of type t: a new value, the plain one's twin.
+  void block_output(Node& n, size_t o, const TensorType& t) {
+    const ValueId plain = n.outputs[o];
+    const ValueId b = g_->add_value(t, Role::intermediate);
+    grow();
+    twin_[plain] = b;
+    plain_made_[plain] = false;
+    n.outputs[o] = b;
   }
 
   // How operand v of an elementwise op with blocked result [N, C, H, W]
@@ -214,17 +215,10 @@ class BlockedLayout : public Pass {
         }
       }
     }
-    std::vector<TensorType> types;
-    for (ValueId v : n.inputs) types.push_back(g_->values[v].type);
-    const TensorType t = n.op->type_rule(types, n.attrs)[0];
+    const TensorType t = n.op->type_rule(g_->types_of(n.inputs), n.attrs)[0];
     if (t.shape != backend::blocked_shape(out))
       throw backend::Error("internal: blocked-layout made " + t.str() + " for " + g_->values[n.outputs[0]].type.str());
-    const ValueId plain = n.outputs[0];
-    const ValueId b = g_->add_value(t, Role::intermediate);
-    grow();
-    twin_[plain] = b;
-    plain_made_[plain] = false;
-    n.outputs[0] = b;
+    block_output(n, 0, t);
     nodes_.push_back(std::move(n));
     return true;
   }
