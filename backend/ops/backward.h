@@ -16,8 +16,17 @@ namespace nn::backend::bw {
 inline bool wants(const Tensor& x) { return is_floating(x.dtype()) && !x.weak(); }
 
 // A host number for a rule's arithmetic: weak, so it keeps the other
-// operand's dtype (an f64 gradient stays f64, an f32 one f32).
-inline Tensor num(double v) { return scalar(v, DType::f64, /*weak=*/true); }
+// operand's dtype (an f64 gradient stays f64, an f32 one f32). The 1 of
+// sigmoid's and tanh's rules is made once per thread and never written: a
+// trace then captures one constant for every rule that reads it, not one
+// per call (an unrolled LSTM's backward read 2,550 of them).
+inline Tensor num(double v) {
+  if (v == 1) {
+    thread_local const Tensor one = scalar(1, DType::f64, /*weak=*/true);
+    return one;
+  }
+  return scalar(v, DType::f64, /*weak=*/true);
+}
 
 inline Tensor zeros_like(const Tensor& x) { return to_device(zeros(x.shape(), x.dtype()), x.device()); }
 
