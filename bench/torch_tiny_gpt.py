@@ -2,11 +2,11 @@
 # same recipe: the model of torch_sequence.py (nanoGPT's, with biases), GPT-2's
 # init (N(0, 0.02), the projections into the residual stream scaled by
 # 1 / sqrt(2 layers)), AdamW (betas 0.9/0.99, weight decay 0.1 on matrices
-# and embeddings only), a cosine schedule 1e-3 -> 1e-4 after a warmup of
-# min(iters / 10, 100) steps, gradient clipping at 1, train and validation
+# and embeddings only), a cosine schedule from the peak rate LR (2e-3) to
+# LR / 10 after a warmup of min(iters / 10, 100) steps, gradient clipping at 1, train and validation
 # loss each estimated over EVAL random batches five times during training.
 #
-#   torch_tiny_gpt.py TEXT THREADS [iters layers heads width context batch eval]
+#   torch_tiny_gpt.py TEXT THREADS [iters layers heads width context batch eval [LR [SEED]]]
 # prints the same lines as the example (step, train loss, val loss, time).
 import math
 import sys
@@ -31,8 +31,9 @@ def main():
     path, threads = sys.argv[1], int(sys.argv[2])
     iters, layers, heads, width, context, batch, eval_batches = (
         [int(a) for a in sys.argv[3:10]] if len(sys.argv) > 3 else [2000, 4, 4, 128, 64, 12, 200])
+    peak = float(sys.argv[10]) if len(sys.argv) > 10 else 2e-3
     torch.set_num_threads(threads)
-    torch.manual_seed(1337)
+    torch.manual_seed(int(sys.argv[11]) if len(sys.argv) > 11 else 1337)
     text = open(path, encoding="utf-8").read()
     vocab = sorted(set(text))
     index = {c: i for i, c in enumerate(vocab)}
@@ -55,7 +56,7 @@ def main():
     matrices = [p for p in model.parameters() if p.dim() >= 2]
     vectors = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": matrices, "weight_decay": 0.1}, {"params": vectors, "weight_decay": 0.0}],
-                            lr=1e-3, betas=(0.9, 0.99))
+                            lr=peak, betas=(0.9, 0.99))
 
     def loss_of(x, y):
         return F.cross_entropy(model(x).reshape(-1, len(vocab)), y.reshape(-1))
@@ -69,7 +70,7 @@ def main():
     start = time.perf_counter()
     for it in range(iters):
         for group in opt.param_groups:
-            group["lr"] = cosine_lr(it, iters, 1e-3, warmup, 1e-4)
+            group["lr"] = cosine_lr(it, iters, peak, warmup, peak / 10)
         x, y = get_batch("train")
         opt.zero_grad(set_to_none=True)
         loss_of(x, y).backward()
