@@ -84,25 +84,25 @@ Node make_fused_node(const Graph& g, std::span<const NodeId> members, DType comp
   node.scope = head.scope;
   node.phase = head.phase;
   // Per value the members touch: where the program finds it, and how often
-  // members read it. Found through a table by value id kept between calls
-  // (and cleared of the values this call used): no allocation per value.
+  // members read it. Found through a table by value id; the table and the
+  // slots are kept between calls (and cleared of what this call used): a
+  // pass making thousands of fused nodes allocates neither per node.
   struct Slot {
     Kind kind;
     uint32_t index;
     uint32_t reads = 0;
   };
-  std::vector<Slot> slots;
-  slots.reserve(members.size() * 3);
+  static thread_local std::vector<Slot> slots;
   static thread_local std::vector<uint32_t> slot_of;  // per value: its slot + 1, or 0
   if (slot_of.size() < g.values.size()) slot_of.resize(g.values.size(), 0);
-  std::vector<ValueId> touched;
-  touched.reserve(members.size() * 3);
+  static thread_local std::vector<ValueId> touched;
   struct Clear {
-    std::vector<ValueId>& touched;
     ~Clear() {
       for (ValueId v : touched) slot_of[v] = 0;
+      touched.clear();
+      slots.clear();
     }
-  } clear{touched};
+  } clear;
   auto slot = [&](ValueId v, Slot fresh_slot, bool& fresh) -> Slot& {
     fresh = slot_of[v] == 0;
     if (fresh) {
