@@ -143,27 +143,33 @@ size_t place_largest_first(std::span<const LiveRange> ranges, std::vector<size_t
     if (x.end - x.begin != y.end - y.begin) return x.end - x.begin > y.end - y.begin;
     return x.begin < y.begin;
   });
-  std::vector<uint32_t> placed;  // by offset
+  // The placed buffers by offset, each with what the scan below reads of
+  // it, side by side: the scan runs over every placed buffer for each new
+  // one, and reading them through their indices cost a trip to memory each.
+  struct Placed {
+    size_t offset, top;
+    uint32_t begin, end;
+  };
+  std::vector<Placed> placed;
   size_t high = 0;
   for (uint32_t b : by_size) {
     const LiveRange& r = ranges[b];
     if (r.bytes == 0) continue;
     // The gaps between the placed buffers live at some step of r, bottom up.
     size_t floor = 0, best = SIZE_MAX, best_gap = SIZE_MAX;
-    for (uint32_t p : placed) {
-      const LiveRange& q = ranges[p];
+    for (const Placed& q : placed) {
       if (q.end < r.begin || r.end < q.begin) continue;
-      if (offsets[p] > floor) {
-        const size_t gap = offsets[p] - floor;
+      if (q.offset > floor) {
+        const size_t gap = q.offset - floor;
         if (gap >= r.bytes && gap < best_gap) best = floor, best_gap = gap;
       }
-      floor = std::max(floor, offsets[p] + q.bytes);
+      floor = std::max(floor, q.top);
     }
     offsets[b] = best != SIZE_MAX ? best : floor;
     high = std::max(high, offsets[b] + r.bytes);
     auto at = std::upper_bound(placed.begin(), placed.end(), offsets[b],
-                               [&](size_t off, uint32_t p) { return off < offsets[p]; });
-    placed.insert(at, b);
+                               [](size_t off, const Placed& q) { return off < q.offset; });
+    placed.insert(at, {offsets[b], offsets[b] + r.bytes, r.begin, r.end});
   }
   return high;
 }
