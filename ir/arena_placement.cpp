@@ -162,6 +162,7 @@ size_t place_largest_first(std::span<const LiveRange> ranges, std::vector<size_t
       if (q.offset > floor) {
         const size_t gap = q.offset - floor;
         if (gap >= r.bytes && gap < best_gap) best = floor, best_gap = gap;
+        if (best_gap == r.bytes) break;  // an exact fit: no later gap is better
       }
       floor = std::max(floor, q.top);
     }
