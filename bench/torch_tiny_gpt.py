@@ -3,8 +3,9 @@
 # init (N(0, 0.02), the projections into the residual stream scaled by
 # 1 / sqrt(2 layers)), AdamW (betas 0.9/0.99, weight decay 0.1 on matrices
 # and embeddings only), a cosine schedule from the peak rate LR (2e-3) to
-# LR / 10 after a warmup of min(iters / 10, 100) steps, gradient clipping at 1, train and validation
-# loss each estimated over EVAL random batches five times during training.
+# LR / 10 after a warmup of min(iters / 10, 100) steps, gradient clipping
+# at 1, train and validation loss each estimated over EVAL random batches
+# five times during training.
 #
 #   torch_tiny_gpt.py TEXT THREADS [iters layers heads width context batch eval [LR [SEED]]]
 # prints the same lines as the example (step, train loss, val loss, time).

@@ -34,8 +34,6 @@ const std::string& Node::name() const {
   return op ? op->name : host() ? host()->name : none;
 }
 
-// Built in place: a Value or Node moved into the vector costs as much as
-// the fields it has (a trace adds one of each per op).
 namespace {
 // A trace appends tens of thousands of records one at a time: growing
 // fourfold rather than twofold moves each a third as often. What is never
@@ -46,6 +44,8 @@ void make_room(std::vector<T>& v) {
 }
 }  // namespace
 
+// Built in place: a Value or Node moved into the vector costs as much as
+// the fields it has (a trace adds one of each per op).
 ValueId Graph::add_value(const backend::TensorType& type, Role role, std::string name) {
   make_room(values);
   Value& v = values.emplace_back();
