@@ -3,6 +3,9 @@
 // they compute now in eager mode and record IR nodes under a tracer; these
 // helpers are built the same way.
 #pragma once
+#include <bit>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "backend/autograd.h"
@@ -16,16 +19,20 @@ namespace nn::backend::bw {
 inline bool wants(const Tensor& x) { return is_floating(x.dtype()) && !x.weak(); }
 
 // A host number for a rule's arithmetic: weak, so it keeps the other
-// operand's dtype (an f64 gradient stays f64, an f32 one f32). The 1 of
-// sigmoid's and tanh's rules is made once per thread and never written: a
-// trace then captures one constant for every rule that reads it, not one
-// per call (an unrolled LSTM's backward read 2,550 of them).
+// operand's dtype (an f64 gradient stays f64, an f32 one f32). Each number
+// is made once per thread (the few the rules use: 0, 1, 2, 1/2, an op's
+// slope) and never written: a trace then captures one constant for every
+// rule that reads it, not one per call (an unrolled LSTM's backward read
+// 2,550 ones).
 inline Tensor num(double v) {
-  if (v == 1) {
-    thread_local const Tensor one = scalar(1, DType::f64, /*weak=*/true);
-    return one;
-  }
-  return scalar(v, DType::f64, /*weak=*/true);
+  constexpr size_t kKept = 16;
+  thread_local std::vector<std::pair<uint64_t, Tensor>> made;  // (the number's bits, it), at most kKept
+  const uint64_t bits = std::bit_cast<uint64_t>(v);
+  for (const auto& [b, t] : made)
+    if (b == bits) return t;
+  Tensor t = scalar(v, DType::f64, /*weak=*/true);
+  if (made.size() < kKept) made.emplace_back(bits, t);
+  return t;
 }
 
 inline Tensor zeros_like(const Tensor& x) { return to_device(zeros(x.shape(), x.dtype()), x.device()); }
