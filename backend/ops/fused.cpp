@@ -21,6 +21,7 @@
 #include "backend/op_registry.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/register.h"
+#include "backend/ops/tile_pair.h"
 #include "backend/ops/type_rules.h"
 #include "backend/parallel.h"
 
@@ -80,6 +81,13 @@ struct TilePlan {
   std::vector<Operand<T>> inputs, immediates;
   std::vector<TileKernel<T>> kernel;  // per step
   std::vector<uint32_t> buffer;       // per step: the tile buffer it writes
+  std::vector<int32_t> direct;        // per step: the output it writes in place of its buffer, or -1
+  // Per step: the kernel of the pair it ends (tile_pair.h), whose first step
+  // is the one before and is skipped (`folded`), and which of its operands
+  // is not that step's result.
+  std::vector<tile::PairKernel<T>> pair;
+  std::vector<bool> folded;
+  std::vector<uint8_t> other;
   uint32_t buffers = 0;
 };
 
@@ -90,7 +98,8 @@ TileKernel<T> tile_kernel(const OpDef& op) {
 }
 
 template <class T>
-TilePlan<T> make_tile_plan(const FusedProgram& p, std::span<const Tensor> in, const T* block, int64_t begin) {
+TilePlan<T> make_tile_plan(const FusedProgram& p, std::span<const Tensor> in, std::span<Tensor> out, const T* block,
+                           int64_t begin) {
   TilePlan<T> plan;
   plan.inputs.resize(in.size());
   for (size_t k = 0; k < in.size(); ++k) {
@@ -149,6 +158,52 @@ TilePlan<T> make_tile_plan(const FusedProgram& p, std::span<const Tensor> in, co
       free.pop_back();
     }
   }
+
+  // Pairs: step s folds into s + 1 where s + 1 reads it once and nothing
+  // else does (outputs count as readers), and s does not end a pair itself.
+  std::vector<uint32_t> readers(ns, 0);
+  for (const FusedProgram::Step& st : p.steps)
+    for (const auto& a : st.args)
+      if (a.kind == FusedProgram::Arg::Kind::step) ++readers[a.index];
+  for (uint32_t o : p.outputs) ++readers[o];
+  plan.pair.assign(ns, nullptr);
+  plan.folded.assign(ns, false);
+  plan.other.assign(ns, 0);
+  for (size_t s = 0; s + 1 < ns; ++s) {
+    const FusedProgram::Step &first = p.steps[s], &second = p.steps[s + 1];
+    if (plan.pair[s] || readers[s] != 1 || first.args.size() != 2 || second.args.size() != 2) continue;
+    if (first.dtype != p.compute || second.dtype != p.compute || !first.attrs.empty() || !second.attrs.empty())
+      continue;
+    const FusedProgram::Arg result{FusedProgram::Arg::Kind::step, uint32_t(s)};
+    const bool left = second.args[0] == result;
+    if (!left && second.args[1] != result) continue;
+    if (auto k = tile::pair_kernel<T>(first.op->id, second.op->id, left)) {
+      plan.pair[s + 1] = *k;
+      plan.folded[s] = true;
+      plan.other[s + 1] = left ? 1 : 0;
+    }
+  }
+
+  // A step an output holds writes the output's memory itself, sparing the
+  // copy out of its buffer (stores bound a long program: each step stores its
+  // tile), unless a later step reads an input in place that shares that
+  // memory: it would read the new values.
+  plan.direct.assign(ns, -1);
+  auto shares = [&](size_t k, const Tensor& o) {
+    const Operand<T>& x = plan.inputs[k];
+    if (x.how != Load::direct || (k == 0 && block)) return false;
+    const T* const lo = o.data<T>();
+    return x.base < lo + p.shape.numel() && lo < x.base + p.shape.numel();
+  };
+  for (size_t k = 0; k < p.outputs.size(); ++k) {
+    const uint32_t s = p.outputs[k];
+    if (plan.direct[s] >= 0 || out[k].dtype() != dtype_of<T>() || p.steps[s].dtype == DType::boolean) continue;
+    bool read_later = false;
+    for (size_t later = s + 1; later < ns && !read_later; ++later)
+      for (const auto& a : p.steps[later].args)
+        read_later |= a.kind == FusedProgram::Arg::Kind::input && shares(a.index, out[k]);
+    if (!read_later) plan.direct[s] = int32_t(k);
+  }
   return plan;
 }
 
@@ -204,7 +259,7 @@ const T* load(const Operand<T>& o, T* buf, int64_t begin, int64_t n) {
 template <class T>
 void run_tiles(const FusedProgram& p, std::span<const Tensor> in, std::span<Tensor> out, int64_t begin, int64_t end,
                const T* block) {
-  const TilePlan<T> plan = make_tile_plan<T>(p, in, block, begin);
+  const TilePlan<T> plan = make_tile_plan<T>(p, in, out, block, begin);
   // Tiles no longer than the range: small tensors take small buffers.
   const int64_t tile = std::min(kTile, end - begin);
   std::vector<T> scratch(size_t(plan.buffers) * size_t(tile));
@@ -214,30 +269,38 @@ void run_tiles(const FusedProgram& p, std::span<const Tensor> in, std::span<Tens
       if (o.how == Load::fill) std::fill(buf(o.buffer), buf(o.buffer) + tile, o.value);
 
   std::vector<const T*> input(in.size());
+  std::vector<T*> result(p.steps.size());  // where each step's tile is
   const T* args[3] = {};
   for (int64_t t = begin; t < end; t += tile) {
     const int64_t n = std::min(tile, end - t);
     for (size_t k = 0; k < in.size(); ++k) input[k] = load(plan.inputs[k], buf(plan.inputs[k].buffer), t, n);
+    auto operand = [&](const FusedProgram::Arg& a) -> const T* {
+      return a.kind == FusedProgram::Arg::Kind::input  ? input[a.index]
+             : a.kind == FusedProgram::Arg::Kind::step ? result[a.index]
+                                                       : buf(plan.immediates[a.index].buffer);
+    };
     for (size_t s = 0; s < p.steps.size(); ++s) {
+      if (plan.folded[s]) continue;
       const FusedProgram::Step& st = p.steps[s];
-      for (size_t j = 0; j < st.args.size() && j < 3; ++j) {
-        const FusedProgram::Arg& a = st.args[j];
-        args[j] = a.kind == FusedProgram::Arg::Kind::input  ? input[a.index]
-                  : a.kind == FusedProgram::Arg::Kind::step ? buf(plan.buffer[a.index])
-                                                            : buf(plan.immediates[a.index].buffer);
+      T* dst = result[s] = plan.direct[s] >= 0 ? out[size_t(plan.direct[s])].data<T>() + t : buf(plan.buffer[s]);
+      if (plan.pair[s]) {
+        const FusedProgram::Step& first = p.steps[s - 1];
+        plan.pair[s](operand(first.args[0]), operand(first.args[1]), operand(st.args[plan.other[s]]), dst, n);
+        continue;
       }
-      T* dst = buf(plan.buffer[s]);
+      for (size_t j = 0; j < st.args.size() && j < 3; ++j) args[j] = operand(st.args[j]);
       plan.kernel[s](args, dst, n, st.attrs);
       if (st.dtype == DType::boolean)
         for (int64_t i = 0; i < n; ++i) dst[i] = dst[i] != T(0) ? T(1) : T(0);
     }
     for (size_t k = 0; k < p.outputs.size(); ++k) {
-      const T* src = buf(plan.buffer[p.outputs[k]]);
+      const uint32_t s = p.outputs[k];
+      if (plan.direct[s] == int32_t(k)) continue;
       if (out[k].dtype() == DType::boolean) {
         bool* d = out[k].data<bool>() + t;
-        for (int64_t i = 0; i < n; ++i) d[i] = src[i] != T(0);
+        for (int64_t i = 0; i < n; ++i) d[i] = result[s][i] != T(0);
       } else {
-        std::copy(src, src + n, out[k].data<T>() + t);
+        std::copy(result[s], result[s] + n, out[k].data<T>() + t);
       }
     }
   }

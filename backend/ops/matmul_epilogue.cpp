@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "backend/interrupt.h"
@@ -84,14 +85,15 @@ void epilogue_kernel(std::span<const Tensor> in, std::span<Tensor> out, const At
       const InterruptCheck interrupted;
 #pragma omp parallel num_threads(int(std::max<int64_t>(1, std::min<int64_t>(threads, blocks))))
       {
-        std::vector<T> c(size_t(std::min(rows, d.m) * d.n));
+        // Left uninitialised: every block's gemm (or the fill for k = 0) writes it whole.
+        const std::unique_ptr<T[]> c = std::make_unique_for_overwrite<T[]>(size_t(std::min(rows, d.m) * d.n));
 #pragma omp for schedule(static)
         for (int64_t i = 0; i < blocks; ++i) {
           if (interrupted()) continue;
           const int64_t lo = i * rows, len = std::min(rows, d.m - lo);
-          if (d.k == 0) std::fill(c.begin(), c.end(), T(0));
-          else gemm(ta, tb, len, d.n, d.k, ta ? pa + lo : pa + lo * lda, lda, pb, ldb, T(0), c.data(), d.n);
-          run_fused(p, prog_in, out, lo * d.n, (lo + len) * d.n, c.data());
+          if (d.k == 0) std::fill_n(c.get(), len * d.n, T(0));
+          else gemm(ta, tb, len, d.n, d.k, ta ? pa + lo : pa + lo * lda, lda, pb, ldb, T(0), c.get(), d.n);
+          run_fused(p, prog_in, out, lo * d.n, (lo + len) * d.n, c.get());
         }
       }
     }

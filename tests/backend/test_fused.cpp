@@ -140,6 +140,54 @@ TEST_CASE("fused: an output may share memory with an input of its own dtype and 
   check_values(fresh[0], vals(add(mul(m, weak(0.9)), g)));
 }
 
+TEST_CASE("fused: a pair of arithmetic steps run in one pass gives the bits of the two ops one by one") {
+  set_num_threads(2);
+  // 3000 elements: three tiles, split over two threads. z has no zeros, so
+  // every quotient is finite but rounded.
+  const Shape shape{3000};
+  Tensor x = wavy(shape, 0.1), y = wavy(shape, 0.2), z = add(mul(wavy(shape, 0.3), weak(0.25)), weak(1.5));
+  const char* ops[] = {"add", "sub", "mul", "div"};
+  for (const char* first : ops)
+    for (const char* second : ops)
+      for (bool left : {true, false}) {
+        CAPTURE(first);
+        CAPTURE(second);
+        CAPTURE(left);
+        ProgramPtr p = program(DType::f32, shape, 3, {},
+                               {step(first, {in(0), in(1)}), step(second, left ? std::vector{st(0), in(2)}
+                                                                              : std::vector{in(2), st(0)})},
+                               {1});
+        Tensor t = dispatch(op(first), std::vector<Tensor>{x, y})[0];
+        Tensor expect = dispatch(op(second), left ? std::vector<Tensor>{t, z} : std::vector<Tensor>{z, t})[0];
+        CHECK(vals<float>(run_fused_op(p, {x, y, z})[0]) == vals<float>(expect));
+      }
+  // A chain of three: the first two pair, the third runs alone; a step read
+  // twice, or also an output, is not folded into its reader.
+  ProgramPtr chain = program(DType::f32, shape, 3, {0.5},
+                             {step("mul", {in(0), imm(0)}), step("add", {st(0), in(1)}), step("div", {st(1), in(2)}),
+                              step("sub", {st(2), st(2)}), step("mul", {st(3), in(0)}), step("add", {st(1), st(4)})},
+                             {5, 1});
+  Tensors out = run_fused_op(chain, {x, y, z});
+  Tensor t1 = add(mul(x, weak(0.5)), y), t2 = div(t1, z);
+  CHECK(vals<float>(out[0]) == vals<float>(add(t1, mul(sub(t2, t2), x))));
+  CHECK(vals<float>(out[1]) == vals<float>(t1));
+}
+
+TEST_CASE("fused: an output sharing memory with an input a later step reads is written after that step") {
+  set_num_threads(2);
+  const Shape shape{3000};
+  Tensor a = wavy(shape, 0.4), b = wavy(shape, 0.5);
+  // t0 = a * 2 goes into a's memory; t1 = a + b must still read the old a.
+  ProgramPtr p = program(DType::f32, shape, 2, {2.0}, {step("mul", {in(0), imm(0)}), step("add", {in(0), in(1)})},
+                         {0, 1});
+  Tensor a2 = copy_of(a), sum = Tensor::empty(shape, DType::f32);
+  std::vector<Tensor> ins{a2, b};
+  std::vector<Tensor> outs{a2, sum};
+  op("fused").cpu(ins, outs, Attrs{{"program", p}});
+  CHECK(vals<float>(a2) == vals<float>(mul(a, weak(2.0))));
+  CHECK(vals<float>(sum) == vals<float>(add(a, b)));
+}
+
 TEST_CASE("fused: the type rule refuses inputs that do not broadcast to the program's shape") {
   ProgramPtr p = program(DType::f32, Shape{2, 3}, 1, {}, {step("neg", {in(0)})}, {0});
   CHECK_THROWS_WITH(run_fused_op(p, {t32({1, 2})}), doctest::Contains("does not broadcast to [2, 3]"));
