@@ -70,10 +70,43 @@ void prefetch_member(const Graph& g, std::span<const NodeId> members, size_t k) 
     __builtin_prefetch(&g.values[n.outputs[0]]);
   }
 }
+using Kind = backend::FusedProgram::Arg::Kind;
+
+// Where the program finds a value the members touch, and how often members
+// read it.
+struct Slot {
+  Kind kind;
+  uint32_t index;
+  uint32_t reads = 0;
+};
+
+// What make_fused_node keeps between its calls, per thread, so that a pass
+// making thousands of fused nodes allocates none of it per node; each call
+// starts by clearing what the one before used.
+struct FusionScratch {
+  std::vector<Slot> slots;
+  std::vector<uint32_t> slot_of;  // per value id: its slot + 1, or 0
+  std::vector<ValueId> touched;   // the values whose slot_of is set
+  // Recomputed steps by a hash of (op, operands): an open-addressing table
+  // of (hash, step + 1), laid out by the call that first needs it.
+  std::vector<std::pair<uint64_t, uint32_t>> earlier;
+
+  void begin(size_t values) {
+    for (ValueId v : touched) slot_of[v] = 0;
+    touched.clear();
+    slots.clear();
+    if (slot_of.size() < values) slot_of.resize(values, 0);
+  }
+};
+
+FusionScratch& fusion_scratch() {
+  static thread_local FusionScratch s;
+  return s;
+}
+
 }  // namespace
 
 Node make_fused_node(const Graph& g, std::span<const NodeId> members, DType compute, const Uses& uses) {
-  using Kind = backend::FusedProgram::Arg::Kind;
   auto prog = std::make_shared<backend::FusedProgram>();
   prog->compute = compute;
   const Node& head = g.nodes[members[0]];
@@ -83,39 +116,19 @@ Node make_fused_node(const Graph& g, std::span<const NodeId> members, DType comp
   node.loc = head.loc;
   node.scope = head.scope;
   node.phase = head.phase;
-  // Per value the members touch: where the program finds it, and how often
-  // members read it. Found through a table by value id; the table and the
-  // slots are kept between calls (and cleared of what this call used): a
-  // pass making thousands of fused nodes allocates neither per node.
-  struct Slot {
-    Kind kind;
-    uint32_t index;
-    uint32_t reads = 0;
-  };
-  static thread_local std::vector<Slot> slots;
-  static thread_local std::vector<uint32_t> slot_of;  // per value: its slot + 1, or 0
-  if (slot_of.size() < g.values.size()) slot_of.resize(g.values.size(), 0);
-  static thread_local std::vector<ValueId> touched;
-  struct Clear {
-    ~Clear() {
-      for (ValueId v : touched) slot_of[v] = 0;
-      touched.clear();
-      slots.clear();
-    }
-  } clear;
+  FusionScratch& scratch = fusion_scratch();
+  scratch.begin(g.values.size());
   auto slot = [&](ValueId v, Slot fresh_slot, bool& fresh) -> Slot& {
-    fresh = slot_of[v] == 0;
+    fresh = scratch.slot_of[v] == 0;
     if (fresh) {
-      slots.push_back(fresh_slot);
-      touched.push_back(v);
-      slot_of[v] = uint32_t(slots.size());
+      scratch.slots.push_back(fresh_slot);
+      scratch.touched.push_back(v);
+      scratch.slot_of[v] = uint32_t(scratch.slots.size());
     }
-    return slots[slot_of[v] - 1];
+    return scratch.slots[scratch.slot_of[v] - 1];
   };
   prog->steps.reserve(members.size());
-  // Recomputed steps by a hash of (op, operands): an open-addressing table
-  // of (hash, step + 1), kept between calls, laid out at the first one.
-  static thread_local std::vector<std::pair<uint64_t, uint32_t>> earlier;
+  std::vector<std::pair<uint64_t, uint32_t>>& earlier = scratch.earlier;
   const size_t slots_mask = std::bit_ceil(members.size() * 2) - 1;
   bool earlier_ready = false;
   std::vector<Part> parts;
@@ -166,7 +179,7 @@ Node make_fused_node(const Graph& g, std::span<const NodeId> members, DType comp
   }
   for (NodeId m : members) {
     const ValueId v = g.nodes[m].outputs[0];
-    const Slot& sl = slots[slot_of[v] - 1];
+    const Slot& sl = scratch.slots[scratch.slot_of[v] - 1];
     if (uses.kept[v] || uses.readers[v] > sl.reads) {
       prog->outputs.push_back(sl.index);
       node.outputs.push_back(v);
