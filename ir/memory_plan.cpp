@@ -51,6 +51,37 @@ void try_largest_first(MemoryPlan& p, uint32_t a) {
   }
 }
 
+// The gradients an all_reduce_start copies into its bucket, made to lie
+// where the copy would put them (the start then skips it; the pieces were
+// always the bucket's bytes in order). A piece qualifies when its buffer is
+// an arena buffer of exactly its size that nothing uses after the start
+// (the all-reduce overwrites it there) and that holds no other piece; the
+// bucket's live range then starts where the earliest piece's did.
+void place_pieces_in_buckets(const Graph& g, std::span<const NodeId> order, MemoryPlan& p) {
+  const size_t nb = p.buffers.list.size();
+  p.inside.assign(nb, kNone);
+  p.inside_at.assign(nb, 0);
+  for (uint32_t s = 0; s < order.size(); ++s) {
+    const Node& n = g.nodes[order[s]];
+    if (!n.is(OpId::all_reduce_start)) continue;
+    const uint32_t bucket = p.buffers.of_value[n.outputs[0]];
+    if (!p.in_arena[bucket]) continue;
+    size_t at = 0;
+    for (ValueId v : n.inputs) {
+      const uint32_t b = p.buffers.of_value[v];
+      const size_t bytes = value_bytes(g.values[v]);
+      if (b != bucket && p.in_arena[b] && p.inside[b] == kNone && p.buffers.list[b].bytes == bytes && p.end[b] == s &&
+          g.values[v].type.device == g.values[n.outputs[0]].type.device) {
+        p.inside[b] = bucket;
+        p.inside_at[b] = at;
+        p.in_arena[b] = false;
+        p.begin[bucket] = std::min(p.begin[bucket], p.begin[b]);
+      }
+      at += bytes;
+    }
+  }
+}
+
 // Live ranges of the arena buffers for `order`, each buffer's arena (one per
 // device, in order of first use), and each arena's lower bound.
 void find_live_ranges(const Graph& g, std::span<const NodeId> order, MemoryPlan& p) {
@@ -79,6 +110,7 @@ void find_live_ranges(const Graph& g, std::span<const NodeId> order, MemoryPlan&
       p.end[b] = std::max(p.end[b], s);
     }
   }
+  place_pieces_in_buckets(g, order, p);
   for (uint32_t b = 0; b < nb; ++b) {
     if (!p.in_arena[b]) continue;
     backend::Device* dev = g.values[list[b].root].type.device;
@@ -155,6 +187,11 @@ MemoryPlan place_buffers(const Graph& g, Buffers buffers, std::span<const NodeId
     if (p.arenas[a].bytes > p.arenas[a].lower_bound) try_largest_first(p, a);
     p.arena_bytes += p.arenas[a].bytes;
   }
+  for (uint32_t b = 0; b < list.size(); ++b)
+    if (const uint32_t holder = p.inside[b]; holder != kNone) {
+      p.arena_of[b] = p.arena_of[holder];
+      p.offset[b] = p.offset[holder] + p.inside_at[b];
+    }
   return p;
 }
 
@@ -196,8 +233,10 @@ void describe_placement(const Graph& g, std::span<const NodeId> order, MemoryPla
       if (fresh) ++next_id;
       id_of_buffer[b] = it->second;
     }
-  for (uint32_t b = 0; b < list.size(); ++b)
+  for (uint32_t b = 0; b < list.size(); ++b) {
     if (list[b].kind == BufferKind::own) id_of_buffer[b] = next_id++;
+    if (p.inside[b] != kNone) id_of_buffer[b] = id_of_buffer[p.inside[b]];
+  }
   p.block_of_value.assign(g.values.size(), kNone);
   for (ValueId v = 0; v < g.values.size(); ++v) {
     const uint32_t b = p.buffers.of_value[v];

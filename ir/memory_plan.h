@@ -31,7 +31,13 @@ struct MemoryPlan {
   // use it (inclusive); in_arena says which buffers those are.
   std::vector<uint32_t> begin, end;
   std::vector<bool> in_arena;
-  std::vector<size_t> offset;     // per buffer: where it starts in its arena (arena buffers)
+  // Per buffer: the arena buffer it lies inside, or kNone, and where in it:
+  // a gradient written straight into its all-reduce bucket, so that the
+  // bucket's start copies nothing. Such a buffer is not placed itself
+  // (in_arena false); its holder's live range covers its own.
+  std::vector<uint32_t> inside;
+  std::vector<size_t> inside_at;
+  std::vector<size_t> offset;     // per buffer: where it starts in its arena (arena buffers and those inside them)
   std::vector<uint32_t> arena_of;  // per buffer: index into `arenas` (arena buffers), else kNone
   std::vector<DeviceArena> arenas;
   size_t arena_bytes = 0;        // summed over devices

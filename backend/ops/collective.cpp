@@ -1,7 +1,7 @@
 // The collectives as ops (SPEC §14): all_reduce, broadcast and all_gather of
 // a tensor over the ranks of the run (backend/comm/communicator.h), and the
 // two halves of a bucketed gradient all-reduce: all_reduce_start copies its
-// inputs into one flat bucket and starts reducing it; all_reduce_wait waits
+// inputs into one flat bucket (those not already there) and starts reducing it; all_reduce_wait waits
 // and gives the pieces back in their shapes, as views of the bucket. Between the two, a graph runs
 // other kernels (the backward of earlier layers) while the bucket travels.
 // Each kernel works on host memory: a GPU tensor is staged through it.
@@ -202,7 +202,8 @@ OutTypes start_type(std::span<const TensorType> in, const Attrs& attrs) {
 void start_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   char* dst = static_cast<char*>(out[0].raw_data());
   for (const Tensor& t : in) {
-    out[0].device()->copy(dst, t.raw_data(), t.nbytes());
+    // A graph's memory plan writes most gradients where they go (ir/memory_plan.h).
+    if (t.raw_data() != dst) out[0].device()->copy(dst, t.raw_data(), t.nbytes());
     dst += t.nbytes();
   }
   Tensor& b = out[0];

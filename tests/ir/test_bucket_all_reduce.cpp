@@ -115,3 +115,44 @@ TEST_CASE("schedule: a bucket starts right after its last gradient and is waited
     CHECK(at[4] > at[2]);
   }
 }
+
+TEST_CASE("memory plan: gradients are written where their bucket holds them, unless read after it starts") {
+  ir::Graph g;
+  ir::ValueId x = input(g, f32({4}), "x");
+  ir::ValueId a = add(g, "exp", {x}), b = add(g, "neg", {x}), c = add(g, "abs", {x});
+  ir::ValueId ra = grad_all_reduce(g, a, 1024), rb = grad_all_reduce(g, b, 1024), rc = grad_all_reduce(g, c, 1024);
+  output(g, add(g, "add", {ra, rb}));
+  output(g, add(g, "mul", {c, rc}));  // c is read again after the all-reduce
+  CHECK(run_pass(g, "bucket-all-reduce") == 1);
+  REQUIRE(ops(g) == "exp neg abs all_reduce_start all_reduce_wait add mul");
+  CHECK(g.nodes[3].inputs == std::vector<ir::ValueId>{a, b, c});
+  for (ir::Schedule s : {ir::Schedule::serial, ir::Schedule::greedy}) {
+    CAPTURE(int(s));
+    ir::Plan p = ir::make_plan(g, s, ir::MemoryMode::arena);
+    const ir::MemoryPlan& m = p.memory_plan;
+    const uint32_t bucket = m.buffers.of_value[g.nodes[3].outputs[0]];
+    auto buffer = [&](ir::ValueId v) { return m.buffers.of_value[v]; };
+    // a and b fill the bucket's first 32 bytes, in order; c keeps its own
+    // memory, since the mul reads it where the all-reduce has overwritten
+    // the bucket, and the start copies it in.
+    CHECK(m.inside[buffer(a)] == bucket);
+    CHECK(m.inside[buffer(b)] == bucket);
+    CHECK(m.inside[buffer(c)] == ir::kNone);
+    CHECK(m.offset[buffer(a)] == m.offset[bucket]);
+    CHECK(m.offset[buffer(b)] == m.offset[bucket] + 16);
+    CHECK(m.arena_of[buffer(a)] == m.arena_of[bucket]);
+    // c's 16 bytes lie outside the bucket's 48 at every step they share.
+    CHECK((m.offset[buffer(c)] + 16 <= m.offset[bucket] || m.offset[buffer(c)] >= m.offset[bucket] + 48));
+    // The bucket's memory is taken from where exp or neg, whichever runs
+    // first, writes its gradient.
+    std::vector<uint32_t> at(p.order.size());
+    for (uint32_t i = 0; i < p.order.size(); ++i) at[p.order[i]] = i;
+    CHECK(m.begin[bucket] == std::min(at[0], at[1]));
+    // One rank: each mean is the value itself.
+    backend::Tensor in = backend::from_doubles({-1, 0, 0.5, 2}, backend::Shape({4}), backend::DType::f32);
+    std::vector<backend::Tensor> out = ir::run(g, p, std::span(&in, 1));
+    CHECK(out[0].data<float>()[2] == doctest::Approx(std::exp(0.5) - 0.5));
+    CHECK(out[1].data<float>()[0] == 1.0f);  // |-1| * |-1|
+    CHECK(out[1].data<float>()[3] == 4.0f);
+  }
+}
