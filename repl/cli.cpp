@@ -18,10 +18,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
+
+#include <unistd.h>
 
 namespace nn::repl {
 
@@ -50,6 +51,15 @@ std::optional<size_t> parse_byte_size(std::string_view text) {
 }
 
 namespace {
+
+// Whether a file could be written at `path`, without making it: the file
+// is writable, or, where there is none, its folder is.
+bool writable(const std::string& path) {
+  if (access(path.c_str(), F_OK) == 0) return access(path.c_str(), W_OK) == 0;
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  return access(dir.c_str(), W_OK | X_OK) == 0;
+}
 
 // Options accepted by every mode; each app writes into its own copy so that
 // repeatable options given both before and after a subcommand add up.
@@ -306,8 +316,9 @@ std::optional<int> parse_command_line(int argc, char** argv, CliOptions& out) {
   for (const auto& c : commons) merge_into(out, *c);
   out.color_memory = color == "memory";
   out.collapse = collapse == "auto" ? nn::ir::kAutoCollapse : std::stoi(collapse);
-  // Said now rather than after a long run; the file is written at the end.
-  if (!out.profile_path.empty() && !std::ofstream(out.profile_path, std::ios::app))
+  // Said now rather than after a long run; the file is written at the end
+  // (by each rank under its own name, so this one is not made now).
+  if (!out.profile_path.empty() && !writable(out.profile_path))
     return usage_error("--profile: cannot write `" + out.profile_path + "`");
 
   bool has_subcommand = app.get_subcommands().size() > 0;

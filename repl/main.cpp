@@ -152,6 +152,17 @@ void print_stats(const Interpreter& interp) {
   }
 }
 
+// The trace file of this rank: FILE.json itself on one rank; with several,
+// rank k writes FILE.rank<k>.json, so that the ranks do not write one file.
+std::string trace_path(const std::string& path) {
+  const nn::backend::comm::World w = nn::backend::comm::launch_world();
+  if (w.size <= 1) return path;
+  const std::string rank = ".rank" + std::to_string(w.rank);
+  const size_t dot = path.rfind('.'), slash = path.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + rank;
+  return path.substr(0, dot) + rank + path.substr(dot);
+}
+
 // --profile: the table, and the Chrome trace when a file was named; false
 // when the file could not be written.
 bool report_profile(const CliOptions& cli, const nn::backend::Profiler& prof) {
@@ -159,8 +170,9 @@ bool report_profile(const CliOptions& cli, const nn::backend::Profiler& prof) {
   nn::repl::print_profile_table(prof.events(), std::cerr);
   if (cli.profile_path.empty()) return true;
   try {
-    nn::repl::write_chrome_trace(prof.events(), cli.profile_path);
-    std::cerr << "profile: wrote " << cli.profile_path << "\n";
+    const std::string path = trace_path(cli.profile_path);
+    nn::repl::write_chrome_trace(prof.events(), path);
+    std::cerr << "profile: wrote " << path << "\n";
     return true;
   } catch (const std::exception& e) {
     print_error(e.what());
