@@ -75,19 +75,25 @@ struct Operand {
   uint32_t buffer = 0;           // convert, gather, fill: its tile buffer
 };
 
+// How a call runs one step of the program.
+template <class T>
+struct StepPlan {
+  TileKernel<T> kernel = nullptr;
+  uint32_t buffer = 0;  // the tile buffer it writes
+  int32_t direct = -1;  // the output whose memory it writes instead, or -1
+  // The kernel of the pair the step ends (tile_pair.h), whose first step is
+  // the one before, skipped itself (`folded`); `other`: which of this step's
+  // operands is not that step's result.
+  tile::PairKernel<T> pair = nullptr;
+  bool folded = false;
+  uint8_t other = 0;
+};
+
 // What a call works out once, before its tiles.
 template <class T>
 struct TilePlan {
   std::vector<Operand<T>> inputs, immediates;
-  std::vector<TileKernel<T>> kernel;  // per step
-  std::vector<uint32_t> buffer;       // per step: the tile buffer it writes
-  std::vector<int32_t> direct;        // per step: the output it writes in place of its buffer, or -1
-  // Per step: the kernel of the pair it ends (tile_pair.h), whose first step
-  // is the one before and is skipped (`folded`), and which of its operands
-  // is not that step's result.
-  std::vector<tile::PairKernel<T>> pair;
-  std::vector<bool> folded;
-  std::vector<uint8_t> other;
+  std::vector<StepPlan<T>> steps;
   uint32_t buffers = 0;
 };
 
@@ -140,21 +146,20 @@ TilePlan<T> make_tile_plan(const FusedProgram& p, std::span<const Tensor> in, st
       if (a.kind == FusedProgram::Arg::Kind::step) last[a.index] = s;
   for (uint32_t o : p.outputs) last[o] = ns;
   std::vector<uint32_t> free;
-  plan.buffer.resize(ns);
-  plan.kernel.resize(ns);
+  plan.steps.resize(ns);
   for (size_t s = 0; s < ns; ++s) {
-    plan.kernel[s] = tile_kernel<T>(*p.steps[s].op);
-    if (!plan.kernel[s]) throw Error("internal: op " + p.steps[s].op->name + " has no tile kernel");
+    plan.steps[s].kernel = tile_kernel<T>(*p.steps[s].op);
+    if (!plan.steps[s].kernel) throw Error("internal: op " + p.steps[s].op->name + " has no tile kernel");
     const auto& args = p.steps[s].args;
     for (size_t j = 0; j < args.size(); ++j) {
       const auto& a = args[j];
       bool repeated = std::find(args.begin(), args.begin() + std::ptrdiff_t(j), a) != args.begin() + std::ptrdiff_t(j);
-      if (a.kind == FusedProgram::Arg::Kind::step && last[a.index] == s && !repeated) free.push_back(plan.buffer[a.index]);
+      if (a.kind == FusedProgram::Arg::Kind::step && last[a.index] == s && !repeated) free.push_back(plan.steps[a.index].buffer);
     }
     if (free.empty()) {
-      plan.buffer[s] = plan.buffers++;
+      plan.steps[s].buffer = plan.buffers++;
     } else {
-      plan.buffer[s] = free.back();
+      plan.steps[s].buffer = free.back();
       free.pop_back();
     }
   }
@@ -166,21 +171,18 @@ TilePlan<T> make_tile_plan(const FusedProgram& p, std::span<const Tensor> in, st
     for (const auto& a : st.args)
       if (a.kind == FusedProgram::Arg::Kind::step) ++readers[a.index];
   for (uint32_t o : p.outputs) ++readers[o];
-  plan.pair.assign(ns, nullptr);
-  plan.folded.assign(ns, false);
-  plan.other.assign(ns, 0);
   for (size_t s = 0; s + 1 < ns; ++s) {
     const FusedProgram::Step &first = p.steps[s], &second = p.steps[s + 1];
-    if (plan.pair[s] || readers[s] != 1 || first.args.size() != 2 || second.args.size() != 2) continue;
+    if (plan.steps[s].pair || readers[s] != 1 || first.args.size() != 2 || second.args.size() != 2) continue;
     if (first.dtype != p.compute || second.dtype != p.compute || !first.attrs.empty() || !second.attrs.empty())
       continue;
     const FusedProgram::Arg result{FusedProgram::Arg::Kind::step, uint32_t(s)};
     const bool left = second.args[0] == result;
     if (!left && second.args[1] != result) continue;
     if (auto k = tile::pair_kernel<T>(first.op->id, second.op->id, left)) {
-      plan.pair[s + 1] = *k;
-      plan.folded[s] = true;
-      plan.other[s + 1] = left ? 1 : 0;
+      plan.steps[s + 1].pair = *k;
+      plan.steps[s + 1].other = left ? 1 : 0;
+      plan.steps[s].folded = true;
     }
   }
 
@@ -188,7 +190,6 @@ TilePlan<T> make_tile_plan(const FusedProgram& p, std::span<const Tensor> in, st
   // copy out of its buffer (stores bound a long program: each step stores its
   // tile), unless a later step reads an input in place that shares that
   // memory: it would read the new values.
-  plan.direct.assign(ns, -1);
   auto shares = [&](size_t k, const Tensor& o) {
     const Operand<T>& x = plan.inputs[k];
     if (x.how != Load::direct || (k == 0 && block)) return false;
@@ -197,12 +198,12 @@ TilePlan<T> make_tile_plan(const FusedProgram& p, std::span<const Tensor> in, st
   };
   for (size_t k = 0; k < p.outputs.size(); ++k) {
     const uint32_t s = p.outputs[k];
-    if (plan.direct[s] >= 0 || out[k].dtype() != dtype_of<T>() || p.steps[s].dtype == DType::boolean) continue;
+    if (plan.steps[s].direct >= 0 || out[k].dtype() != dtype_of<T>() || p.steps[s].dtype == DType::boolean) continue;
     bool read_later = false;
     for (size_t later = s + 1; later < ns && !read_later; ++later)
       for (const auto& a : p.steps[later].args)
         read_later |= a.kind == FusedProgram::Arg::Kind::input && shares(a.index, out[k]);
-    if (!read_later) plan.direct[s] = int32_t(k);
+    if (!read_later) plan.steps[s].direct = int32_t(k);
   }
   return plan;
 }
@@ -280,22 +281,23 @@ void run_tiles(const FusedProgram& p, std::span<const Tensor> in, std::span<Tens
                                                        : buf(plan.immediates[a.index].buffer);
     };
     for (size_t s = 0; s < p.steps.size(); ++s) {
-      if (plan.folded[s]) continue;
+      const StepPlan<T>& sp = plan.steps[s];
+      if (sp.folded) continue;
       const FusedProgram::Step& st = p.steps[s];
-      T* dst = result[s] = plan.direct[s] >= 0 ? out[size_t(plan.direct[s])].data<T>() + t : buf(plan.buffer[s]);
-      if (plan.pair[s]) {
+      T* dst = result[s] = sp.direct >= 0 ? out[size_t(sp.direct)].data<T>() + t : buf(sp.buffer);
+      if (sp.pair) {
         const FusedProgram::Step& first = p.steps[s - 1];
-        plan.pair[s](operand(first.args[0]), operand(first.args[1]), operand(st.args[plan.other[s]]), dst, n);
+        sp.pair(operand(first.args[0]), operand(first.args[1]), operand(st.args[sp.other]), dst, n);
         continue;
       }
       for (size_t j = 0; j < st.args.size() && j < 3; ++j) args[j] = operand(st.args[j]);
-      plan.kernel[s](args, dst, n, st.attrs);
+      sp.kernel(args, dst, n, st.attrs);
       if (st.dtype == DType::boolean)
         for (int64_t i = 0; i < n; ++i) dst[i] = dst[i] != T(0) ? T(1) : T(0);
     }
     for (size_t k = 0; k < p.outputs.size(); ++k) {
       const uint32_t s = p.outputs[k];
-      if (plan.direct[s] == int32_t(k)) continue;
+      if (plan.steps[s].direct == int32_t(k)) continue;
       if (out[k].dtype() == DType::boolean) {
         bool* d = out[k].data<bool>() + t;
         for (int64_t i = 0; i < n; ++i) d[i] = result[s][i] != T(0);
