@@ -1,9 +1,9 @@
 // Benchmark of elementwise ops: (1) eager overhead per op on tiny tensors,
 // `x = x * 1.0001 + 0.0001` on 4 floats through backend::mul/add with weak
 // scalars made once; (2) the rate of each kernel (add, mul, relu, relu's
-// backward, where, exp, sigmoid) on 16M-float tensors against a memcpy,
-// in GB/s of the buffers each moves (add: two read, one written; memcpy:
-// one each). Run with OMP_NUM_THREADS=2 for the figures the goals name
+// backward, where, exp, sigmoid, and a graph's fused SGD update) on
+// 16M-float tensors against a memcpy, in GB/s of the buffers each moves
+// (add: two read, one written; memcpy: one each). Run with OMP_NUM_THREADS=2 for the figures the goals name
 // (≤ 0.9 µs per op; memory-bound kernels ≥ 70% of memcpy's rate).
 #include <algorithm>
 #include <chrono>
@@ -12,7 +12,10 @@
 #include <functional>
 #include <vector>
 
+#include "backend/dispatch.h"
+#include "backend/op_registry.h"
 #include "backend/ops.h"
+#include "backend/ops/fused_program.h"
 
 using namespace nn::backend;
 using Clock = std::chrono::steady_clock;
@@ -48,6 +51,26 @@ void bench_overhead() {
   std::printf("  x[0] = %.6f (keeps the loop honest)\n", double(x.data<float>()[0]));
 }
 
+// The fused node graph mode makes of SGD with momentum and weight decay
+// (prelude.nn's _sgd_update): m = 0.9 m + (g + 1e-5 p); p -= lr m, with m
+// and p written in place, as a graph's state updates are.
+Attrs sgd_program(int64_t n) {
+  using A = FusedProgram::Arg;
+  auto p = std::make_shared<FusedProgram>();
+  p->shape = Shape({n});
+  p->num_inputs = 4;  // g, p, m, lr
+  p->immediates = {1e-5, 0.9};
+  auto step = [&](const char* name, A a, A b) { p->steps.push_back({&op(name), {}, {a, b}, DType::f32}); };
+  step("mul", {A::Kind::immediate, 0}, {A::Kind::input, 1});
+  step("add", {A::Kind::input, 0}, {A::Kind::step, 0});
+  step("mul", {A::Kind::input, 2}, {A::Kind::immediate, 1});
+  step("add", {A::Kind::step, 2}, {A::Kind::step, 1});
+  step("mul", {A::Kind::input, 3}, {A::Kind::step, 3});
+  step("sub", {A::Kind::input, 1}, {A::Kind::step, 4});
+  p->outputs = {3, 5};
+  return Attrs{{"program", ProgramPtr(std::move(p))}};
+}
+
 // Each kernel's rate in GB/s (bytes it reads and writes over its time, the
 // best of 10 runs) on 16M-element f32 tensors, 64 MiB a buffer, against a
 // memcpy of 64 MiB (one thread: glibc's memcpy; the kernels use all).
@@ -56,6 +79,8 @@ void bench_bandwidth() {
   const int64_t n = int64_t(1) << 24;
   const double mib = double(n) * sizeof(float);
   const Tensor a = full({n}, 1.5), b = full({n}, -2.5), c = gt(a, b);
+  const Tensor param = full({n}, 0.5), momentum = full({n}, 0.0), lr = scalar(0.01, DType::f32);
+  const Attrs sgd = sgd_program(n);
   std::vector<float> src(size_t(n), 1.0f), dst(size_t(n), 0.0f);
   const int reps = 10;
   const double t_copy = best_of(reps, [&] { std::memcpy(dst.data(), src.data(), size_t(mib)); });
@@ -75,6 +100,11 @@ void bench_bandwidth() {
       {"where(c, a, b)", 3.25, [&] { return where(c, a, b); }},
       {"exp(a)", 2, [&] { return exp(a); }},
       {"sigmoid(a)", 2, [&] { return sigmoid(a); }},
+      {"fused SGD update (6 steps, in place)", 5, [&] {
+         std::vector<Tensor> in{a, param, momentum, lr}, out{momentum, param};
+         op("fused").cpu(in, out, sgd);
+         return param;
+       }},
   };
   double worst = 1e30;
   for (const Kernel& k : kernels) {
