@@ -4,9 +4,8 @@
 // `reverse` runs the scan from the end of the axis (the gradient of a scan
 // is the reverse scan); nn's functions always scan forward.
 //
-// cumprod's gradient is PyTorch's formula for inputs without zeros,
-// dx = reverse_cumsum(g * y) / x: where an input is 0 it gives inf or NaN
-// (PyTorch switches to a slower exact formula there; nn does not yet).
+// cumprod's gradient is exact with zeros among the inputs, as PyTorch's,
+// and made of differentiable ops (so it has its own gradient).
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -75,12 +74,25 @@ std::vector<Tensor> cumsum_backward(const BackwardArgs& a) {
   return {scan(OpId::cumsum, a.grads[0], a.attrs.get<int64_t>("axis"), !a.attrs.get_or<bool>("reverse", false))};
 }
 
-// y_j = prod_{i <= j} x_i: dx_i = sum_{j >= i} g_j y_j / x_i (x_i != 0).
+// y_j = prod_{i <= j} x_i: dx_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k.
+// Where x_i != 0 that is sum_{j >= i} g_j y_j / x_i (PyTorch's formula for
+// nonzero inputs). Where x_i == 0, every product after the axis's first zero
+// holds one, so dx_i = 0 past it; at the first zero z, dx_z = sum_{j >= z}
+// g_j y'_j, y' the scan with x_z taken as 1. (x = [2, 0, 3, 0, 4], g = 1:
+// dx = [1, 8, 0, 0, 0].) The division is by x with its zeros as 1, so that
+// the branch `where` drops holds no inf whose gradient would be NaN.
 std::vector<Tensor> cumprod_backward(const BackwardArgs& a) {
   const Tensor& x = a.inputs[0];
   if (!bw::wants(x)) return {Tensor()};
-  const Tensor gy = mul(a.grads[0], a.outputs[0]);
-  return {div(scan(OpId::cumsum, gy, a.attrs.get<int64_t>("axis"), !a.attrs.get_or<bool>("reverse", false)), x)};
+  const int64_t axis = a.attrs.get<int64_t>("axis");
+  const bool reverse = a.attrs.get_or<bool>("reverse", false);
+  auto sum_after = [&](const Tensor& t) { return scan(OpId::cumsum, t, axis, !reverse); };
+  const Tensor& g = a.grads[0];
+  const Tensor one = bw::num(1), zero = eq(x, bw::num(0));
+  const Tensor nonzero_x = div(sum_after(mul(g, a.outputs[0])), where(zero, one, x));
+  const Tensor first_zero = logical_and(zero, eq(scan(OpId::cumsum, zero, axis, reverse), one));
+  const Tensor at_first = sum_after(mul(g, scan(OpId::cumprod, where(first_zero, one, x), axis, reverse)));
+  return {where(zero, where(first_zero, at_first, bw::num(0)), nonzero_x)};
 }
 
 }  // namespace

@@ -23,10 +23,26 @@ TEST_CASE("gradients of cumsum and cumprod") {
   for (int64_t axis : {0, 1, -1}) {
     CAPTURE(axis);
     CHECK_GRADS([axis](const Ins& in) { return weighted_sum(cumsum(in[0], axis)); }, {random({3, 4})});
-    // cumprod's rule needs nonzero inputs (PyTorch's formula for them).
     CHECK_GRADS([axis](const Ins& in) { return weighted_sum(cumprod(in[0], axis)); }, {random({3, 4}, 0.5, 1.5)});
   }
   CHECK_GRADS([](const Ins& in) { return weighted_sum(cumprod(in[0], 0)); }, {random({5}, -1.5, -0.5)});
+}
+
+TEST_CASE("cumprod's gradient with zeros among the inputs") {
+  // By hand (PyTorch gives the same): x = [2, 0, 3, 0, 4], y = [2, 0, 0, 0,
+  // 0]; d sum(y) / dx_0 = 1 + 0 = 1 (only y_0 survives); dx_1 = 2 + 2*3 + 0
+  // = 8 (y_1, y_2 with x_1 taken out; y_3 on holds the second zero); every
+  // input after the first zero gets 0.
+  const Tensor x = param(make<double>({2, 0, 3, 0, 4}, {5}));
+  check_values(grad(sum(cumprod(x, 0)), {x})[0], {1, 8, 0, 0, 0});
+  // One zero, two, the first one first, along either axis, with weights:
+  // finite differences (the product is a polynomial: smooth at 0).
+  Tensor rows = make<double>({0.7, 0, 1.3, -0.4, 0, 0.9, 1.1, 0.6, -1.2, 0.8, 0, 0}, {3, 4});
+  for (int64_t axis : {0, 1}) {
+    CAPTURE(axis);
+    CHECK_GRADS([axis](const Ins& in) { return weighted_sum(cumprod(in[0], axis)); }, {rows});
+  }
+  CHECK_GRADS([](const Ins& in) { return weighted_sum(cumprod(in[0], 0)); }, {make<double>({0, 1.5, -2, 0.5}, {4})});
 }
 
 TEST_CASE("gradients of gather, scatter_add and index_select add up over repeated ids") {
