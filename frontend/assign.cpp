@@ -93,16 +93,19 @@ void write_whole(const backend::Tensor& target, const backend::Tensor& v) {
 // (a variable outside it holding a tensor of the same shape, the new value
 // of a dtype it can hold) is a state update, as `v *= 0.9; v += g` is: the
 // variable keeps its tensor, which takes the new value after every run.
+// Under --eager the graph's code does the same, writing the tensor now, so
+// that every other holder of it sees what it would see after a graph run.
 bool Interpreter::state_update(const Value& old, const Value& v, const Env& env, Symbol name) {
   ir::Tracer* tr = ir::Tracer::active();
-  if (!tr || !old.is_tensor() || !v.is_tensor() || old.as_tensor().is_traced() || !v.as_tensor().is_traced())
-    return false;
+  if (!(tr || in_eager_graph_) || !old.is_tensor() || !v.is_tensor()) return false;
+  if (tr && (old.as_tensor().is_traced() || !v.as_tensor().is_traced())) return false;
   const backend::Tensor& target = old.as_tensor();
   const backend::Tensor& r = v.as_tensor();
   if (r.shape() != target.shape() || r.device() != target.device() ||
       backend::category(r.dtype()) > backend::category(target.dtype()) ||
       !outside_the_graph(env, name))
     return false;
+  backend::NoGradGuard no_grad;  // as in a graph, the update has no autodiff history
   write_whole(target, r);
   return true;
 }

@@ -171,15 +171,9 @@ Value Interpreter::call_closure(const Function& f, CallArgs& call) {
       for (size_t i = 0; i < params.fixed.size(); ++i) env->define(params.fixed[i].sym, std::move(values[i]));
       if (params.rest_sym) env->define(params.rest_sym, std::move(values.back()));
       TraceScope scope(def.name.empty() ? "<lambda>" : def.name, call_span);
-      const bool was_in_eager_graph = in_eager_graph_;
-      in_eager_graph_ = was_in_eager_graph || outermost_eager_graph;
-      try {
-        exec_stmts(def.body->stmts, env, &result);
-      } catch (...) {
-        in_eager_graph_ = was_in_eager_graph;
-        throw;
-      }
-      in_eager_graph_ = was_in_eager_graph;
+      std::optional<EagerGraphRun> eager;
+      if (outermost_eager_graph) eager.emplace(*this, f.env.get());
+      exec_stmts(def.body->stmts, env, &result);
     }
   } catch (ScriptError& e) {
     if (entry.entering && e.first().span.file == prelude_file_) point_at_script(e, def, call_span);

@@ -305,6 +305,17 @@ HostReadRecording::~HostReadRecording() {
   vm.host_reads_outside_ = saved_outside;
 }
 
+EagerGraphRun::EagerGraphRun(Interpreter& v, Env* outside)
+    : vm(v), saved_in(v.in_eager_graph_), saved_outside(v.host_reads_outside_) {
+  vm.in_eager_graph_ = true;
+  vm.host_reads_outside_ = outside;
+}
+
+EagerGraphRun::~EagerGraphRun() {
+  vm.in_eager_graph_ = saved_in;
+  vm.host_reads_outside_ = saved_outside;
+}
+
 // Whether `name`, seen from `env` while tracing, lives in the scope the
 // graph was defined in or one around it (not in the graph's own code, nor
 // among the built-ins).
@@ -412,6 +423,7 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
   std::vector<backend::Tensor> outs;
   if (opts_.check_graphs) {
     outs = check_against_eager(*cg, inputs, [&] {
+      EagerGraphRun eager(*this, f.env.get());
       auto env = std::make_shared<Env>(f.env);
       ScopeEnd end(env);
       for (size_t i = 0; i < args.size(); ++i) env->define(intern(def.params[i].name), args[i]);

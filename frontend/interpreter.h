@@ -107,6 +107,18 @@ struct HostReadRecording {
   Env* saved_outside;
 };
 
+// A graph's code run as plain code (--eager; the eager half of
+// --check-graph) for its life: the graph's defining scope `outside` is what
+// it captures, so that a plain assignment to a tensor there is a state
+// update (Interpreter::state_update), as in the graph.
+struct EagerGraphRun {
+  EagerGraphRun(Interpreter& vm, Env* outside);
+  ~EagerGraphRun();
+  Interpreter& vm;
+  bool saved_in;
+  Env* saved_outside;
+};
+
 class Interpreter {
  public:
   explicit Interpreter(InterpreterOptions opts = {});
@@ -284,6 +296,7 @@ class Interpreter {
  private:
   bool state_update(const Value& old, const Value& v, const Env& env, Symbol name);
   friend struct HostReadRecording;
+  friend struct EagerGraphRun;
   bool explain_retrace_ = false;
   bool in_eager_graph_ = false;  // --eager: inside a graph run as plain code
   bool verify_graphs_ = false;
