@@ -113,9 +113,16 @@ struct BatchIterator : Iterator {
 // shard=true (SPEC §14): rank k of N keeps every N-th sample of the epoch's
 // order from k, as PyTorch's DistributedSampler, so that step i of N ranks
 // with batch B covers step i of one process with batch N·B. The remainder
-// (n mod N samples) is dropped: every rank has as many steps.
+// (n mod N samples) is dropped: every rank has as many steps. A shuffled
+// order is rank 0's on every rank (each drew its own from its generator,
+// which a script may seed per rank): else the ranks' shares would overlap.
 void shard(BatchIterator& it, const backend::comm::World& w) {
   if (w.size == 1) return;
+  if (!it.order.empty()) {
+    const Tensor shared = backend::broadcast(ids_tensor(it.order, 0, it.order.size()), 0);
+    const int64_t* p = shared.data<int64_t>();
+    it.order.assign(p, p + shared.numel());
+  }
   std::vector<int64_t> mine;
   const int64_t per_rank = it.n / w.size;
   for (int64_t t = 0; t < per_rank; ++t) {
