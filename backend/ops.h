@@ -153,6 +153,10 @@ Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& widt
 Tensor all_reduce(const Tensor& x, comm::ReduceOp op = comm::ReduceOp::sum);
 Tensor broadcast(const Tensor& x, int64_t root = 0);  // rank root's x on every rank
 Tensor all_gather(const Tensor& x);                   // every rank's x, stacked on a new axis 0
+void barrier();
+// Called by every rank whose script ended well: an Error where another rank
+// makes a collective call instead (it would wait for ever), naming both.
+void check_end_of_run();
 // One all-reduce over several tensors of one dtype, as one flat bucket:
 // all_reduce_start then all_reduce_wait (a graph runs other nodes between them).
 std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp op);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backend/comm/communicator.h"
+#include "backend/ops.h"
 #include "backend/profiler.h"
 #include "frontend/interpreter.h"
 #include "frontend/graph_picture.h"
@@ -182,10 +183,20 @@ bool report_profile(const CliOptions& cli, const nn::backend::Profiler& prof) {
 
 // With several ranks (SPEC §14), a failing rank ends every rank: its
 // diagnostic is out already. Where MPI never started, its exit code tells
-// mpiexec to end the others. A rank that succeeded ends MPI, from the thread
-// that started it.
+// mpiexec to end the others. A rank that succeeded first checks that every
+// other rank ended too (one still making a collective call would wait for
+// ever), then ends MPI, from the thread that started it.
 void end_ranks(int rc) {
   namespace comm = nn::backend::comm;
+  if (rc == 0 && comm::launch_world().size > 1) {
+    try {
+      nn::backend::check_end_of_run();
+    } catch (const std::exception& e) {
+      nn::repl::before_rank_diagnostic();
+      print_error(e.what());
+      rc = 1;
+    }
+  }
   comm::Communicator* c = comm::communicator_if_started();
   if (rc != 0 && c && c->world().size > 1) {
     std::cout.flush();

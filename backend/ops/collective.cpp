@@ -265,7 +265,7 @@ void check_same_call(const std::string& what, std::span<const Tensor> xs) {
   comm::Communicator& c = comm::communicator();
   const comm::World& w = c.world();
   if (w.size == 1) return;
-  std::string mine = what + " of ";
+  std::string mine = what + (xs.empty() ? "" : " of ");
   for (size_t i = 0; i < xs.size(); ++i) mine += (i ? ", " : "") + xs[i].type().str();
   const uint64_t hash = std::hash<std::string>{}(mine);
   std::vector<uint64_t> hashes(size_t(w.size));
@@ -305,6 +305,16 @@ Tensor all_gather(const Tensor& x) {
   check_same_call("all_gather", {&x, 1});
   return call(backend::op(OpId::all_gather), {x});
 }
+
+void barrier() {
+  check_same_call("barrier()", {});
+  comm::communicator().barrier();
+}
+
+// The end of a rank's script is a call like the collectives: a rank still
+// making one meets it there and the check names both, where MPI would have
+// let that rank wait for ever.
+void check_end_of_run() { check_same_call("the end of its script", {}); }
 
 std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp op) {
   const Attrs with_op = op == ReduceOp::sum ? Attrs{} : Attrs{{"op", std::string(comm::reduce_op_name(op))}};

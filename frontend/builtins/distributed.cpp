@@ -48,7 +48,7 @@ void install_distributed(Interpreter& vm) {
       tr->add_host_call("barrier", {}, [](std::span<const backend::Tensor>) { communicator().barrier(); });
       return Value();
     }
-    communicator().barrier();
+    backend::barrier();
     return Value();
   });
   // data_parallel's start: checks the bucket size, and every rank's params
