@@ -34,7 +34,8 @@ int launch_ranks(const CliOptions& cli, int argc, char** argv) {
     return 1;
   }
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::string> args{comm::mpiexec_path(), "-n", std::to_string(cli.nproc), "--bind-to", "none", "--quiet"};
+  std::vector<std::string> args{comm::mpiexec_path(), "-n", std::to_string(cli.nproc), "--bind-to", "none", "--quiet",
+                                "-x", comm::kStderrIsTerminal};
   if (geteuid() == 0) args.push_back("--allow-run-as-root");
   if (cli.nproc > cores) {
     args.push_back("--oversubscribe");
@@ -51,6 +52,9 @@ int launch_ranks(const CliOptions& cli, int argc, char** argv) {
   }
   for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
   setenv("OMPI_MCA_pml", "ob1", 0);
+  // The ranks' stderr reaches this terminal through mpiexec, never as a
+  // terminal of their own: rank 0 draws progress bars where this one would.
+  setenv(comm::kStderrIsTerminal, isatty(STDERR_FILENO) ? "1" : "0", 1);
 
   std::vector<char*> cargs;
   for (std::string& a : args) cargs.push_back(a.data());

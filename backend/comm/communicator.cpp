@@ -11,6 +11,8 @@
 #include <memory>
 #include <mutex>
 
+#include <unistd.h>
+
 namespace nn::backend::comm {
 
 #ifdef NN_HAVE_MPI
@@ -102,6 +104,12 @@ World launch_world() {
   w.rank = std::max(0, ompi ? env_int("OMPI_COMM_WORLD_RANK") : env_int("PMI_RANK"));
   w.local_rank = std::max(0, ompi ? env_int("OMPI_COMM_WORLD_LOCAL_RANK") : env_int("MPI_LOCALRANKID"));
   return w;
+}
+
+bool stderr_is_terminal() {
+  if (isatty(STDERR_FILENO)) return true;
+  const char* v = launched_by_mpi() ? std::getenv(kStderrIsTerminal) : nullptr;
+  return v && std::strcmp(v, "1") == 0;
 }
 
 Communicator& communicator() {

@@ -66,6 +66,12 @@ Communicator* communicator_if_started();
 // This process's world as its launcher's environment tells it, without
 // starting MPI: rank 0 of 1 when not launched by mpirun or mpiexec.
 World launch_world();
+// Set by `nn --nproc` for its ranks: "1" where its own stderr is a terminal
+// (theirs reach it through mpiexec).
+inline constexpr const char* kStderrIsTerminal = "NN_STDERR_IS_TERMINAL";
+// Whether this process's stderr ends on a terminal, itself or through the
+// `nn --nproc` that launched it.
+bool stderr_is_terminal();
 bool launched_by_mpi();
 // Whether this build has the MPI communicator.
 bool mpi_built();

@@ -46,7 +46,7 @@ ProgressBar::ProgressBar(std::FILE* out, std::optional<int64_t> total)
 
 ProgressBar ProgressBar::for_stderr(std::optional<int64_t> total) {
   // With several ranks (SPEC §14), rank 0 alone draws.
-  const bool drawn = isatty(STDERR_FILENO) && backend::comm::launch_world().rank == 0;
+  const bool drawn = backend::comm::stderr_is_terminal() && backend::comm::launch_world().rank == 0;
   return ProgressBar(drawn ? stderr : nullptr, total);
 }
 
