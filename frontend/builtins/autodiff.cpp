@@ -146,6 +146,25 @@ void install_autodiff(Interpreter& vm) {
     return Value(FunctionPtr(fn));
   });
 
+  // The stdlib's helpers over a structure of gradients as grad gives it (a
+  // tensor, or lists, tuples and records of them): its tensors in order, and
+  // the same structure holding others (clip_grad_norm).
+  def(vm, "_tensors", "v", [](Args& a) {
+    std::vector<backend::Tensor> ts;
+    collect(a[0], ts, a.span(0));
+    auto l = make_list();
+    for (backend::Tensor& t : ts) l->items.push_back(Value(std::move(t)));
+    return Value(l);
+  });
+  def(vm, "_with_tensors", "v, ts", [](Args& a) {
+    std::vector<backend::Tensor> shape_of, ts;
+    collect(a[0], shape_of, a.span(0));
+    collect(a[1], ts, a.span(1));
+    if (ts.size() != shape_of.size())
+      a.fail(1, "expected " + std::to_string(shape_of.size()) + " tensors, got " + std::to_string(ts.size()));
+    size_t next = 0;
+    return rebuild(a[0], ts, next);
+  });
   def(vm, "detach", "x", [](Args& a) { return Value(backend::detach(a.tensor(0))); });
   def(vm, "requires_grad", "x", [](Args& a) {
     return Value(a[0].is_tensor() && backend::requires_grad(a[0].as_tensor()));
