@@ -5,6 +5,7 @@
 // ASCII text such as tiny Shakespeare); a string's bytes that are not UTF-8
 // are characters of one byte each.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -65,10 +66,13 @@ void install_text(Interpreter& vm) {
     const std::string& path = a.str(0);
     const std::string denied = fileio::access_denied(a.vm().options().allow_files, path, false);
     if (!denied.empty()) a.fail(0, denied);
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw fileio::FileError(path, "is a folder, not a file");
     std::ifstream f(path, std::ios::binary);
     if (!f) throw fileio::FileError(path, "cannot open it for reading");
     std::ostringstream text;
     text << f.rdbuf();
+    if (f.bad()) throw fileio::FileError(path, "cannot read it");
     return Value(text.str());
   });
   def(vm, "chars", "s", [](Args& a) {
