@@ -84,6 +84,7 @@ class Writer final : public ExportContext {
       if (live_[k]) write_node(g_.nodes[k]);
     node_ = nullptr;
     declare_outputs();
+    constants_first();
     // Which initializers were params: load_onnx makes these, and only
     // these, params again (a running statistic is written as a plain one).
     auto* meta = model_.add_metadata_props();
@@ -137,6 +138,16 @@ class Writer final : public ExportContext {
     const std::string where = g_.where(n.loc);
     throw Error("save_onnx: `" + n.name() + "`" + (where.empty() ? "" : " at " + where) +
                 " cannot be written to ONNX: " + reason);
+  }
+
+  // ONNX wants every node after the ones it reads. An export entry that
+  // makes its node and then names its inputs (Concat, of any count) writes
+  // a known input's Constant after it: Constants, which read nothing, all
+  // go first, in their order.
+  void constants_first() {
+    auto* nodes = graph_->mutable_node();
+    std::stable_partition(nodes->pointer_begin(), nodes->pointer_end(),
+                          [](const onnx::NodeProto* n) { return n->op_type() == "Constant"; });
   }
 
   // A Constant node holding t; returns its output's name.

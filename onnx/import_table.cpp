@@ -7,6 +7,7 @@
 
 #include "backend/error.h"
 #include "backend/ops.h"
+#include "backend/untraced.h"
 #include "onnx/onnx_io.h"
 #include "onnx/tensor_proto.h"
 
@@ -31,19 +32,25 @@ Tensor on_host(const NodeContext& n, size_t i) {
     n.fail("input " + std::to_string(i) + " (`" + n.node().input(int(i)) +
            "`) says how the node works, so nn reads it while the graph is traced; here it is computed from "
            "the graph's inputs");
+  backend::Untraced eager;
   return backend::to_device(t, backend::cpu_device());
 }
 }  // namespace
 
+// A known input is read now, inside a trace too: its conversions run
+// eagerly (traced, they would give values the trace does not know yet).
 std::vector<int64_t> NodeContext::ints(size_t i) const {
   const Tensor t = on_host(*this, i);
   if (backend::is_floating(t.dtype())) fail("input " + std::to_string(i) + " must hold integers");
+  backend::Untraced eager;
   const Tensor v = backend::astype(t, backend::DType::i64);
   return std::vector<int64_t>(v.data<int64_t>(), v.data<int64_t>() + v.numel());
 }
 
 std::vector<double> NodeContext::numbers(size_t i) const {
-  const Tensor v = backend::astype(on_host(*this, i), backend::DType::f64);
+  const Tensor t = on_host(*this, i);
+  backend::Untraced eager;
+  const Tensor v = backend::astype(t, backend::DType::f64);
   return std::vector<double>(v.data<double>(), v.data<double>() + v.numel());
 }
 

@@ -182,3 +182,24 @@ TEST_CASE("onnx export: ops that graph passes make, and the rarer ones") {
   }
   std::filesystem::remove(path);
 }
+
+TEST_CASE("onnx export: a constant joined to the input (concat, pad) is written before the node reading it") {
+  // Concat names its inputs after making its node: the constant's node came
+  // after the Concat, which ONNX's checker refuses. x [2, 3] joined to ones
+  // [2, 1], and padded by (1, 2) rows (a concat of zeros), read back and run.
+  io::ExportOptions o = options();
+  o.dynamic_batch = false;
+  const auto joined = [](const Tensor& x) { return backend::concat({x, backend::ones(Shape{2, 1})}, 1); };
+  const auto padded = [](const Tensor& x) { return backend::pad(x, {{1, 2}}); };
+  for (const auto& f : {std::function<Tensor(const Tensor&)>(joined), std::function<Tensor(const Tensor&)>(padded)}) {
+    const std::string path = temp_path("constant_first.onnx");
+    REQUIRE_NOTHROW(io::save(trace({DType::f32, Shape{2, 3}}, f), o, path));
+    const auto model = io::load(path);
+    const Tensor x = backend::from_doubles({1, 2, 3, 4, 5, 6}, Shape{2, 3}, DType::f32);
+    const auto out = io::run(*model, {}, std::vector<Tensor>{x});
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].shape() == f(x).shape());
+    CHECK(max_diff(out[0], f(x)) == 0);
+    std::filesystem::remove(path);
+  }
+}

@@ -41,15 +41,21 @@ onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vecto
   return n;
 }
 
-void add_int64_constant(onnx::GraphProto* g, const std::string& out, const std::vector<int64_t>& v) {
+void add_int_constant(onnx::GraphProto* g, const std::string& out, const std::vector<int64_t>& v, bool i32) {
   auto* n = add_node(g, "Constant", {}, {out}, out + "_const");
   auto* a = n->add_attribute();
   a->set_name("value");
   a->set_type(onnx::AttributeProto::TENSOR);
   auto* t = a->mutable_t();
-  t->set_data_type(onnx::TensorProto::INT64);
+  t->set_data_type(i32 ? onnx::TensorProto::INT32 : onnx::TensorProto::INT64);
   t->add_dims(int64_t(v.size()));
-  for (int64_t x : v) t->add_int64_data(x);
+  for (int64_t x : v) {
+    if (i32) t->add_int32_data(int32_t(x));
+    else t->add_int64_data(x);
+  }
+}
+void add_int64_constant(onnx::GraphProto* g, const std::string& out, const std::vector<int64_t>& v) {
+  add_int_constant(g, out, v, false);
 }
 
 onnx::ModelProto model_with(const std::function<void(onnx::GraphProto*)>& build) {
@@ -134,6 +140,37 @@ TEST_CASE("onnx import: the shape arithmetic folds while a graph is traced") {
   const auto out = ir::run(c.graph, c.plan, std::vector<Tensor>{arange_input()});
   REQUIRE(out.size() == 1);
   check_doubled(out[0]);
+}
+
+TEST_CASE("onnx import: an input that says how a node works (CumSum's axis, Pad's pads) is read inside a trace") {
+  // x f32[2, 3] -> CumSum(x, axis [1] as i32) then Pad(.., pads [0, 1, 0,
+  // 2]): the rows' running sums with a zero column before and two after. A
+  // Constant is known while the graph is traced; reading it (and widening
+  // the i32 axis) must not be traced too.
+  const std::string path = write_model(model_with([](onnx::GraphProto* g) {
+                                         add_value(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+                                         add_value(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 6});
+                                         add_int_constant(g, "axis", {1}, /*i32=*/true);
+                                         add_node(g, "CumSum", {"x", "axis"}, {"c"}, "cumsum");
+                                         add_int64_constant(g, "pads", {0, 1, 0, 2});
+                                         add_node(g, "Pad", {"c", "pads"}, {"y"}, "pad");
+                                       }),
+                                       "nn_test_known_inputs.onnx");
+  const auto model = onnx_io::load(path);
+  ir::Tracer tr("t");
+  tr.start();
+  const Tensor tx = tr.add_input(backend::TensorType{DType::f32, backend::Shape{2, 3}}, "x");
+  std::vector<Tensor> traced;
+  REQUIRE_NOTHROW(traced = onnx_io::run(*model, {}, std::vector<Tensor>{tx}));
+  ir::Graph g = tr.finish(traced);
+  tr.stop();
+  const ir::CompiledGraph c = ir::compile(std::move(g));
+  const Tensor x = backend::from_doubles({1, 2, 3, 4, 5, 6}, backend::Shape{2, 3}, DType::f32);
+  const auto out = ir::run(c.graph, c.plan, std::vector<Tensor>{x});
+  REQUIRE(out.size() == 1);
+  REQUIRE(out[0].shape() == backend::Shape{2, 6});
+  const std::vector<float> want{0, 1, 3, 6, 0, 0, 0, 4, 9, 15, 0, 0};
+  CHECK(std::vector<float>(out[0].data<float>(), out[0].data<float>() + 12) == want);
 }
 
 TEST_CASE("onnx import: an op nn does not import names the op, the node and the opset") {
