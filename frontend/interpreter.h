@@ -168,6 +168,12 @@ class Interpreter {
   // Conversions shared by built-ins.
   backend::Tensor to_tensor(const Value& v, Span span);
   const InterpreterOptions& options() const { return opts_; }
+  // While save_onnx traces its function (forward only, in eval mode, SPEC
+  // §16), dropout and batch_norm run as in evaluation whatever training
+  // flag a layer passes them (ExportTrace, frontend/builtins/onnx.cpp).
+  bool exporting() const { return exporting_ > 0; }
+  void begin_export() { ++exporting_; }
+  void end_export() { --exporting_; }
   // Where creation ops and host data put tensors while it runs.
   backend::Device* device() const { return device_; }
 
@@ -299,6 +305,7 @@ class Interpreter {
   friend struct EagerGraphRun;
   bool explain_retrace_ = false;
   bool in_eager_graph_ = false;  // --eager: inside a graph run as plain code
+  int exporting_ = 0;            // save_onnx traces (nested: a count)
   bool verify_graphs_ = false;
 
   // guards

@@ -481,9 +481,9 @@ const ExportEntry* find_export(OpId id) {
 std::string why_not_exported(OpId id) {
   switch (id) {
     case OpId::rand: case OpId::randn: case OpId::randint: case OpId::multinomial:
-      return "it draws random numbers (dropout in training mode does): call eval(model) before save_onnx";
+      return "it draws random numbers, which a model cannot (save_onnx traces dropout as in evaluation)";
     case OpId::batch_norm_train: case OpId::running_stat_update:
-      return "batch norm in training mode: call eval(model) before save_onnx";
+      return "batch norm in training mode (save_onnx traces the batch_norm built-in as in evaluation)";
     case OpId::all_reduce: case OpId::broadcast: case OpId::all_gather: case OpId::all_reduce_start:
     case OpId::all_reduce_wait:
       return "a collective talks to other processes, which a model cannot";

@@ -49,8 +49,9 @@ void install_neural(Interpreter& vm) {
   def(vm, "batch_norm", "x, gamma, beta, mean, var, training, momentum=0.1, eps=1e-5", [](Args& a) {
     // The running statistics are updated in place: the tensors the caller holds.
     Tensor mean = tensor_or_none(a, 3), var = tensor_or_none(a, 4);
-    return Value(backend::batch_norm(a.tensor(0), tensor_or_none(a, 1), tensor_or_none(a, 2), mean, var,
-                                     a.boolean(5), a.number(6), a.number(7)));
+    const bool training = a.boolean(5) && !a.vm().exporting();
+    return Value(backend::batch_norm(a.tensor(0), tensor_or_none(a, 1), tensor_or_none(a, 2), mean, var, training,
+                                     a.number(6), a.number(7)));
   });
   def(vm, "layer_norm", "x, gamma, beta, eps=1e-5", [](Args& a) {
     return Value(backend::layer_norm(a.tensor(0), tensor_or_none(a, 1), tensor_or_none(a, 2), a.number(3)));
@@ -58,7 +59,7 @@ void install_neural(Interpreter& vm) {
   def(vm, "dropout", "x, p, training=true", [](Args& a) {
     double p = a.number(1);
     if (!(p >= 0.0 && p < 1.0)) a.fail(1, fmt::format("dropout probability must be in [0, 1), got {}", p));
-    return Value(backend::dropout(a.tensor(0), p, a.boolean(2)));
+    return Value(backend::dropout(a.tensor(0), p, a.boolean(2) && !a.vm().exporting()));
   });
   def(vm, "softmax", "x, axis=-1", [](Args& a) { return Value(backend::softmax(a.tensor(0), a.integer(1))); });
   def(vm, "log_softmax", "x, axis=-1", [](Args& a) { return Value(backend::log_softmax(a.tensor(0), a.integer(1))); });

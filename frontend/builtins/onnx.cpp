@@ -70,6 +70,11 @@ void install_onnx(Interpreter& vm) {
     ir::Graph g;
     {
       backend::NoGradGuard forward_only;
+      struct EvalMode {  // dropout and batch norm as in evaluation, for the trace
+        Interpreter& vm;
+        explicit EvalMode(Interpreter& v) : vm(v) { vm.begin_export(); }
+        ~EvalMode() { vm.end_export(); }
+      } eval_mode(a.vm());
       ir::Tracer tr(options.graph_name);
       a.vm().start_trace(tr);
       std::vector<Value> traced;
