@@ -191,6 +191,27 @@ TEST_CASE("onnx import: an op nn does not import names the op, the node and the 
   CHECK(msg.find("opset 17") != std::string::npos);
 }
 
+TEST_CASE("onnx import: an op of another domain names its domain, not the default domain's opset") {
+  onnx::ModelProto m = model_with([](onnx::GraphProto* g) {
+    add_value(g->add_input(), "x", onnx::TensorProto::FLOAT, {3});
+    add_value(g->add_output(), "y", onnx::TensorProto::FLOAT, {3});
+    add_node(g, "Foo", {"x"}, {"y"}, "custom")->set_domain("com.example");
+  });
+  auto* custom = m.add_opset_import();
+  custom->set_domain("com.example");
+  custom->set_version(1);
+  const std::string path = write_model(m, "nn_test_custom_domain.onnx");
+  std::string msg;
+  try {
+    onnx_io::load(path);
+  } catch (const backend::Error& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("com.example.Foo") != std::string::npos);
+  CHECK(msg.find("domain `com.example`") != std::string::npos);
+  CHECK(msg.find("opset") == std::string::npos);
+}
+
 TEST_CASE("onnx import: an input of another dtype than the model declares is an Error") {
   const std::string path = write_model(model_with([](onnx::GraphProto* g) {
                                          add_value(g->add_input(), "x", onnx::TensorProto::FLOAT, {3});
