@@ -99,6 +99,16 @@ std::string reshape_chain_model() {
                      "nn_test_reshape_chain.onnx");
 }
 
+// The Error loading the model at `path` gives ("" when it loads).
+std::string load_error(const std::string& path) {
+  try {
+    onnx_io::load(path);
+  } catch (const backend::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 Tensor arange_input() {
   std::vector<double> v(24);
   for (int i = 0; i < 24; ++i) v[size_t(i)] = i - 7.5;
@@ -180,12 +190,7 @@ TEST_CASE("onnx import: an op nn does not import names the op, the node and the 
                                          add_node(g, "Acos", {"x"}, {"y"}, "arc");
                                        }),
                                        "nn_test_unknown_op.onnx");
-  std::string msg;
-  try {
-    onnx_io::load(path);
-  } catch (const backend::Error& e) {
-    msg = e.what();
-  }
+  const std::string msg = load_error(path);
   CHECK(msg.find("Acos") != std::string::npos);
   CHECK(msg.find("`arc`") != std::string::npos);
   CHECK(msg.find("opset 17") != std::string::npos);
@@ -201,12 +206,7 @@ TEST_CASE("onnx import: an op of another domain names its domain, not the defaul
   custom->set_domain("com.example");
   custom->set_version(1);
   const std::string path = write_model(m, "nn_test_custom_domain.onnx");
-  std::string msg;
-  try {
-    onnx_io::load(path);
-  } catch (const backend::Error& e) {
-    msg = e.what();
-  }
+  const std::string msg = load_error(path);
   CHECK(msg.find("com.example.Foo") != std::string::npos);
   CHECK(msg.find("domain `com.example`") != std::string::npos);
   CHECK(msg.find("opset") == std::string::npos);
