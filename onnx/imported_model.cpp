@@ -85,12 +85,13 @@ std::vector<const ImportEntry*> match_nodes(const onnx::GraphProto& g, const std
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
     const ImportEntry* e = default_domain ? find_import(node.op_type()) : nullptr;
     if (!e) {
-      const std::string what = "`" + path + "`: node `" + (node.name().empty() ? node.output(0) : node.name()) + "` is ";
+      const std::string name = node.name().empty() ? node.output(0) : node.name();
+      const std::string what = "`" + path + "`: node `" + name + "` is ";
       if (!default_domain)  // the model's opset is the default domain's, not this one's
         throw Error(what + node.domain() + "." + node.op_type() + ", of the domain `" + node.domain() +
                     "`, which nn does not import; nn imports ONNX's own ops: " + list(importable_ops()));
-      throw Error(what + node.op_type() + " (opset " + std::to_string(opset) + "), which nn does not import; nn imports " +
-                  list(importable_ops()));
+      throw Error(what + node.op_type() + " (opset " + std::to_string(opset) +
+                  "), which nn does not import; nn imports " + list(importable_ops()));
     }
     entries.push_back(e);
   }

@@ -154,7 +154,8 @@ TilePlan<T> make_tile_plan(const FusedProgram& p, std::span<const Tensor> in, st
     for (size_t j = 0; j < args.size(); ++j) {
       const auto& a = args[j];
       bool repeated = std::find(args.begin(), args.begin() + std::ptrdiff_t(j), a) != args.begin() + std::ptrdiff_t(j);
-      if (a.kind == FusedProgram::Arg::Kind::step && last[a.index] == s && !repeated) free.push_back(plan.steps[a.index].buffer);
+      if (a.kind == FusedProgram::Arg::Kind::step && last[a.index] == s && !repeated)
+        free.push_back(plan.steps[a.index].buffer);
     }
     if (free.empty()) {
       plan.steps[s].buffer = plan.buffers++;
