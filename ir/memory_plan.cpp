@@ -70,8 +70,8 @@ void place_pieces_in_buckets(const Graph& g, std::span<const NodeId> order, Memo
     for (ValueId v : n.inputs) {
       const uint32_t b = p.buffers.of_value[v];
       const size_t bytes = value_bytes(g.values[v]);
-      if (b != bucket && p.in_arena[b] && p.inside[b] == kNone && p.buffers.list[b].bytes == bytes && p.end[b] == s &&
-          g.values[v].type.device == g.values[n.outputs[0]].type.device) {
+      const bool fits = p.in_arena[b] && p.inside[b] == kNone && p.buffers.list[b].bytes == bytes;
+      if (b != bucket && fits && p.end[b] == s && g.values[v].type.device == g.values[n.outputs[0]].type.device) {
         p.inside[b] = bucket;
         p.inside_at[b] = at;
         p.in_arena[b] = false;

@@ -37,7 +37,7 @@ struct MemoryPlan {
   // (in_arena false); its holder's live range covers its own.
   std::vector<uint32_t> inside;
   std::vector<size_t> inside_at;
-  std::vector<size_t> offset;     // per buffer: where it starts in its arena (arena buffers and those inside them)
+  std::vector<size_t> offset;     // per buffer: where it starts in its arena (arena buffers, those inside)
   std::vector<uint32_t> arena_of;  // per buffer: index into `arenas` (arena buffers), else kNone
   std::vector<DeviceArena> arenas;
   size_t arena_bytes = 0;        // summed over devices

@@ -1,9 +1,10 @@
 // The collectives as ops (SPEC §14): all_reduce, broadcast and all_gather of
 // a tensor over the ranks of the run (backend/comm/communicator.h), and the
 // two halves of a bucketed gradient all-reduce: all_reduce_start copies its
-// inputs into one flat bucket (those not already there) and starts reducing it; all_reduce_wait waits
-// and gives the pieces back in their shapes, as views of the bucket. Between the two, a graph runs
-// other kernels (the backward of earlier layers) while the bucket travels.
+// inputs into one flat bucket (those not there already) and starts reducing
+// it; all_reduce_wait waits and gives the pieces back in their shapes, as
+// views of the bucket. Between the two, a graph runs other kernels (the
+// backward of earlier layers) while the bucket travels.
 // Each kernel works on host memory: a GPU tensor is staged through it.
 #include <algorithm>
 #include <atomic>

@@ -14,21 +14,22 @@ namespace nn::frontend::builtins {
 namespace {
 
 // The tensors of a wrt structure, depth first, in order; anything else in
-// it is an error at `span` (the argument that gave it).
-void collect(const Value& v, std::vector<backend::Tensor>& out, const Span& span) {
+// it is an error at `span` (the argument that gave it, named `what`).
+void collect(const Value& v, std::vector<backend::Tensor>& out, const Span& span, const char* what = "wrt") {
   switch (v.kind()) {
     case Value::Kind::Tensor: out.push_back(v.as_tensor()); return;
     case Value::Kind::List:
-      for (const Value& item : v.as_list()->items) collect(item, out, span);
+      for (const Value& item : v.as_list()->items) collect(item, out, span, what);
       return;
     case Value::Kind::Tuple:
-      for (const Value& item : v.as_tuple()->items) collect(item, out, span);
+      for (const Value& item : v.as_tuple()->items) collect(item, out, span, what);
       return;
     case Value::Kind::Record:
-      for (const auto& [name, item] : v.as_record()->fields) collect(item, out, span);
+      for (const auto& [name, item] : v.as_record()->fields) collect(item, out, span, what);
       return;
     default:
-      fail(span, "wrt must be a tensor or a list, tuple or record of tensors, but it holds " + a_type_name(v));
+      fail(span, std::string(what) + " must be a tensor or a list, tuple or record of tensors, but it holds " +
+                     a_type_name(v));
   }
 }
 
@@ -151,15 +152,15 @@ void install_autodiff(Interpreter& vm) {
   // the same structure holding others (clip_grad_norm).
   def(vm, "_tensors", "v", [](Args& a) {
     std::vector<backend::Tensor> ts;
-    collect(a[0], ts, a.span(0));
+    collect(a[0], ts, a.span(0), "the gradients");
     auto l = make_list();
     for (backend::Tensor& t : ts) l->items.push_back(Value(std::move(t)));
     return Value(l);
   });
   def(vm, "_with_tensors", "v, ts", [](Args& a) {
     std::vector<backend::Tensor> shape_of, ts;
-    collect(a[0], shape_of, a.span(0));
-    collect(a[1], ts, a.span(1));
+    collect(a[0], shape_of, a.span(0), "the gradients");
+    collect(a[1], ts, a.span(1), "the gradients");
     if (ts.size() != shape_of.size())
       a.fail(1, "expected " + std::to_string(shape_of.size()) + " tensors, got " + std::to_string(ts.size()));
     size_t next = 0;
