@@ -170,7 +170,7 @@ class Interpreter {
   const InterpreterOptions& options() const { return opts_; }
   // While save_onnx traces its function (forward only, in eval mode, SPEC
   // §16), dropout and batch_norm run as in evaluation whatever training
-  // flag a layer passes them (ExportTrace, frontend/builtins/onnx.cpp).
+  // flag a layer passes them (save_onnx's EvalMode, frontend/builtins/onnx.cpp).
   bool exporting() const { return exporting_ > 0; }
   void begin_export() { ++exporting_; }
   void end_export() { --exporting_; }
@@ -304,7 +304,7 @@ class Interpreter {
   friend struct HostReadRecording;
   friend struct EagerGraphRun;
   bool explain_retrace_ = false;
-  bool in_eager_graph_ = false;  // --eager: inside a graph run as plain code
+  bool in_eager_graph_ = false;  // inside a graph run as plain code (EagerGraphRun)
   int exporting_ = 0;            // save_onnx traces (nested: a count)
   bool verify_graphs_ = false;
 

@@ -26,31 +26,29 @@ const Tensor& NodeContext::input(size_t i) const {
 }
 
 namespace {
-Tensor on_host(const NodeContext& n, size_t i) {
+// A known input read now, as a host tensor of dtype `as`, inside a trace too:
+// its conversions run eagerly (traced, they would give values the trace
+// does not know yet).
+Tensor known_on_host(const NodeContext& n, size_t i, backend::DType as) {
   const Tensor& t = n.input(i);
   if (t.is_traced())
     n.fail("input " + std::to_string(i) + " (`" + n.node().input(int(i)) +
            "`) says how the node works, so nn reads it while the graph is traced; here it is computed from "
            "the graph's inputs");
+  if (as == backend::DType::i64 && backend::is_floating(t.dtype()))
+    n.fail("input " + std::to_string(i) + " must hold integers");
   backend::Untraced eager;
-  return backend::to_device(t, backend::cpu_device());
+  return backend::astype(backend::to_device(t, backend::cpu_device()), as);
 }
 }  // namespace
 
-// A known input is read now, inside a trace too: its conversions run
-// eagerly (traced, they would give values the trace does not know yet).
 std::vector<int64_t> NodeContext::ints(size_t i) const {
-  const Tensor t = on_host(*this, i);
-  if (backend::is_floating(t.dtype())) fail("input " + std::to_string(i) + " must hold integers");
-  backend::Untraced eager;
-  const Tensor v = backend::astype(t, backend::DType::i64);
+  const Tensor v = known_on_host(*this, i, backend::DType::i64);
   return std::vector<int64_t>(v.data<int64_t>(), v.data<int64_t>() + v.numel());
 }
 
 std::vector<double> NodeContext::numbers(size_t i) const {
-  const Tensor t = on_host(*this, i);
-  backend::Untraced eager;
-  const Tensor v = backend::astype(t, backend::DType::f64);
+  const Tensor v = known_on_host(*this, i, backend::DType::f64);
   return std::vector<double>(v.data<double>(), v.data<double>() + v.numel());
 }
 
