@@ -1,9 +1,10 @@
 // oneDNN (Intel's deep-learning primitives library, Debian's libdnnl-dev),
-// where nn is built with it (NN_ONEDNN, cmake/onednn.cmake): f32 GEMM and
-// the CPU convolutions run through it. Whether it is used can be switched
-// off for the whole process: by the environment (NN_ONEDNN=0, read once) or
-// by set_onednn_enabled, which tests and benchmarks use to compare it with
-// the OpenBLAS and im2col paths that run without it.
+// where nn is built with it (NN_ONEDNN, cmake/onednn.cmake): f32 GEMM, the
+// CPU convolutions and batch norm's backward run through it. Whether it is
+// used can be switched off for the whole process: by the environment
+// (NN_ONEDNN=0, read once) or by set_onednn_enabled, which tests and
+// benchmarks use to compare it with the OpenBLAS, im2col and nn kernels that
+// run without it.
 #pragma once
 
 namespace nn::backend {

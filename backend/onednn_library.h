@@ -8,6 +8,8 @@
 #include "backend/shared_library.h"
 
 #define NN_ONEDNN_SYMBOLS(S)                                                                                 \
+  S(dnnl_batch_normalization_backward_desc_init)                                                               \
+  S(dnnl_batch_normalization_forward_desc_init)                                                                \
   S(dnnl_dilated_convolution_backward_data_desc_init)                                                          \
   S(dnnl_dilated_convolution_backward_weights_desc_init)                                                       \
   S(dnnl_dilated_convolution_forward_desc_init)                                                                \
@@ -54,6 +56,8 @@ const OnednnLibrary* onednn_library();
 #ifndef NN_ONEDNN_TABLE_ONLY
 // Only reached after onednn_enabled() said yes: the table is there.
 #define NN_ONEDNN_CALL(f) (::nn::backend::onednn_library()->f)
+#define dnnl_batch_normalization_backward_desc_init NN_ONEDNN_CALL(dnnl_batch_normalization_backward_desc_init)
+#define dnnl_batch_normalization_forward_desc_init NN_ONEDNN_CALL(dnnl_batch_normalization_forward_desc_init)
 #define dnnl_dilated_convolution_backward_data_desc_init NN_ONEDNN_CALL(dnnl_dilated_convolution_backward_data_desc_init)
 #define dnnl_dilated_convolution_backward_weights_desc_init \
   NN_ONEDNN_CALL(dnnl_dilated_convolution_backward_weights_desc_init)

@@ -5,7 +5,8 @@
 // block side by side in each row of 16 values. The work is split into
 // (sample, channel block) planes, so that 16 channels still use every core;
 // each plane's sums are kept apart and added in sample order, so results do
-// not depend on the thread count. Statistics accumulate in double.
+// not depend on the thread count. Statistics accumulate in double. The f32
+// backward runs through oneDNN where it can (batch_norm_onednn.h).
 #include "backend/ops/batch_norm_blocked.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/ops/batch_norm_onednn.h"
 #include "backend/ops/blocked_layout.h"
 #include "backend/ops/elementwise_math.h"
 #include "backend/ops/elementwise.h"
@@ -230,8 +232,11 @@ void bn_apply_blocked(std::span<const Tensor> in, std::span<Tensor> out, double 
 }
 
 void bn_backward_blocked(std::span<const Tensor> in, std::span<Tensor> out, double eps) {
-  if (out[0].dtype() == DType::f64) backward<double>(in, out, eps);
-  else backward<float>(in, out, eps);
+  if (out[0].dtype() == DType::f64) return backward<double>(in, out, eps);
+  auto f = [](const Tensor& t) { return t.data<float>(); };
+  if (!onednn_batch_norm_backward(plain_shape(in[1].shape()), eps, f(in[0]), f(in[1]), f(in[2]), f(in[3]), f(in[4]),
+                                  out[0].data<float>(), out[1].data<float>(), out[2].data<float>()))
+    backward<float>(in, out, eps);
 }
 
 }  // namespace nn::backend

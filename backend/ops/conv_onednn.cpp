@@ -1,33 +1,24 @@
 // oneDNN convolutions (backend/ops/conv_onednn.h).
 //
 // Each distinct convolution (shape, stride, padding, dilation, groups) gets
-// its primitives made once, on first use of each direction, and kept while
-// it is among the last kCachedConvolutions used: making one costs far more
-// than running a small one, and a host whose shapes keep changing must not
-// keep them all. The
-// primitives choose their own layouts (format `any`: blocked nChw16c and the
-// like on AVX-512); nn's plain NCHW / OIHW tensors are reordered into those
-// and back around each call, through scratch tensors of nn's pool, as is the
-// primitives' own scratchpad, so that every byte is counted as nn's.
-// Primitives are immutable and run with a scratchpad given per call, so
-// interpreters on several threads share them.
+// its primitives made once, on first use of each direction, and kept in a
+// PrimitiveCache (backend/ops/onednn_primitive.h). The primitives choose
+// their own layouts (format `any`: blocked nChw16c and the like on
+// AVX-512); nn's plain NCHW / OIHW tensors are reordered into those and back
+// around each call.
 #include "backend/ops/conv_onednn.h"
 
 #include "backend/onednn.h"
 
 #ifdef NN_HAVE_ONEDNN
-#include <atomic>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
-#include "backend/onednn_library.h"
 #include "backend/ops/blocked_layout.h"
 #include "backend/ops/nn_common.h"
+#include "backend/ops/onednn_primitive.h"
 #endif
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -47,47 +38,7 @@ bool onednn_conv_backward_input(const ConvGeom&, const float*, const float*, flo
 bool onednn_conv_backward_weight(const ConvGeom&, const float*, const float*, float*, bool) { return false; }
 #else
 namespace {
-using dnnl::memory;
-using tag = memory::format_tag;
-constexpr auto f32 = memory::data_type::f32;
-
-// How many convolutions keep their primitives (a training step of ResNet-50
-// uses about 25 distinct ones).
-constexpr size_t kCachedConvolutions = 64;
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-// One argument of a primitive: the layout nn stores it in, the layout the
-// primitive wants, and the reorder between them when they differ (into the
-// primitive for inputs, out of it for outputs).
-struct Arg {
-  int id = 0;
-  memory::desc plain, wanted;
-  std::optional<dnnl::reorder> reorder;
-  bool output = false;
-  Arg(int id_, const memory::desc& plain_, const memory::desc& wanted_, bool output_)
-      : id(id_), plain(plain_), wanted(wanted_), output(output_) {
-    if (plain != wanted)
-      reorder = output ? dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), wanted, cpu_engine(), plain))
-                       : dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain, cpu_engine(), wanted));
-  }
-};
-
-// A primitive with its arguments and its scratchpad's size; `id` names it
-// to the threads' Bound tables (an address could be reused after eviction).
-struct Prepared {
-  dnnl::primitive primitive;
-  std::vector<Arg> args;
-  memory::desc scratchpad;
-  uint64_t id = next_id();
-  static uint64_t next_id() {
-    static std::atomic<uint64_t> n{0};
-    return ++n;
-  }
-};
+using namespace onednn;
 
 // Small convolutions run on one thread: below about 64k units of work (an
 // output element, or 64 multiply-adds) splitting one over the two cores of
@@ -98,81 +49,6 @@ struct Prepared {
 bool one_thread(const ConvGeom& g) {
   const int64_t macs = g.n * g.out_sample() * g.kg();
   return macs / 64 + g.n * g.out_sample() < 2 * kParallelGrain;
-}
-
-// A scratch tensor of nn's pool holding at least `bytes`.
-Tensor scratch_bytes(size_t bytes) { return nnops::scratch(int64_t((bytes + 3) / 4), DType::f32); }
-
-// The memory objects of one prepared primitive on one thread, made on the
-// thread's first run of it: making them (and a stream) on every call cost
-// ~8 us, against ~1 us for a small convolution's work. A run points them
-// at its tensors with set_data_handle.
-struct Bound {
-  dnnl::stream stream;
-  std::vector<memory> user, inner;  // per argument; inner is empty without a reorder
-  memory scratchpad;
-  std::unordered_map<int, memory> exec_args;
-
-  explicit Bound(const Prepared& p) : stream(cpu_engine()) {
-    for (const Arg& a : p.args) {
-      user.push_back(memory(a.plain, cpu_engine(), DNNL_MEMORY_NONE));
-      inner.push_back(a.reorder ? memory(a.wanted, cpu_engine(), DNNL_MEMORY_NONE) : memory());
-      exec_args.emplace(a.id, a.reorder ? inner.back() : user.back());
-    }
-    if (p.scratchpad.get_size() > 0) {
-      scratchpad = memory(p.scratchpad, cpu_engine(), DNNL_MEMORY_NONE);
-      exec_args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad);
-    }
-  }
-};
-
-// This thread's Bound for p. The table is dropped whole when it outgrows
-// the primitives that can be alive (evicted ones leave entries behind).
-Bound& bound(const Prepared& p) {
-  thread_local std::unordered_map<uint64_t, std::unique_ptr<Bound>> bindings;
-  if (bindings.size() >= 8 * kCachedConvolutions && !bindings.count(p.id)) bindings.clear();
-  auto& slot = bindings[p.id];
-  if (!slot) slot = std::make_unique<Bound>(p);
-  return *slot;
-}
-
-// Runs p on the given pointers (one per p.args, in order); with relu, the
-// outputs get ReLU while still in cache, before their reorder. With
-// `inner_outputs` an output's pointer is a buffer in the primitive's own
-// layout (Arg::wanted), and it stays in that layout.
-void run(const Prepared& p, const std::vector<void*>& ptrs, bool relu = false, bool inner_outputs = false) {
-  Bound& b = bound(p);
-  std::vector<Tensor> buffers;  // keeps the reordered copies alive until the wait
-  for (size_t i = 0; i < p.args.size(); ++i) {
-    const Arg& a = p.args[i];
-    if (a.output && a.reorder && inner_outputs) {
-      b.inner[i].set_data_handle(ptrs[i], b.stream);
-      continue;
-    }
-    b.user[i].set_data_handle(ptrs[i], b.stream);
-    if (!a.reorder) continue;
-    buffers.push_back(scratch_bytes(a.wanted.get_size()));
-    b.inner[i].set_data_handle(buffers.back().raw_data(), b.stream);
-    if (!a.output) a.reorder->execute(b.stream, {{DNNL_ARG_FROM, b.user[i]}, {DNNL_ARG_TO, b.inner[i]}});
-  }
-  Tensor pad;
-  if (p.scratchpad.get_size() > 0) {
-    pad = scratch_bytes(p.scratchpad.get_size());
-    b.scratchpad.set_data_handle(pad.raw_data(), b.stream);
-  }
-  p.primitive.execute(b.stream, b.exec_args);
-  for (size_t i = 0; i < p.args.size(); ++i) {
-    const Arg& a = p.args[i];
-    if (!a.output) continue;
-    if (relu) {
-      b.stream.wait();
-      memory& m = a.reorder ? b.inner[i] : b.user[i];
-      relu_in_place(static_cast<float*>(m.get_data_handle()), int64_t(m.get_desc().get_size() / sizeof(float)));
-    }
-    if (a.reorder && !inner_outputs)
-      a.reorder->execute(b.stream, {{DNNL_ARG_FROM, b.inner[i]}, {DNNL_ARG_TO, b.user[i]}});
-  }
-  b.stream.wait();
 }
 
 // The channel block of a 4-d activation layout: X for nChwXc (X = 8 or
@@ -312,17 +188,6 @@ struct Descs {
   memory::desc act(const memory::dims& d) const { return nhwc ? memory::desc(d, f32, tag::nhwc) : any(d); }
 };
 
-dnnl::primitive_attr user_scratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
-template <class Primitive, class PrimitiveDesc>
-Prepared prepare(const PrimitiveDesc& pd, std::vector<Arg> args) {
-  return Prepared{Primitive(pd), std::move(args), pd.scratchpad_desc()};
-}
-
 // The primitives of one convolution, each made on first use.
 struct ConvPrimitives {
   Descs d;
@@ -403,55 +268,24 @@ struct ConvPrimitives {
 
 using ConvKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                            int64_t, int64_t, int64_t, int64_t, bool>;
+using ConvCache = PrimitiveCache<ConvKey, ConvPrimitives>;
+using Use = ConvCache::Use;
 
-// A prepared primitive, and the convolution's entry that holds it, kept
-// alive while it runs even if the cache drops the entry meanwhile.
-struct Use {
-  std::shared_ptr<ConvPrimitives> owner;
-  const Prepared* p = nullptr;
-};
-
-struct CacheEntry {
-  std::shared_ptr<ConvPrimitives> primitives;
-  uint64_t last_use = 0;
-};
-
-std::mutex& cache_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::map<ConvKey, CacheEntry>& cache() {
-  static std::map<ConvKey, CacheEntry> c;
+ConvCache& cache() {
+  static ConvCache c;
   return c;
 }
 
 // The prepared primitive of direction `which` for g, made if need be; empty
-// when oneDNN does not take this convolution (asked again on the next call:
-// a refusal is not remembered, as f32 CPU convolutions are never refused).
+// when oneDNN does not take this convolution.
 template <class Which>
 Use prepared(const ConvGeom& g, bool blocked, Which which) {
   // Convolutions over nothing are the im2col kernels' (they fill zeros or bias).
   if (g.n <= 0 || g.c <= 0 || g.o <= 0 || g.oh <= 0 || g.ow <= 0) return {};
-  static uint64_t clock = 0;
   const ConvKey key{g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.stride[0], g.stride[1], g.pad[0], g.pad[1], g.dil[0],
                     g.dil[1], g.groups, blocked};
-  std::lock_guard<std::mutex> lock(cache_mutex());
   ThreadLimit limit(one_thread(g));
-  auto& entries = cache();
-  try {
-    CacheEntry& e = entries[key];
-    e.last_use = ++clock;
-    if (!e.primitives) e.primitives = std::make_shared<ConvPrimitives>(g, blocked);
-    Use use{e.primitives, &which(*e.primitives)};
-    if (entries.size() > kCachedConvolutions)  // the least recently used goes
-      entries.erase(std::min_element(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-        return a.second.last_use < b.second.last_use;
-      }));
-    return use;
-  } catch (const dnnl::error&) {
-    if (!entries[key].primitives) entries.erase(key);
-    return {};
-  }
+  return cache().use(key, [&] { return ConvPrimitives(g, blocked); }, which);
 }
 
 }  // namespace
@@ -465,7 +299,7 @@ bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, cons
   if (b) ptrs.push_back(const_cast<float*>(b));
   ptrs.push_back(y);
   ThreadLimit limit(one_thread(g));
-  run(*p.p, ptrs, relu);
+  run(*p.p, ptrs, relu ? relu_in_place<float> : nullptr);
   return true;
 }
 
@@ -486,7 +320,7 @@ bool onednn_conv_relu_max_pool(const ConvGeom& g, const PoolWindow& pw, const fl
   std::vector<void*> ptrs{const_cast<float*>(x), const_cast<float*>(w)};
   if (b) ptrs.push_back(const_cast<float*>(b));
   ptrs.push_back(conv.raw_data());
-  run(*p.p, ptrs, false, true);
+  run(*p.p, ptrs, nullptr, true);
   if (cb == 1) {  // the primitive wrote NCHW: the pool writes y
     max_pool_relu_blocked(conv.data<float>(), y, g, pw, 1);
     return true;
@@ -497,10 +331,7 @@ bool onednn_conv_relu_max_pool(const ConvGeom& g, const PoolWindow& pw, const fl
   return true;
 }
 
-size_t onednn_conv_cached() {
-  std::lock_guard<std::mutex> lock(cache_mutex());
-  return cache().size();
-}
+size_t onednn_conv_cached() { return cache().size(); }
 
 bool onednn_conv_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx, bool blocked) {
   // Its input gradient with one input channel a group is 10x slower than

@@ -2,8 +2,10 @@
 // from_blocked put every element where the layout's formula says; the
 // convolutions and batch norms with `blocked` give, reordered, what their
 // NCHW forms give: through oneDNN, which takes the blocked activations as
-// they are, and with oneDNN off (their NCHW kernels on reordered copies).
+// they are, and with oneDNN off (their NCHW kernels on reordered copies, or
+// nn's blocked kernels).
 #include "backend/onednn.h"
+#include "backend/ops/batch_norm_onednn.h"
 #include "backend/ops/blocked_layout.h"
 
 #include "nn_test_util.h"
@@ -122,4 +124,30 @@ TEST_CASE("batch norm with blocked activations equals the NCHW kernels") {
     check_close(vals(backb[1]), vals(back[1]), 1e-5, 1e-5);
     check_close(vals(backb[2]), vals(back[2]), 1e-5, 1e-5);
   }
+}
+
+TEST_CASE("batch norm's f32 backward, through oneDNN and without, equals the NCHW kernel in f64") {
+  const bool was_on = onednn_enabled();
+  // Small and odd; 16 channels of 32x32 (1024 values each), where f32 sums
+  // in another order show.
+  for (const Shape& s : {Shape{3, 32, 4, 5}, Shape{4, 16, 32, 32}, Shape{1, 48, 1, 1}})
+    for (bool onednn : {true, false}) {
+      INFO("shape=", s.str(), " onednn=", onednn);
+      set_onednn_enabled(onednn);
+      const int64_t c = s[1];
+      const Tensor x = rnd(s, DType::f32, 11, 0.5, 3.0), dy = rnd(s, DType::f32, 12);
+      const Tensor gamma = rnd(Shape{c}, DType::f32, 13), beta = rnd(Shape{c}, DType::f32, 14);
+      const Attrs eps{{"eps", 1e-5}};
+      const Tensors stats = run(OpId::batch_norm_train, {x, gamma, beta}, eps);
+      auto f64 = [](const Tensor& t) { return from_doubles(vals(t), t.shape(), DType::f64); };
+      const Tensors want =
+          run(OpId::batch_norm_backward, {f64(dy), f64(x), f64(gamma), f64(stats[1]), f64(stats[2])}, eps);
+      const Tensors got =
+          run(OpId::batch_norm_backward, {blocked(dy), blocked(x), gamma, stats[1], stats[2]}, with_blocked(eps));
+      if (onednn && onednn_built()) CHECK(onednn_batch_norm_cached() > 0);  // oneDNN took it
+      check_close(plain_vals(got[0]), vals(want[0]), 1e-5, 2e-5);
+      check_close(vals(got[1]), vals(want[1]), 1e-5, 1e-4);
+      check_close(vals(got[2]), vals(want[2]), 1e-5, 1e-4);
+    }
+  set_onednn_enabled(was_on);
 }
