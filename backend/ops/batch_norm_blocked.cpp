@@ -95,16 +95,17 @@ inline void normalize_rows_of(const T* x, T* y, int64_t rows, const T* mu, const
     for (int l = 0; l < kChannelBlock; ++l) y[l] = (x[l] - m[l]) * sc[l] + be[l];
 }
 
-// dx = a dy + b x + k in double.
+// dx = a dy + b (x - mean) + k in T, as the NCHW kernel.
 template <class T>
-inline void dx_rows_of(const T* dy, const T* x, T* dx, int64_t rows, const double* pa, const double* pb,
-                       const double* pk) {
-  double a[kChannelBlock], b[kChannelBlock], k[kChannelBlock];
+inline void dx_rows_of(const T* dy, const T* x, T* dx, int64_t rows, const T* pa, const T* pb, const T* pk,
+                       const T* pmu) {
+  T a[kChannelBlock], b[kChannelBlock], k[kChannelBlock], mu[kChannelBlock];
   std::copy(pa, pa + kChannelBlock, a);
   std::copy(pb, pb + kChannelBlock, b);
   std::copy(pk, pk + kChannelBlock, k);
+  std::copy(pmu, pmu + kChannelBlock, mu);
   for (int64_t i = 0; i < rows; ++i, dy += kChannelBlock, x += kChannelBlock, dx += kChannelBlock)
-    for (int l = 0; l < kChannelBlock; ++l) dx[l] = T(a[l] * double(dy[l]) + b[l] * double(x[l]) + k[l]);
+    for (int l = 0; l < kChannelBlock; ++l) dx[l] = a[l] * dy[l] + b[l] * (x[l] - mu[l]) + k[l];
 }
 
 NN_SIMD_CLONES NN_FLATTEN void sum_rows(const float* x, int64_t rows, double* out) { sum_rows_of(x, rows, out); }
@@ -119,9 +120,9 @@ NN_SIMD_CLONES NN_FLATTEN void normalize_rows(const float* x, float* y, int64_t 
                                               const float* scale, const float* beta) {
   normalize_rows_of(x, y, rows, mu, scale, beta);
 }
-NN_SIMD_CLONES NN_FLATTEN void dx_rows(const float* dy, const float* x, float* dx, int64_t rows, const double* a,
-                                       const double* b, const double* k) {
-  dx_rows_of(dy, x, dx, rows, a, b, k);
+NN_SIMD_CLONES NN_FLATTEN void dx_rows(const float* dy, const float* x, float* dx, int64_t rows, const float* a,
+                                       const float* b, const float* k, const float* mu) {
+  dx_rows_of(dy, x, dx, rows, a, b, k, mu);
 }
 void sum_rows(const double* x, int64_t rows, double* out) { sum_rows_of(x, rows, out); }
 void square_dev_rows(const double* x, int64_t rows, const double* mu, double* out) {
@@ -135,8 +136,8 @@ void normalize_rows(const double* x, double* y, int64_t rows, const double* mu, 
   normalize_rows_of(x, y, rows, mu, scale, beta);
 }
 void dx_rows(const double* dy, const double* x, double* dx, int64_t rows, const double* a, const double* b,
-             const double* k) {
-  dx_rows_of(dy, x, dx, rows, a, b, k);
+             const double* k, const double* mu) {
+  dx_rows_of(dy, x, dx, rows, a, b, k, mu);
 }
 
 template <class T>
@@ -186,7 +187,7 @@ void apply(std::span<const Tensor> in, std::span<Tensor> out, double eps) {
   normalize_planes(g, in[0].data<T>(), out[0].data<T>(), in[3].data<T>(), scale.data(), in[2].data<T>());
 }
 
-// dx = a dy + b x + k per channel, as the NCHW kernel.
+// dx = a dy + b (x - mean) + k per channel, as the NCHW kernel.
 template <class T>
 void backward(std::span<const Tensor> in, std::span<Tensor> out, double eps) {
   const Planes g(in[1].shape());
@@ -201,21 +202,23 @@ void backward(std::span<const Tensor> in, std::span<Tensor> out, double eps) {
                    partial_dyx[size_t(p)].data());
   });
   const std::vector<Lanes> sdy = g.add_up(partial_dy), sdyx_raw = g.add_up(partial_dyx);
-  std::vector<double> ad(static_cast<size_t>(channels)), bd(ad), kd(ad);
+  std::vector<T> ad(static_cast<size_t>(channels)), bd(ad), kd(ad);
   for (int64_t c = 0; c < channels; ++c) {
     const size_t blk = size_t(c / kChannelBlock), l = size_t(c % kChannelBlock);
-    const double mu = double(mean[c]), rstd = 1.0 / std::sqrt(double(var[c]) + eps);
+    const double rstd = 1.0 / std::sqrt(double(var[c]) + eps);
     const double sdyx = sdyx_raw[blk][l] * rstd;  // sum(dy * xhat)
     dbeta[c] = T(sdy[blk][l]), dgamma[c] = T(sdyx);
     if (m == 0) continue;
-    ad[size_t(c)] = double(gamma[c]) * rstd;
-    bd[size_t(c)] = -ad[size_t(c)] * sdyx * rstd / m;
-    kd[size_t(c)] = -ad[size_t(c)] * sdy[blk][l] / m - bd[size_t(c)] * mu;
+    const double a = double(gamma[c]) * rstd;
+    ad[size_t(c)] = T(a);
+    bd[size_t(c)] = T(-a * sdyx * rstd / m);
+    kd[size_t(c)] = T(-a * sdy[blk][l] / m);
   }
   if (m == 0) return;
   g.each([&](int64_t p, int64_t b) {
     const int64_t c = b * kChannelBlock;
-    dx_rows(dy + p * g.size(), x + p * g.size(), dx + p * g.size(), g.s, ad.data() + c, bd.data() + c, kd.data() + c);
+    dx_rows(dy + p * g.size(), x + p * g.size(), dx + p * g.size(), g.s, ad.data() + c, bd.data() + c, kd.data() + c,
+            mean + c);
   });
 }
 

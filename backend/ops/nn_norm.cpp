@@ -213,12 +213,14 @@ void bn_backward(std::span<const Tensor> in, std::span<Tensor> out, double eps) 
     sdyx *= rstd;  // sum(dy * xhat)
     dbeta[c] = T(sdy), dgamma[c] = T(sdyx);
     if (m == 0) return;
-    // dx = a dy + b x + k with per-channel a, b, k.
-    const double a = double(gamma[c]) * rstd, b = -a * sdyx * rstd / m, k = -a * sdy / m - b * mu;
+    // dx = a dy + b (x - mean) + k with per-channel a, b, k, in T: x - mean
+    // is exact where x is near the mean (where a b x + k form would cancel).
+    const double a = double(gamma[c]) * rstd;
+    const T ta = T(a), tb = T(-a * sdyx * rstd / m), tk = T(-a * sdy / m), tmu = mean[c];
     for (int64_t n = 0; n < g.n; ++n) {
       const T *pd = dy + (n * g.c + c) * g.s, *px = x + (n * g.c + c) * g.s;
       T* pdx = dx + (n * g.c + c) * g.s;
-      for (int64_t i = 0; i < g.s; ++i) pdx[i] = T(a * double(pd[i]) + b * double(px[i]) + k);
+      for (int64_t i = 0; i < g.s; ++i) pdx[i] = ta * pd[i] + tb * (px[i] - tmu) + tk;
     }
   });
 }

@@ -126,28 +126,33 @@ TEST_CASE("batch norm with blocked activations equals the NCHW kernels") {
   }
 }
 
-TEST_CASE("batch norm's f32 backward, through oneDNN and without, equals the NCHW kernel in f64") {
+TEST_CASE("batch norm's f32 backward (NCHW; blocked, through oneDNN and without) equals the NCHW kernel in f64") {
   const bool was_on = onednn_enabled();
   // Small and odd; 16 channels of 32x32 (1024 values each), where f32 sums
-  // in another order show.
+  // in another order show; values far from 0 beside a small spread, where
+  // dx computed as a dy + b x + k would cancel.
   for (const Shape& s : {Shape{3, 32, 4, 5}, Shape{4, 16, 32, 32}, Shape{1, 48, 1, 1}})
-    for (bool onednn : {true, false}) {
-      INFO("shape=", s.str(), " onednn=", onednn);
-      set_onednn_enabled(onednn);
-      const int64_t c = s[1];
-      const Tensor x = rnd(s, DType::f32, 11, 0.5, 3.0), dy = rnd(s, DType::f32, 12);
-      const Tensor gamma = rnd(Shape{c}, DType::f32, 13), beta = rnd(Shape{c}, DType::f32, 14);
-      const Attrs eps{{"eps", 1e-5}};
-      const Tensors stats = run(OpId::batch_norm_train, {x, gamma, beta}, eps);
-      auto f64 = [](const Tensor& t) { return from_doubles(vals(t), t.shape(), DType::f64); };
-      const Tensors want =
-          run(OpId::batch_norm_backward, {f64(dy), f64(x), f64(gamma), f64(stats[1]), f64(stats[2])}, eps);
-      const Tensors got =
-          run(OpId::batch_norm_backward, {blocked(dy), blocked(x), gamma, stats[1], stats[2]}, with_blocked(eps));
-      if (onednn && onednn_built()) CHECK(onednn_batch_norm_cached() > 0);  // oneDNN took it
-      check_close(plain_vals(got[0]), vals(want[0]), 1e-5, 2e-5);
-      check_close(vals(got[1]), vals(want[1]), 1e-5, 1e-4);
-      check_close(vals(got[2]), vals(want[2]), 1e-5, 1e-4);
-    }
+    for (double lo : {0.5, 1000.0})
+      for (bool onednn : {true, false}) {
+        INFO("shape=", s.str(), " x from ", lo, " onednn=", onednn);
+        set_onednn_enabled(onednn);
+        const int64_t c = s[1];
+        const Tensor x = rnd(s, DType::f32, 11, lo, lo + 2.5), dy = rnd(s, DType::f32, 12);
+        const Tensor gamma = rnd(Shape{c}, DType::f32, 13), beta = rnd(Shape{c}, DType::f32, 14);
+        const Attrs eps{{"eps", 1e-5}};
+        const Tensors stats = run(OpId::batch_norm_train, {x, gamma, beta}, eps);
+        auto f64 = [](const Tensor& t) { return from_doubles(vals(t), t.shape(), DType::f64); };
+        const Tensors want =
+            run(OpId::batch_norm_backward, {f64(dy), f64(x), f64(gamma), f64(stats[1]), f64(stats[2])}, eps);
+        const Tensors nchw = run(OpId::batch_norm_backward, {dy, x, gamma, stats[1], stats[2]}, eps);
+        const Tensors got =
+            run(OpId::batch_norm_backward, {blocked(dy), blocked(x), gamma, stats[1], stats[2]}, with_blocked(eps));
+        if (onednn && onednn_built()) CHECK(onednn_batch_norm_cached() > 0);  // oneDNN took it
+        for (const Tensor& dx : {plain(got[0]), nchw[0]}) check_close(vals(dx), vals(want[0]), 1e-5, 2e-5);
+        for (const Tensors* r : {&got, &nchw}) {
+          check_close(vals((*r)[1]), vals(want[1]), 1e-5, 1e-4);
+          check_close(vals((*r)[2]), vals(want[2]), 1e-5, 1e-4);
+        }
+      }
   set_onednn_enabled(was_on);
 }
