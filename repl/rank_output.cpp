@@ -52,8 +52,21 @@ class LinePrefix final : public std::streambuf {
 }  // namespace
 
 void before_rank_diagnostic() {
-  const backend::comm::World w = backend::comm::launch_world();
-  if (w.size > 1 && w.rank > 0) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(2000, 250 * w.rank)));
+  namespace comm = backend::comm;
+  const comm::World w = comm::launch_world();
+  if (w.size <= 1) return;
+  // An error found before MPI started (a name the script lacks): start it,
+  // so that the first rank to print ends the others with MPI_Abort (a rank
+  // that exits before MPI_Init does not make mpiexec end the rest in time).
+  // MPI_Init returns once every rank has called it: at the latest where
+  // each other rank's script ends.
+  if (!comm::communicator_if_started()) {
+    try {
+      comm::communicator();
+    } catch (const std::exception&) {  // the diagnostic is printed all the same
+    }
+  }
+  if (w.rank > 0) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(2000, 250 * w.rank)));
 }
 
 void prefix_rank_output(const backend::comm::World& w) {

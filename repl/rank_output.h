@@ -10,10 +10,11 @@ namespace nn::repl {
 // Puts the prefixes on std::cout and std::cerr for the rest of the process.
 void prefix_rank_output(const backend::comm::World& w);
 
-// Called before a rank prints its diagnostic: rank k > 0 waits k quarter
-// seconds (2 s at most) first. When every rank fails alike (a name the
-// script lacks), rank 0's diagnostic ends the run meanwhile, so the
-// message is printed once; a failure of rank k's own is printed by it.
+// Called before a rank prints its diagnostic: it starts MPI where it has
+// not started, and rank k > 0 waits k quarter seconds (2 s at most). When
+// every rank fails alike (a name the script lacks), rank 0's diagnostic
+// ends the run meanwhile, so the message is printed once; a failure of
+// rank k's own is printed by it.
 void before_rank_diagnostic();
 
 }  // namespace nn::repl
