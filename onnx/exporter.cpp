@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "backend/autograd.h"
+#include "backend/device.h"
 #include "backend/dispatch.h"
 #include "backend/error.h"
 #include "backend/ops.h"
@@ -237,7 +238,7 @@ class Writer final : public ExportContext {
       const bool batched = opt_.dynamic_batch && val.type.shape.ndim() >= 1;
       if (batched) {
         const int64_t n = val.type.shape[0];
-        if (batch_size_ == 0) batch_size_ = n;
+        if (batch_size_ == 0) batch_size_ = n, batch_source_ = s.name;
         else if (n != batch_size_)
           throw Error("save_onnx: with dynamic_batch=true axis 0 of every input is the batch, but input `" + s.name +
                       "` has " + std::to_string(n) + " there and an input before it " + std::to_string(batch_size_) +
@@ -298,19 +299,51 @@ class Writer final : public ExportContext {
   }
 
   // An elementwise op that meets the batch with a tensor as long as the
-  // batch but of fixed size (zeros([x.shape[0], d]) in a trace) cannot follow
-  // another batch size.
+  // batch but of fixed size (zeros([x.shape[0], d]) in a trace). A known
+  // tensor whose rows along axis 0 are all alike is written as its first
+  // row expanded to the batch, so it follows any batch size; any other
+  // cannot.
   void check_fixed_batch(const ir::Node& n) {
     const TensorType& out = g_.values[n.outputs[0]].type;
     if (out.shape.ndim() == 0 || slot(n.outputs[0]).batch == 0 || out.shape[0] <= 1) return;
     for (ir::ValueId v : n.inputs) {
       const TensorType& t = g_.values[v].type;
-      if (slot(v).batch == 0 && t.shape.ndim() == out.shape.ndim() && t.shape[0] == out.shape[0])
+      if (slot(v).batch != 0 || t.shape.ndim() != out.shape.ndim() || t.shape[0] != out.shape[0]) continue;
+      if (!follow_batch(v))
         fail_at(n, "with dynamic_batch=true nn follows the batch axis, and here an operand " + t.str() +
                        " has the traced batch size on axis 0 without following the batch (a tensor made with the "
-                       "batch size as a number, such as zeros([x.shape[0], d])); pass dynamic_batch=false to "
-                       "save_onnx for fixed sizes");
+                       "batch size as a number, such as zeros([x.shape[0], d]), whose rows are not all alike); pass "
+                       "dynamic_batch=false to save_onnx for fixed sizes");
     }
+  }
+
+  // Rewrites known value v, of the traced batch size on axis 0, as
+  // Expand(its first row, [N, rest...]) where its rows are all alike.
+  bool follow_batch(ir::ValueId v) {
+    Slot& s = slot(v);
+    if (!s.known.defined() || batch_source_.empty()) return false;
+    backend::Untraced eager;
+    const Tensor host = backend::to_device(s.known, backend::cpu_device());
+    const backend::Shape& shape = host.shape();
+    const size_t row_bytes = host.nbytes() / size_t(shape[0]);
+    const char* p = static_cast<const char*>(host.raw_data());
+    for (int64_t r = 1; r < shape[0]; ++r)
+      if (std::memcmp(p, p + size_t(r) * row_bytes, row_bytes) != 0) return false;
+    std::vector<int64_t> rest;
+    for (int d = 1; d < shape.ndim(); ++d) rest.push_back(shape[d]);
+    const std::string first = constant(backend::take(host, backend::from_ints({0}, backend::Shape{1}, DType::i64)));
+    const std::string axis0 = fresh();
+    onnx::NodeProto& batch = add("Shape", {batch_source_}, {axis0});
+    set_attr(batch, "start", int64_t(0));
+    set_attr(batch, "end", int64_t(1));
+    const std::string to = fresh();
+    set_attr(add("Concat", {axis0, ints(rest)}, {to}), "axis", int64_t(0));
+    s.name = fresh();
+    add("Expand", {first, to}, {s.name});
+    s.known = Tensor();
+    s.as.clear();
+    s.batch = 1;
+    return true;
   }
 
   // A node on known values: computed now, its results written as constants where read.
@@ -339,6 +372,7 @@ class Writer final : public ExportContext {
   std::vector<bool> live_;    // per node
   const ir::Node* node_ = nullptr;
   int64_t batch_size_ = 0;
+  std::string batch_source_;  // the first input that follows the batch
   int counter_ = 0, params_ = 0, states_ = 0, consts_ = 0;
   std::unordered_set<std::string> used_names_;
   std::string trainable_;  // the params' initializer names, one a line
