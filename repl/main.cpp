@@ -46,7 +46,7 @@ constexpr size_t kInterpreterStackBytes = size_t(512) << 20;
 
 void print_error(const std::string& message) {
   std::cout.flush();  // what the script printed comes before the error
-  std::cerr << "error: " << message << "\n";
+  std::cerr << "error: " + message + "\n";  // one write: ranks' lines must not mix
 }
 
 void print_diagnostics(const Interpreter& interp, const nn::frontend::ScriptError& e) {
@@ -134,8 +134,8 @@ void print_stats(const Interpreter& interp) {
   if (interp.device() != devices[0]) devices.push_back(interp.device());
   for (nn::backend::Device* dev : devices) {
     nn::backend::MemoryStats m = dev->stats();
-    std::cerr << "stats: " << dev->name() << " memory peak " << megabytes(m.peak) << ", in use "
-              << megabytes(m.current) << ", cached " << megabytes(m.cached) << "\n";
+    std::cerr << "stats: " + dev->name() + " memory peak " + megabytes(m.peak) + ", in use " +
+                     megabytes(m.current) + ", cached " + megabytes(m.cached) + "\n";
   }
   for (const auto& cache : interp.graphs()) {
     const nn::frontend::CompiledGraph* cg = cache->latest();
@@ -173,7 +173,7 @@ bool report_profile(const CliOptions& cli, const nn::backend::Profiler& prof) {
   try {
     const std::string path = trace_path(cli.profile_path);
     nn::repl::write_chrome_trace(prof.events(), path);
-    std::cerr << "profile: wrote " << path << "\n";
+    std::cerr << "profile: wrote " + path + "\n";
     return true;
   } catch (const std::exception& e) {
     print_error(e.what());
@@ -270,7 +270,7 @@ int run_script(const CliOptions& cli, std::unique_ptr<Interpreter>& interp) {
     return 1;
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::cerr << "internal error: " << e.what() << "\n";
+    std::cerr << std::string("internal error: ") + e.what() + "\n";
     return 3;
   } catch (...) {
     std::cout.flush();
@@ -334,7 +334,7 @@ int main(int argc, char** argv) {
   try {
     if (auto rc = nn::repl::parse_command_line(argc, argv, cli)) return *rc;
   } catch (const std::exception& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
+    std::cerr << std::string("internal error: ") + e.what() + "\n";
     return 3;
   }
   if (int rc = check_unsupported(cli)) return rc;

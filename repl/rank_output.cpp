@@ -15,6 +15,7 @@ namespace {
 // Writes whole lines, each in one write, so that ranks sharing mpiexec's
 // output do not mix within a line; a flush in mid-line (std::cerr flushes
 // after every <<) writes what came so far, and the line goes on unprefixed.
+// So nn writes each of its own stderr lines with one <<.
 class LinePrefix final : public std::streambuf {
  public:
   LinePrefix(std::streambuf* out, std::string prefix) : out_(out), prefix_(std::move(prefix)) {}
