@@ -52,6 +52,16 @@ struct Slot {
   int64_t batch = 0;                // its axis 0 is batch * N (0: static)
   Tensor known;                     // a value known now: a host number, a computed constant
   std::map<DType, std::string> as;  // the value converted to other dtypes
+  // Rows alike along axis 0, that axis of the traced batch size (a state of
+  // zeros([x.shape[0], d]) and what row-wise ops make of it), written as its
+  // first row [1, ...]: ONNX broadcasting then makes it follow the batch
+  // where it meets the batch (Writer::row_inputs). row_form: the value's
+  // ONNX tensor is that first row; row: a known value's first row, once
+  // found alike (alike: -1 not yet asked, 0 no, 1 yes), row_name its constant.
+  bool row_form = false;
+  int8_t alike = -1;
+  Tensor row;
+  std::string row_name;
 };
 
 class Writer final : public ExportContext {
@@ -98,8 +108,12 @@ class Writer final : public ExportContext {
   const ir::Node& node() const override { return *node_; }
   const TensorType& in_type(size_t i) const override { return g_.values[node_->inputs[i]].type; }
   const TensorType& out_type(size_t o) const override { return g_.values[node_->outputs[o]].type; }
-  std::string in(size_t i) override { return name_of(node_->inputs[i]); }
-  std::string in_as(size_t i, DType t) override { return value_as(node_->inputs[i], t); }
+  std::string in(size_t i) override {
+    return reads_row(i) ? row_of(node_->inputs[i], in_type(i).dtype) : name_of(node_->inputs[i]);
+  }
+  std::string in_as(size_t i, DType t) override {
+    return reads_row(i) ? row_of(node_->inputs[i], t) : value_as(node_->inputs[i], t);
+  }
   std::string out(size_t o) override { return slot(node_->outputs[o]).name = numbered("v", node_->outputs[o]); }
   bool used(size_t o) const override { return readers_[node_->outputs[o]] > 0; }
   int64_t batch(size_t i) const override { return slots_[node_->inputs[i]].batch; }
@@ -238,7 +252,7 @@ class Writer final : public ExportContext {
       const bool batched = opt_.dynamic_batch && val.type.shape.ndim() >= 1;
       if (batched) {
         const int64_t n = val.type.shape[0];
-        if (batch_size_ == 0) batch_size_ = n, batch_source_ = s.name;
+        if (batch_size_ == 0) batch_size_ = n;
         else if (n != batch_size_)
           throw Error("save_onnx: with dynamic_batch=true axis 0 of every input is the batch, but input `" + s.name +
                       "` has " + std::to_string(n) + " there and an input before it " + std::to_string(batch_size_) +
@@ -254,6 +268,7 @@ class Writer final : public ExportContext {
   void declare_outputs() {
     for (size_t k = 0; k < g_.outputs.size(); ++k) {
       const ir::ValueId v = g_.outputs[k];
+      if (slot(v).row_form) materialize(v);
       const std::string name = k < opt_.outputs.size() ? opt_.outputs[k] : numbered("output", k);
       add("Identity", {name_of(v)}, {name});
       auto* vi = graph_->add_output();
@@ -277,6 +292,12 @@ class Writer final : public ExportContext {
     for (ir::ValueId v : n.inputs) known = known && slot(v).known.defined();
     if (known) return compute(n);
     if (!e->fn) fail_at(n, "it is written as a constant, and here it reads a value computed from the graph's inputs");
+    rows_ = row_inputs(n);
+    bool reads_rows = false;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      reads_rows = reads_rows || rows_[i];
+      if (!rows_[i] && slot(n.inputs[i]).row_form) materialize(n.inputs[i]);
+    }
     // Default batch factors: an input of the output's rank carries its batch axis over.
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       int64_t f = 0;
@@ -287,6 +308,9 @@ class Writer final : public ExportContext {
     }
     if (n.op->elementwise) check_fixed_batch(n);
     e->fn(*this);
+    if (reads_rows)  // results that met no batch are first rows too
+      for (ir::ValueId o : n.outputs) slot(o).row_form = slot(o).batch == 0;
+    rows_.clear();
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       const Slot& s = slot(n.outputs[o]);
       const TensorType& t = g_.values[n.outputs[o]].type;
@@ -299,51 +323,102 @@ class Writer final : public ExportContext {
   }
 
   // An elementwise op that meets the batch with a tensor as long as the
-  // batch but of fixed size (zeros([x.shape[0], d]) in a trace). A known
-  // tensor whose rows along axis 0 are all alike is written as its first
-  // row expanded to the batch, so it follows any batch size; any other
-  // cannot.
+  // batch but of fixed size, whose rows are not all alike (those are read as
+  // their first row), cannot follow another batch size.
   void check_fixed_batch(const ir::Node& n) {
     const TensorType& out = g_.values[n.outputs[0]].type;
     if (out.shape.ndim() == 0 || slot(n.outputs[0]).batch == 0 || out.shape[0] <= 1) return;
-    for (ir::ValueId v : n.inputs) {
-      const TensorType& t = g_.values[v].type;
-      if (slot(v).batch != 0 || t.shape.ndim() != out.shape.ndim() || t.shape[0] != out.shape[0]) continue;
-      if (!follow_batch(v))
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const TensorType& t = g_.values[n.inputs[i]].type;
+      if (!rows_[i] && slot(n.inputs[i]).batch == 0 && t.shape.ndim() == out.shape.ndim() && t.shape[0] == out.shape[0])
         fail_at(n, "with dynamic_batch=true nn follows the batch axis, and here an operand " + t.str() +
                        " has the traced batch size on axis 0 without following the batch (a tensor made with the "
-                       "batch size as a number, such as zeros([x.shape[0], d]), whose rows are not all alike); pass "
-                       "dynamic_batch=false to save_onnx for fixed sizes");
+                       "batch size as a number whose rows are not all alike, such as "
+                       "reshape(arange(x.shape[0] * d), [x.shape[0], d])); pass dynamic_batch=false to save_onnx "
+                       "for fixed sizes");
     }
   }
 
-  // Rewrites known value v, of the traced batch size on axis 0, as
-  // Expand(its first row, [N, rest...]) where its rows are all alike.
-  bool follow_batch(ir::ValueId v) {
+  // ---- values read as their first row (Slot::row_form) ----
+  // Whether v, of rank r, has rows alike along an axis 0 of the traced batch size.
+  bool rows_alike(ir::ValueId v, int r) {
     Slot& s = slot(v);
-    if (!s.known.defined() || batch_source_.empty()) return false;
-    backend::Untraced eager;
-    const Tensor host = backend::to_device(s.known, backend::cpu_device());
-    const backend::Shape& shape = host.shape();
-    const size_t row_bytes = host.nbytes() / size_t(shape[0]);
-    const char* p = static_cast<const char*>(host.raw_data());
-    for (int64_t r = 1; r < shape[0]; ++r)
-      if (std::memcmp(p, p + size_t(r) * row_bytes, row_bytes) != 0) return false;
-    std::vector<int64_t> rest;
-    for (int d = 1; d < shape.ndim(); ++d) rest.push_back(shape[d]);
-    const std::string first = constant(backend::take(host, backend::from_ints({0}, backend::Shape{1}, DType::i64)));
-    const std::string axis0 = fresh();
-    onnx::NodeProto& batch = add("Shape", {batch_source_}, {axis0});
-    set_attr(batch, "start", int64_t(0));
-    set_attr(batch, "end", int64_t(1));
-    const std::string to = fresh();
-    set_attr(add("Concat", {axis0, ints(rest)}, {to}), "axis", int64_t(0));
+    const backend::Shape& shape = g_.values[v].type.shape;
+    if (shape.ndim() != r || r == 0 || batch_size_ <= 1 || shape[0] != batch_size_) return false;
+    if (s.row_form) return true;
+    if (!s.known.defined()) return false;
+    if (s.alike < 0) {
+      backend::Untraced eager;
+      const Tensor host = backend::to_device(s.known, backend::cpu_device());
+      const size_t row_bytes = host.nbytes() / size_t(shape[0]);
+      const char* p = static_cast<const char*>(host.raw_data());
+      s.alike = 1;
+      for (int64_t k = 1; k < shape[0] && s.alike; ++k)
+        s.alike = std::memcmp(p, p + size_t(k) * row_bytes, row_bytes) == 0;
+      if (s.alike) s.row = backend::take(host, backend::from_ints({0}, backend::Shape{1}, DType::i64));
+    }
+    return s.alike == 1;
+  }
+
+  // Which inputs of n it reads as their first row: where its result is then
+  // the first row of its own, or follows the batch by broadcasting. An
+  // elementwise op whose other operands follow the batch or broadcast along
+  // axis 0; the left operand of a 2-d matmul by a fixed matrix; a slice
+  // keeping axis 0 whole.
+  std::vector<bool> row_inputs(const ir::Node& n) {
+    std::vector<bool> rows(n.inputs.size(), false);
+    if (n.inputs.empty() || n.outputs.empty()) return rows;
+    const int r = g_.values[n.outputs[0]].type.shape.ndim();
+    auto type = [&](size_t i) -> const TensorType& { return g_.values[n.inputs[i]].type; };
+    if (n.op->elementwise) {
+      bool whole = true;
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const TensorType& t = type(i);
+        rows[i] = rows_alike(n.inputs[i], r);
+        if (!rows[i]) whole = whole && (slot(n.inputs[i]).batch > 0 ? t.shape.ndim() == r
+                                                                   : t.shape.ndim() < r || t.shape[0] == 1);
+      }
+      if (!whole) rows.assign(rows.size(), false);
+    } else if (n.op->id == backend::OpId::matmul && n.inputs.size() == 2) {
+      const ir::ValueId w = n.inputs[1];
+      rows[0] = type(1).shape.ndim() == 2 && slot(w).batch == 0 && !slot(w).row_form && rows_alike(n.inputs[0], 2);
+    } else if (n.op->id == backend::OpId::slice) {
+      using Ints = std::vector<int64_t>;
+      const Ints &start = n.attrs.get<Ints>("start"), &step = n.attrs.get<Ints>("step");
+      const Ints &size = n.attrs.get<Ints>("size"), &drop = n.attrs.get<Ints>("drop");
+      const int rank = type(0).shape.ndim();
+      rows[0] = rank >= 1 && start[0] == 0 && step[0] == 1 && size[0] == type(0).shape[0] &&
+                std::find(drop.begin(), drop.end(), 0) == drop.end() && rows_alike(n.inputs[0], rank);
+    }
+    return rows;
+  }
+
+  bool reads_row(size_t i) const { return i < rows_.size() && rows_[i]; }
+
+  // The first row of v in dtype t.
+  std::string row_of(ir::ValueId v, DType t) {
+    Slot& s = slot(v);
+    if (s.row_form) return value_as(v, t);
+    if (t != s.row.dtype()) {
+      backend::Untraced eager;
+      return constant(backend::astype(s.row, t));
+    }
+    if (s.row_name.empty()) s.row_name = constant(s.row);
+    return s.row_name;
+  }
+
+  // A value held as its first row, expanded to its traced size for a reader
+  // that needs all of it.
+  void materialize(ir::ValueId v) {
+    Slot& s = slot(v);
+    const backend::Shape& shape = g_.values[v].type.shape;
+    std::vector<int64_t> dims;
+    for (int d = 0; d < shape.ndim(); ++d) dims.push_back(shape[d]);
+    const std::string row = s.name;
     s.name = fresh();
-    add("Expand", {first, to}, {s.name});
-    s.known = Tensor();
+    add("Expand", {row, ints(dims)}, {s.name});
+    s.row_form = false;
     s.as.clear();
-    s.batch = 1;
-    return true;
   }
 
   // A node on known values: computed now, its results written as constants where read.
@@ -372,7 +447,7 @@ class Writer final : public ExportContext {
   std::vector<bool> live_;    // per node
   const ir::Node* node_ = nullptr;
   int64_t batch_size_ = 0;
-  std::string batch_source_;  // the first input that follows the batch
+  std::vector<bool> rows_;  // the node being written: its inputs read as their first row
   int counter_ = 0, params_ = 0, states_ = 0, consts_ = 0;
   std::unordered_set<std::string> used_names_;
   std::string trainable_;  // the params' initializer names, one a line
