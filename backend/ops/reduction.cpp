@@ -366,8 +366,17 @@ Tensor var(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction)
   return div(sum(mul(d, d), ax, keepdims), host_number(denom));
 }
 
+// sqrt(s) for s >= 0 (a variance, a sum of squares) whose gradient at s = 0
+// is 0, as PyTorch's std and norm have it at a constant or all-zero input:
+// sqrt's own is inf there, and inf times the zero gradient of s is NaN. The
+// inner where gives sqrt a finite gradient; the outer routes none into it.
+static Tensor sqrt_zero_gradient_at_0(const Tensor& s) {
+  const Tensor zero = eq(s, scalar(0.0, s.dtype()));
+  return where(zero, scalar(0.0, s.dtype()), sqrt(where(zero, scalar(1.0, s.dtype()), s)));
+}
+
 Tensor std(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction) {
-  return sqrt(var(x, axes, keepdims, correction));
+  return sqrt_zero_gradient_at_0(var(x, axes, keepdims, correction));
 }
 
 Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
@@ -386,7 +395,7 @@ Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
 
 Tensor norm(const Tensor& x, const Axes& axes, bool keepdims) {
   Tensor xf = as_float(x);
-  return sqrt(sum(mul(xf, xf), normalize_axes("norm", x, axes), keepdims));
+  return sqrt_zero_gradient_at_0(sum(mul(xf, xf), normalize_axes("norm", x, axes), keepdims));
 }
 
 void register_reduction_ops(Registry& r) {

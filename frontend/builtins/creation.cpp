@@ -86,6 +86,11 @@ void install_creation(Interpreter& vm) {
     double step = a.number(2);
     if (step == 0) a.fail(2, "arange step cannot be zero");
     bool ints = a[0].is_int() && (a[1].is_none() || a[1].is_int()) && a[2].is_int();
+    // The op counts in f64: integers past 2^53 would come out rounded.
+    constexpr int64_t kExact = int64_t(1) << 53;
+    for (int i = 0; ints && i < 3; ++i)
+      if (!a[i].is_none() && (a.integer(i) > kExact || a.integer(i) < -kExact))
+        a.fail(i, "arange counts exactly only within +-2^53, got " + std::to_string(a.integer(i)));
     return Value(backend::arange(start, stop, step, dtype_or(a, 3, ints ? DType::i64 : DType::f32)));
   });
   def(vm, "linspace", "a, b, n, dtype=f32", [](Args& a) {

@@ -255,6 +255,24 @@ TEST_CASE("gradients of the composite reductions") {
   CHECK_GRADS([](const Ins& in) { return norm(in[0]); }, {random({3, 4})});
 }
 
+TEST_CASE("norm's and std's gradients are 0 at an all-zero or constant input, as PyTorch's") {
+  // Elsewhere x / norm and (x - mean) / (N std), which CHECK_GRADS above covers.
+  Tensor z = param(make<double>({0, 0, 3, 4}, {2, 2}));
+  const std::vector<double> gz = vals<double>(grad(sum(norm(z, ax({1}))), {z})[0]);
+  CHECK((gz[0] == 0 && gz[1] == 0));
+  CHECK(gz[2] == doctest::Approx(0.6));
+  CHECK(gz[3] == doctest::Approx(0.8));
+  Tensor tiny = param(make<float>({1e-30f, 0}, {2}));  // its squares underflow to 0 in f32
+  CHECK(vals<float>(grad(norm(tiny), {tiny})[0]) == std::vector<float>{0, 0});
+  Tensor c = param(make<double>({2, 2, 1, 3}, {2, 2}));
+  const std::vector<double> gc = vals<double>(grad(sum(nn::backend::std(c, ax({1}))), {c})[0]);
+  CHECK((gc[0] == 0 && gc[1] == 0));
+  CHECK(gc[2] == doctest::Approx(-0.5));
+  CHECK(gc[3] == doctest::Approx(0.5));
+  CHECK(vals<double>(grad(sum(nn::backend::std(c, ax({1}), false, 1)), {c})[0])[0] == 0);
+  CHECK(vals<double>(norm(z, ax({1})))[0] == 0);  // the values are sqrt's
+}
+
 // ---- matmul --------------------------------------------------------------------------------
 
 TEST_CASE("gradients of matmul in every NumPy case") {
