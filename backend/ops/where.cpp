@@ -1,5 +1,5 @@
 // where(cond, a, b) (3-way broadcast, a and b promoted; differentiable in a
-// and b), and clip as a composite of maximum/minimum. Registered through
+// and b), and clip as a composite of where, maximum and minimum. Registered through
 // register_binary_ops (ops/binary.cpp).
 
 #include "backend/ops.h"
@@ -55,6 +55,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 // A composite: maximum then minimum, so lo > hi gives hi (as NumPy), NaN in x
 // stays NaN, and tracing records two nodes that autodiff already knows.
-Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) { return minimum(maximum(x, lo), hi); }
+// minimum(maximum(x, lo), hi), the value (and where lo > hi, hi); where
+// lo <= x <= hi it is x itself, so that x gets the whole gradient at a bound
+// and the bound none, as PyTorch's clamp (maximum alone would split it).
+Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  return where(logical_and(ge(x, lo), le(x, hi)), x, minimum(maximum(x, lo), hi));
+}
 
 }  // namespace nn::backend

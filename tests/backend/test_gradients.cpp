@@ -171,6 +171,12 @@ TEST_CASE("gradients of where and clip; the condition gets none") {
   CHECK(vals<double>(g) == vals<double>(astype(cond, DType::f64)));
   CHECK_GRADS([](const Ins& in) { return weighted_sum(clip(in[0], in[1], in[2])); },
               {random({6}, -2, 2), random({6}, -1.5, -0.5, 1), random({6}, 0.5, 1.5, 2)});
+  // At a bound x gets the whole gradient and the bound none, as PyTorch's clamp.
+  Tensor x = param(make<double>({0, 1, 2, -1, 0.5}, {5}));
+  Tensor lo = param(make<double>({0, 0, 0, 0, 0}, {5}));
+  const Tensors gb = grad(sum(clip(x, lo, num(1))), {x, lo});
+  CHECK(vals<double>(gb[0]) == std::vector<double>{1, 1, 0, 0, 1});
+  CHECK(vals<double>(gb[1]) == std::vector<double>{0, 0, 0, 1, 0});
 }
 
 // ---- casts ----------------------------------------------------------------------------
