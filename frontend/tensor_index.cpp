@@ -8,6 +8,7 @@
 
 #include "backend/error.h"
 #include "backend/ops.h"
+#include "backend/untraced.h"
 #include "frontend/index_items.h"
 
 namespace nn::frontend {
@@ -29,6 +30,7 @@ Tensor flat_ids(std::vector<Tensor> ids, const std::vector<int64_t>& sizes) {
   for (size_t j = 0; j < ids.size(); ++j) {
     Tensor t = backend::astype(ids[j], backend::DType::i64);
     if (!t.is_traced() && t.numel() > 0) {
+      backend::Untraced eager;  // a value known while a graph is traced too (an int beside ids)
       const int64_t lo = backend::min(t).item_int(), hi = backend::max(t).item_int();
       if (lo < 0 || hi >= sizes[j])
         throw backend::Error("index tensor " + std::to_string(j) + " holds " + std::to_string(lo < 0 ? lo : hi) +

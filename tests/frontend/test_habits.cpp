@@ -98,6 +98,9 @@ TEST_CASE("`none` in an index inserts an axis; integer tensors index as NumPy's 
   // An int beside index tensors is one of them (NumPy): separated, so first.
   CHECK(run(vm, "y[1, :, tensor([0])].shape") == "[1, 3]");
   CHECK(run(vm, "y[-1, tensor([0]), -1]") == "i64[1] [15]");
+  // The same inside a graph, whose ids are traced (the int's range is known).
+  vm.run_code("g.nn", "graph pick(y, ids) { return y[1, :, ids] }");
+  CHECK(run(vm, "pick(y, tensor([0, 3]))") == "i64[2, 3]\n[[12, 16, 20],\n [15, 19, 23]]");
   CHECK(run(vm, "x[tensor([0, 2])]") == "i64[2, 4]\n[[0, 1,  2,  3],\n [8, 9, 10, 11]]");
   CHECK(run(vm, "let w = param(ones([3, 4]))\ngrad(sum(w[arange(3), tensor([0, 1, 1])]), w)") ==
         "f32[3, 4]\n[[1.0, 0.0, 0.0, 0.0],\n [0.0, 1.0, 0.0, 0.0],\n [0.0, 1.0, 0.0, 0.0]]");
