@@ -29,31 +29,29 @@ using namespace onednn;
 
 using BnKey = std::tuple<int64_t, int64_t, int64_t, int64_t, double>;
 
-struct BnBackward {
-  Prepared backward;
-  BnBackward(const Shape& s, double eps) : backward(make(s, eps)) {}
+// The backward primitive of one shape.
+Prepared make_backward(const Shape& s, double eps) {
+  const memory::desc act({s[0], s[1], s[2], s[3]}, f32, tag::nChw16c), channel({s[1]}, f32, tag::x);
+  const auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  // The backward's descriptor takes the forward's as a hint.
+  const dnnl::batch_normalization_forward::primitive_desc hint(
+      {dnnl::prop_kind::forward_training, act, float(eps), flags}, cpu_engine());
+  const dnnl::batch_normalization_backward::primitive_desc pd({dnnl::prop_kind::backward, act, act, float(eps), flags},
+                                                              user_scratchpad(), cpu_engine(), hint);
+  // The primitive asks for the shift although dx does not depend on it:
+  // it is given gamma's pointer again (read, never written).
+  return prepare<dnnl::batch_normalization_backward>(
+      pd, {Arg(DNNL_ARG_DIFF_DST, act, pd.diff_dst_desc(), false), Arg(DNNL_ARG_SRC, act, pd.src_desc(), false),
+           Arg(DNNL_ARG_SCALE, channel, pd.weights_desc(), false),
+           Arg(DNNL_ARG_SHIFT, channel, pd.weights_desc(), false),
+           Arg(DNNL_ARG_MEAN, channel, pd.mean_desc(), false),
+           Arg(DNNL_ARG_VARIANCE, channel, pd.variance_desc(), false),
+           Arg(DNNL_ARG_DIFF_SRC, act, pd.diff_src_desc(), true),
+           Arg(DNNL_ARG_DIFF_SCALE, channel, pd.diff_weights_desc(), true),
+           Arg(DNNL_ARG_DIFF_SHIFT, channel, pd.diff_weights_desc(), true)});
+}
 
-  static Prepared make(const Shape& s, double eps) {
-    const memory::desc act({s[0], s[1], s[2], s[3]}, f32, tag::nChw16c), channel({s[1]}, f32, tag::x);
-    const auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
-    // The backward's descriptor takes the forward's as a hint.
-    const dnnl::batch_normalization_forward::primitive_desc hint(
-        {dnnl::prop_kind::forward_training, act, float(eps), flags}, cpu_engine());
-    const dnnl::batch_normalization_backward::primitive_desc pd({dnnl::prop_kind::backward, act, act, float(eps), flags},
-                                                                user_scratchpad(), cpu_engine(), hint);
-    // The primitive asks for the shift although dx does not depend on it:
-    // it is given gamma's pointer again (read, never written).
-    return prepare<dnnl::batch_normalization_backward>(
-        pd, {Arg(DNNL_ARG_DIFF_DST, act, pd.diff_dst_desc(), false), Arg(DNNL_ARG_SRC, act, pd.src_desc(), false),
-             Arg(DNNL_ARG_SCALE, channel, pd.weights_desc(), false), Arg(DNNL_ARG_SHIFT, channel, pd.weights_desc(), false),
-             Arg(DNNL_ARG_MEAN, channel, pd.mean_desc(), false), Arg(DNNL_ARG_VARIANCE, channel, pd.variance_desc(), false),
-             Arg(DNNL_ARG_DIFF_SRC, act, pd.diff_src_desc(), true),
-             Arg(DNNL_ARG_DIFF_SCALE, channel, pd.diff_weights_desc(), true),
-             Arg(DNNL_ARG_DIFF_SHIFT, channel, pd.diff_weights_desc(), true)});
-  }
-};
-
-using BnCache = PrimitiveCache<BnKey, BnBackward>;
+using BnCache = PrimitiveCache<BnKey, Prepared>;
 BnCache& cache() {
   static BnCache c;
   return c;
@@ -68,8 +66,8 @@ bool onednn_batch_norm_backward(const Shape& s, double eps, const float* dy, con
   // oneDNN fixes the thread count when the primitive is made.
   ThreadLimit limit(s.numel() < 2 * kParallelGrain);
   const BnCache::Use p = cache().use(
-      BnKey{s[0], s[1], s[2], s[3], eps}, [&] { return BnBackward(s, eps); },
-      [](BnBackward& b) -> const Prepared& { return b.backward; });
+      BnKey{s[0], s[1], s[2], s[3], eps}, [&] { return make_backward(s, eps); },
+      [](Prepared& p) -> const Prepared& { return p; });
   if (!p.p) return false;
   auto in = [](const float* q) { return const_cast<float*>(q); };
   run(*p.p, {in(dy), in(x), in(gamma), in(gamma), in(mean), in(var), dx, dgamma, dbeta});
