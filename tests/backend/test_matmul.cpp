@@ -257,3 +257,31 @@ TEST_CASE("gemm's own loops, which run where OpenBLAS cannot be loaded, give the
         CHECK(mine == library);
       }
 }
+
+TEST_CASE("matrix-vector products over a long k: every transpose and beta, and sums as accurate as a square product's") {
+  // Small integers are exact in any order: against gemm's own loops, for a
+  // row vector (m = 1) and a column vector (n = 1), k over several pieces.
+  const int64_t k = 1500;
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{1, 5}, {4, 1}, {1, 1}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (float beta : {0.0f, 2.0f}) {
+          INFO("m=", m, " n=", n, " ta=", ta, " tb=", tb, " beta=", beta);
+          std::vector<float> x(size_t(m * k)), y(size_t(k * n));
+          for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 5 % 7) - 3);
+          for (size_t i = 0; i < y.size(); ++i) y[i] = float(int(i * 3 % 5) - 2);
+          const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+          // beta = 0 ignores what C held, NaN included.
+          std::vector<float> mine(size_t(m * n), beta == 0 ? NAN : 3.0f), got = mine;
+          reference_gemm(ta, tb, m, n, k, x.data(), lda, y.data(), ldb, beta, mine.data(), n);
+          gemm(ta, tb, m, n, k, x.data(), lda, y.data(), ldb, beta, got.data(), n);
+          CHECK(mine == got);
+        }
+  // 100,000 terms of 0.1f: exactly 10000.000149 (0.1f is 0.100000001490116);
+  // one running sum in f32 gave 9998.557.
+  const Tensor tenth = full({100000}, 0.1, DType::f32);
+  const double exact = 100000 * double(0.1f);
+  CHECK(dot(tenth, ones({100000})).item_double() == doctest::Approx(exact).epsilon(1e-5));
+  for (float v : vals<float>(matmul(reshape(tenth, {1, 100000}), ones({100000, 3}))))
+    CHECK(v == doctest::Approx(exact).epsilon(1e-5));
+}
