@@ -219,7 +219,9 @@ Tensor gather(const Tensor& x, const Tensor& ids, int64_t axis) {
 }
 
 Tensor scatter_add(const Tensor& x, const Tensor& ids, const Tensor& v, int64_t axis) {
-  return call(op(OpId::scatter_add), {x, ids, v}, Attrs{{"axis", axis}});
+  // A single value (a host number) is added at every id: it broadcasts.
+  const Tensor values = v.ndim() == 0 && x.ndim() > 0 ? reshape(v, std::vector<int64_t>(size_t(x.ndim()), 1)) : v;
+  return call(op(OpId::scatter_add), {x, ids, values}, Attrs{{"axis", axis}});
 }
 
 // A gather whose ids lie along `axis` and broadcast along the others.

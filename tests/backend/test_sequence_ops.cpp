@@ -100,6 +100,8 @@ TEST_CASE("scatter_add adds v at the ids; repeated ids add up") {
   check_values(y, {1, 0, 2, 0, 7, 0});
   // Along axis 0 into ones, v broadcast along the axis (one value per column... per id).
   check_values(scatter_add(ones({3}), tint({2, 2, 0}), t32({5}), 0), {6, 1, 11});
+  // A single value (0-d, as a host number gives it) is added at every id.
+  check_values(scatter_add(zeros({2, 3}), make<int64_t>({0, 2}, {2, 1}), scalar(5.0, DType::f32), 1), {5, 0, 0, 0, 0, 5});
   // x is not changed; integer x takes integer v.
   Tensor x = tint({1, 2});
   check_values(scatter_add(x, tint({1}), tint({10}), 0), {1, 12});
