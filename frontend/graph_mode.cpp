@@ -37,10 +37,12 @@ std::string host_key(const Value& v) {
     case Value::Kind::None: return "none";
     case Value::Kind::Bool: return v.as_bool() ? "true" : "false";
     case Value::Kind::Int: return std::to_string(v.as_int());
-    case Value::Kind::Float: {
+    case Value::Kind::Float: {  // with a point: 2.0 is not the int 2 (a product's dtype differs)
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.17g", v.as_float());
-      return buf;
+      std::string key = buf;
+      if (key.find_first_of(".en") == std::string::npos) key += ".0";
+      return key;
     }
     case Value::Kind::Str: return "\"" + v.as_str() + "\"";
     case Value::Kind::DType: return std::string(backend::dtype_name(v.as_dtype()));
