@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "backend/ops.h"
+#include "backend/ops/elementwise_math.h"
 #include "frontend/builtins/builtins.h"
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
@@ -165,7 +166,8 @@ void install_host(Interpreter& vm) {
   def(vm, "int", "x", [](Args& a) {
     const Value& v = a[0];
     not_a_cast(a, "int", "i64");
-    if (v.is_float()) return Value(int64_t(v.as_float()));
+    // Truncated toward zero, saturating, NaN to 0: as astype (docs/language.md).
+    if (v.is_float()) return Value(backend::math::convert_value<int64_t>(v.as_float()));
     if (v.is_str()) {
       try {
         size_t used = 0;
@@ -175,7 +177,7 @@ void install_host(Interpreter& vm) {
       }
       a.fail(0, "cannot convert \"" + v.as_str() + "\" to an int");
     }
-    return Value(int64_t(a.number(0)));
+    return Value(backend::math::convert_value<int64_t>(a.number(0)));
   });
   def(vm, "float", "x", [](Args& a) {
     const Value& v = a[0];
