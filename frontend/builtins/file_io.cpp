@@ -113,12 +113,23 @@ fs::path folder_of(const std::string& path) {
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  std::error_code ec;
+  if (fs::path(path_).filename().empty()) throw FileError(path_, "names a folder, not a file");
+  // A link is written through: the file it names gets the new contents
+  // (renaming over the link would replace the link and leave that file old).
+  const std::string asked = path_;
+  for (int links = 0; fs::is_symlink(path_, ec); ++links) {
+    if (links == 40) throw FileError(asked, "is a chain of links that does not end");
+    const fs::path to = fs::read_symlink(path_, ec);
+    if (ec) throw FileError(asked, "is a link that cannot be read: " + ec.message());
+    path_ = (to.is_absolute() ? to : fs::path(path_).parent_path() / to).string();
+  }
   fs::path target(path_);
   fs::path dir = folder_of(path_);
-  std::error_code ec;
-  if (target.filename().empty()) throw FileError(path_, "names a folder, not a file");
-  if (!fs::is_directory(dir, ec)) throw FileError(path_, "the folder `" + dir.string() + "` does not exist");
-  if (fs::is_directory(target, ec)) throw FileError(path_, "is a folder, not a file");
+  if (!fs::is_directory(dir, ec)) throw FileError(asked, "the folder `" + dir.string() + "` does not exist");
+  if (fs::is_directory(target, ec)) throw FileError(asked, "is a folder, not a file");
+  // A FIFO or a device would be replaced by the rename, not written.
+  if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) throw FileError(asked, "is not a regular file");
   // A hidden name beside the target: same folder, so rename() is atomic
   // (no copy across file systems). O_EXCL makes the name ours; mode 0666
   // lets the umask decide the final permissions, as for any new file.

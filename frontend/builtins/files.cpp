@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "backend/ops.h"
 #include "frontend/builtins/builtins.h"
@@ -59,6 +60,9 @@ struct Flat {
   // Each tensor is written once, under its first name (state()'s rule); a
   // later place holding it is {"same": first name}, so load shares it again.
   std::map<const void*, std::string> written;
+  // The containers around the one being walked: one met again inside
+  // itself (r.self = r) is a cycle, not walked again (as state() has it).
+  std::set<const void*> around;
 };
 
 void flatten(Args& a, const Value& v, const std::string& name, Flat& out) {
@@ -74,11 +78,17 @@ void flatten(Args& a, const Value& v, const std::string& name, Flat& out) {
       }
       return;
     }
-    case Value::Kind::Record:
-      for (auto& [field, value] : v.as_record()->fields) flatten(a, value, child(symbol_name(field)), out);
+    case Value::Kind::Record: {
+      const auto* r = v.as_record().get();
+      if (!out.around.insert(r).second) return;
+      for (auto& [field, value] : r->fields) flatten(a, value, child(symbol_name(field)), out);
+      out.around.erase(r);
       return;
+    }
     case Value::Kind::List:
     case Value::Kind::Tuple: {
+      const void* container = v.is_list() ? static_cast<const void*>(v.as_list().get()) : v.as_tuple().get();
+      if (!out.around.insert(container).second) return;
       const auto& items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;
       for (size_t i = 0; i < items.size(); ++i) {
         // A function in a list (`relu` in a Sequential) keeps its place, so
@@ -88,6 +98,7 @@ void flatten(Args& a, const Value& v, const std::string& name, Flat& out) {
         else
           flatten(a, items[i], child(std::to_string(i)), out);
       }
+      out.around.erase(container);
       return;
     }
     // A layer's `call` and other functions are code, not state: the script

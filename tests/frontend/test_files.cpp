@@ -2,6 +2,7 @@
 // round trips), IDX, safetensors checkpoints (nested records), CSV, corrupt
 // files giving exact diagnostics, atomic saves and allow_files.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -362,6 +363,45 @@ TEST_CASE("saves are atomic: a failed save leaves the old file and no temporary 
   CHECK(script_error(vm, "save_npy([1.0], \"" + tmp.path.string() + "\")") ==
         tmp.path.string() + ": is a folder, not a file");
   CHECK(read_bytes(p) == old);
+}
+
+TEST_CASE("saves write through links; a FIFO or a device is refused, never replaced") {
+  TempDir tmp;
+  Interpreter vm;
+  vm.set_global("dir", Value(tmp.path.string()));
+  vm.run_code("t.nn", "save({a: ones([2])}, dir + \"/real.st\")");
+  // Through a link to a link (relative): the file they name gets the new
+  // contents, and both links stay links.
+  fs::create_symlink("real.st", tmp / "link.st");
+  fs::create_symlink("link.st", tmp / "link2.st");
+  vm.run_code("t.nn", "save({a: zeros([3])}, dir + \"/link2.st\")");
+  CHECK(fs::is_symlink(tmp / "link.st"));
+  CHECK(fs::is_symlink(tmp / "link2.st"));
+  CHECK(run(vm, "load(dir + \"/real.st\").a") == "f32[3] [0.0, 0.0, 0.0]");
+  // A link to a file not there yet makes that file.
+  fs::create_symlink("new.st", tmp / "to_new.st");
+  vm.run_code("t.nn", "save_npy(ones([1]), dir + \"/to_new.st\")");
+  CHECK(fs::is_regular_file(tmp / "new.st"));
+  CHECK(fs::is_symlink(tmp / "to_new.st"));
+  // Links in a loop, and a FIFO.
+  fs::create_symlink("loop_b", tmp / "loop_a");
+  fs::create_symlink("loop_a", tmp / "loop_b");
+  CHECK(script_error(vm, "save({a: ones([1])}, dir + \"/loop_a\")") ==
+        tmp / "loop_a" + ": is a chain of links that does not end");
+  REQUIRE(mkfifo((tmp / "fifo").c_str(), 0600) == 0);
+  CHECK(script_error(vm, "save({a: ones([1])}, dir + \"/fifo\")") == tmp / "fifo" + ": is not a regular file");
+  CHECK(fs::is_fifo(tmp / "fifo"));
+}
+
+TEST_CASE("save: a container met again inside itself is written once (no endless walk)") {
+  TempDir tmp;
+  Interpreter vm;
+  vm.set_global("p", Value(tmp / "c.st"));
+  vm.run_code("t.nn", "let r = {a: ones([1])}\nr.self = r\nsave(r, p)\nr.self = none");
+  CHECK(run(vm, "load(p)") == "{a: f32[1] [1.0]}");
+  // Shared without a cycle: both places are written, the tensor once.
+  vm.run_code("t.nn", "let s = {w: ones([1])}\nsave({x: s, y: s}, p)");
+  CHECK(run(vm, "load(p)") == "{x: {w: f32[1] [1.0]}, y: {w: f32[1] [1.0]}}");
 }
 
 TEST_CASE("load_csv: numbers, header, blank lines, and cells that are not numbers") {
