@@ -90,8 +90,15 @@ void InputFile::read(void* dst, uint64_t n, const std::string& what) {
 }
 
 std::string InputFile::read_rest() {
+  // To the end, not to the size the file had when opened: the files of
+  // /proc say 0.
   std::string s(size_t(remaining()), '\0');
-  if (!s.empty()) read(s.data(), s.size(), "the rest of the file");
+  s.resize(std::fread(s.data(), 1, s.size(), f_));
+  char more[1 << 16];
+  while (size_t n = std::fread(more, 1, sizeof more, f_)) s.append(more, n);
+  if (std::ferror(f_)) throw FileError(path_, std::string("cannot read it: ") + std::strerror(errno));
+  pos_ += s.size();
+  size_ = std::max(size_, pos_);
   return s;
 }
 

@@ -5,10 +5,7 @@
 // ASCII text such as tiny Shakespeare); a string's bytes that are not UTF-8
 // are characters of one byte each.
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iterator>
-#include <sstream>
 #include <unordered_map>
 
 #include "backend/ops.h"
@@ -66,14 +63,9 @@ void install_text(Interpreter& vm) {
     const std::string& path = a.str(0);
     const std::string denied = fileio::access_denied(a.vm().options().allow_files, path, false);
     if (!denied.empty()) a.fail(0, denied);
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw fileio::FileError(path, "is a folder, not a file");
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw fileio::FileError(path, "cannot open it for reading");
-    std::ostringstream text;
-    text << f.rdbuf();
-    if (f.bad()) throw fileio::FileError(path, "cannot read it");
-    return Value(text.str());
+    // A regular file only, as every loader: /dev/zero would never end.
+    fileio::InputFile f(path);
+    return Value(f.read_rest());
   });
   def(vm, "chars", "s", [](Args& a) {
     std::vector<std::string> seen;
