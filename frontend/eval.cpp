@@ -282,8 +282,19 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
     return step > 0 ? std::clamp<int64_t>(v, 0, size) : std::clamp<int64_t>(v, -1, size - 1);
   };
   int64_t a = clampb(lo, step > 0 ? 0 : size - 1), b = clampb(hi, step > 0 ? size : -1);
+  const int64_t count = step > 0 ? (b > a ? (b - a - 1) / step + 1 : 0) : (a > b ? (a - b - 1) / -step + 1 : 0);
   std::vector<Value> out;
   std::string sout;
+  if (target.is_range()) {  // a huge range's slice: asked before it is made
+    try {
+      check_items_fit(count);
+      out.reserve(size_t(count));
+    } catch (const backend::OutOfMemory& ex) {
+      fail(e.span, ex.what());
+    } catch (const std::bad_alloc&) {
+      fail(e.span, "out of memory on cpu: a slice of " + std::to_string(count) + " items");
+    }
+  }
   for (int64_t i = a; step > 0 ? i < b : i > b; i += step) {
     if (seq) out.push_back((*seq)[size_t(i)]);
     else if (target.is_str()) sout += target.as_str()[size_t(i)];

@@ -2,6 +2,7 @@
 // records, ranges, functions, dtypes, devices and iterators. A Value is a
 // small variant; containers and functions are shared by reference.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -153,6 +154,14 @@ struct Iterator {
   virtual std::optional<Value> next() = 0;
   virtual std::optional<int64_t> length() const { return std::nullopt; }
 };
+
+// Throws OutOfMemory where n items more (a list made from a range) would
+// pass the memory cap: asked before they are made, which could take hours.
+inline void check_items_fit(int64_t n) {
+  constexpr int64_t most = int64_t(SIZE_MAX / 2 / sizeof(Value));
+  backend::AccountCharge probe;
+  probe.resize(size_t(std::clamp<int64_t>(n, 0, most)) * sizeof(Value));
+}
 
 inline ListPtr make_list(std::vector<Value> items = {}) {
   auto list = std::make_shared<List>();

@@ -86,6 +86,8 @@ void install_host(Interpreter& vm) {
       out->items.assign(items.rbegin(), items.rend());
     } else if (v.is_range()) {
       const RangeValue r = v.as_range();
+      check_items_fit(r.size());
+      out->items.reserve(size_t(r.size()));
       for (int64_t i = r.size(); i-- > 0;) out->items.push_back(Value(r.at(i)));
     } else if (v.is_str()) {
       for (auto it = v.as_str().rbegin(); it != v.as_str().rend(); ++it) out->items.push_back(Value(std::string(1, *it)));
