@@ -19,6 +19,10 @@ Builtin& def(Interpreter& vm, const std::string& name, const std::string& params
 // An nn list of tensors (chunk's pieces, averaged gradients).
 Value list_of(const std::vector<backend::Tensor>& ts);
 
+// A diagnostic where a graph is being traced: for a built-in that would act
+// once, at trace time, and not on the graph's replays (seed, rng_state).
+void refuse_in_graph(Args& a, const char* name);
+
 void install_creation(Interpreter& vm);
 void install_shape(Interpreter& vm);
 void install_math(Interpreter& vm);

@@ -117,6 +117,7 @@ void install_creation(Interpreter& vm) {
     return Value(backend::randint(lo, hi, a.shape(2), a.dtype(3)));
   });
   def(vm, "seed", "n", [](Args& a) {
+    refuse_in_graph(a, "seed");
     backend::manual_seed(uint64_t(a.integer(0)));
     return Value();
   });

@@ -5,6 +5,7 @@
 #include "backend/dtype.h"
 #include "frontend/builtins/builtins.h"
 #include "frontend/interpreter.h"
+#include "ir/tracer.h"
 
 namespace nn::frontend {
 namespace builtins {
@@ -55,6 +56,13 @@ Value list_of(const std::vector<backend::Tensor>& ts) {
   std::vector<Value> items;
   for (const backend::Tensor& t : ts) items.emplace_back(t);
   return Value(make_list(std::move(items)));
+}
+
+void refuse_in_graph(Args& a, const char* name) {
+  if (ir::Tracer::active())
+    fail(a.call_span(), std::string(name) +
+                            " cannot run inside a compiled graph (it would act only while the graph is "
+                            "traced); call it outside the graph function");
 }
 
 }  // namespace builtins

@@ -34,12 +34,6 @@ namespace {
 
 using Entries = std::vector<std::pair<std::string, backend::Tensor>>;
 
-// Inside a graph these would act once, at trace time, and not on replays.
-void refuse_in_graph(Args& a, const char* name) {
-  if (ir::Tracer::active())
-    fail(a.call_span(), std::string(name) + " cannot run inside a compiled graph (it would act only while the graph is traced); "
-                                  "call it outside the graph function");
-}
 
 // load_state's source: a checkpoint file's tensors under their names, or a
 // record's (flat from state() or load(), or nested like a model) by state().

@@ -121,4 +121,8 @@ TEST_CASE("rng_state/set_rng_state: the same draws again") {
   CHECK(script_error(vm, "graph g(x) {\n  let s = rng_state()\n  return x\n}\ng(1.0)") ==
         "rng_state cannot run inside a compiled graph (it would act only while the graph is traced); call it "
         "outside the graph function");
+  // seed too: replays would draw on where the trace left the generator.
+  CHECK(script_error(vm, "graph h() {\n  seed(3)\n  return randn([2])\n}\nh()") ==
+        "seed cannot run inside a compiled graph (it would act only while the graph is traced); call it "
+        "outside the graph function");
 }
