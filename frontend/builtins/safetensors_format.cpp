@@ -131,6 +131,11 @@ Contents read(const std::string& path) {
                                 " of the data, the file has " + std::to_string(data_size) + " bytes of data");
     plan.push_back(std::move(p));
   }
+  uint64_t data_end = 0;
+  for (const Planned& p : plan) data_end = std::max(data_end, p.end);
+  if (data_end != data_size)
+    throw FileError(path, "data size mismatch: the header's tensors end at byte " + std::to_string(data_end) +
+                              " of the data, the file has " + std::to_string(data_size) + " bytes of data");
   // Everything is checked against the file before any tensor is allocated.
   for (Planned& p : plan) {
     backend::Tensor t = fileio::new_tensor(p.dims, p.dtype);

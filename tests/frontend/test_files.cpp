@@ -288,6 +288,8 @@ TEST_CASE("safetensors: bad files and bad values are diagnostics") {
         "tensor `w`: shape/data size mismatch: the shape [2] of F32 needs 8 bytes, its data_offsets span 4");
   check(file(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", "abcd"),
         "truncated: tensor `w` ends at byte 8 of the data, the file has 4 bytes of data");
+  check(file(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})", "abcdefgh"),
+        "data size mismatch: the header's tensors end at byte 4 of the data, the file has 8 bytes of data");
   check(file(R"({"w": {"dtype": "F32", "shape": [1000000, 1000000, 1000000], "data_offsets": [0, 4]}})", "abcd"),
         "tensor `w`: shape/data size mismatch: the shape [1000000, 1000000, 1000000] of F32 needs "
         "4000000000000000000 bytes, its data_offsets span 4");
