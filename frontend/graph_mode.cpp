@@ -463,7 +463,13 @@ struct RestoreVariables {
 // A graph block: its inputs are the tensor variables it reads from the
 // scopes around it, its outputs the variables it assigns there.
 Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const EnvPtr& env) {
-  if (!graph_mode_on()) return exec_block(*s.body, env, nullptr);
+  if (!graph_mode_on()) {
+    // --eager: plain code that writes captured tensors in place where the
+    // graph would (state_update), as a graph function's does.
+    std::optional<EagerGraphRun> eager;
+    if (opts_.eager_graphs && !ir::Tracer::active() && !in_eager_graph_) eager.emplace(*this, env.get());
+    return exec_block(*s.body, env, nullptr);
+  }
   auto& slot = block_graphs_[&s];
   if (!slot) slot = new_graph_cache("graph block at " + sources_.location(s.span));
   GraphCache& cache = *slot;
@@ -518,6 +524,7 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
   std::vector<backend::Tensor> outs;
   if (opts_.check_graphs) {
     outs = check_against_eager(*cg, inputs, [&] {
+      EagerGraphRun eager(*this, env.get());
       exec_block(*s.body, env, nullptr);
       std::vector<backend::Tensor> ts;
       for (Symbol sym : cg->assigns) ts.push_back(env->find(sym)->as_tensor());
