@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
@@ -84,11 +85,15 @@ const CLI::Validator kDeviceName(
     },
     "");
 
-// CLI11 would wrap "-1" into a huge uint64_t; a seed is written as digits.
+// CLI11 would wrap "-1" into a huge uint64_t, and clamp a number past
+// 2^64 - 1 to it; a seed is written as digits, and must fit.
 const CLI::Validator kUnsigned(
     [](std::string& text) -> std::string {
       bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
-      return digits ? "" : "`" + text + "` is not a non-negative integer";
+      if (!digits) return "`" + text + "` is not a non-negative integer";
+      errno = 0;
+      std::strtoull(text.c_str(), nullptr, 10);
+      return errno == ERANGE ? "`" + text + "` is more than 2^64 - 1" : "";
     },
     "");
 
