@@ -16,13 +16,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <memory>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace nn::repl {
@@ -56,7 +57,8 @@ namespace {
 // Whether a file could be written at `path`, without making it: the file
 // is writable, or, where there is none, its folder is.
 bool writable(const std::string& path) {
-  if (access(path.c_str(), F_OK) == 0) return access(path.c_str(), W_OK) == 0;
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) return S_ISREG(st.st_mode) && access(path.c_str(), W_OK) == 0;
   const size_t slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   return access(dir.c_str(), W_OK | X_OK) == 0;

@@ -1,0 +1,1 @@
+--profile=/ -e "print(1)"
