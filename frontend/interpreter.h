@@ -238,6 +238,7 @@ class Interpreter {
   std::unique_ptr<Program> parse(uint32_t file_id);
   void check_names(const Program& prog, const EnvPtr& globals);
   RecordPtr load_module(const std::string& path, Span span, uint32_t from_file);
+  std::string find_module(const std::string& path, Span span, uint32_t from_file) const;
   void load_stdlib_prelude();
   void make_prelude_function(Symbol name);  // frontend/prelude.cpp
   void install_builtins();

@@ -16,7 +16,9 @@ void Interpreter::exec_import(const ImportStmt& s, const EnvPtr& env) {
   env->define(intern(s.alias), Value(module));
 }
 
-RecordPtr Interpreter::load_module(const std::string& path, Span span, uint32_t from_file) {
+// The file `import path` names, searched as the file comment says;
+// "cannot find module" where there is none.
+std::string Interpreter::find_module(const std::string& path, Span span, uint32_t from_file) const {
   std::string file = path;
   if (fs::path(file).extension() != ".nn") file += ".nn";
   std::vector<fs::path> dirs;
@@ -45,8 +47,13 @@ RecordPtr Interpreter::load_module(const std::string& path, Span span, uint32_t 
     Diagnostic d{"cannot find module `" + path + "`", span, {"searched: " + searched}};
     throw ScriptError(std::move(d));
   }
+  return found.string();
+}
+
+RecordPtr Interpreter::load_module(const std::string& path, Span span, uint32_t from_file) {
+  const fs::path found(find_module(path, span, from_file));
   std::error_code ec;
-  bool in_stdlib = fs::equivalent(found.parent_path(), stdlib, ec);
+  bool in_stdlib = fs::equivalent(found.parent_path(), stdlib_dir(), ec);
   if (!opts_.allow_files && !in_stdlib) fail(span, "file access is not allowed: cannot import `" + path + "`");
   std::string key = fs::weakly_canonical(found, ec).string();
   if (auto it = modules_.find(key); it != modules_.end()) return it->second;

@@ -1,0 +1,1 @@
+check missing_module.nn
