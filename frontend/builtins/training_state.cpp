@@ -34,7 +34,6 @@ namespace {
 
 using Entries = std::vector<std::pair<std::string, backend::Tensor>>;
 
-
 // load_state's source: a checkpoint file's tensors under their names, or a
 // record's (flat from state() or load(), or nested like a model) by state().
 Entries source_entries(Args& a) {
