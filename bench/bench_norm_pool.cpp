@@ -136,24 +136,32 @@ std::pair<double, double> onednn_max_pool(const memory::dims& d, tag t) {
   return {f, b};
 }
 
-void max_pool(int64_t n, int64_t c, int64_t h) {
-  const Tensor x = randn({n, c, h, h});
-  const Attrs a{{"kernel", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{2, 2}},
-                {"padding", std::vector<int64_t>{0, 0}}};
+// nn's max_pool2d and its backward, blocked (nChw16c) or NCHW.
+std::pair<double, double> nn_max_pool(int64_t n, int64_t c, int64_t h, bool blocked) {
+  const Tensor x = randn(blocked ? Shape{n, c / 16, h, h, 16} : Shape{n, c, h, h});
+  Attrs a{{"kernel", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{2, 2}},
+          {"padding", std::vector<int64_t>{0, 0}}};
+  if (blocked) a.set("blocked", true);
   Tensors y;
   const double f = median_us([&] { y = dispatch(op("max_pool2d"), std::vector<Tensor>{x}, a); });
   Attrs ab = a;
-  ab.set("input_shape", x.shape());
+  ab.set("input_shape", Shape{n, c, h, h});
   const Tensor dy = randn(y[0].shape());
   const double b = median_us([&] { dispatch(op("max_pool2d_backward"), std::vector<Tensor>{dy, y[1]}, ab); });
+  return {f, b};
+}
+
+void max_pool(int64_t n, int64_t c, int64_t h) {
+  const auto nn_plain = nn_max_pool(n, c, h, false);
+  const auto nn_blocked = c % 16 == 0 ? nn_max_pool(n, c, h, true) : std::pair<double, double>{NAN, NAN};
   const auto plain = onednn_max_pool({n, c, h, h}, tag::nchw);
   const auto blocked = onednn_max_pool({n, c, h, h}, tag::nChw16c);
   char label[64];
   std::snprintf(label, sizeof label, "max pool 2x2 %ldx%ldx%ldx%ld", long(n), long(c), long(h), long(h));
-  std::printf("%-26s forward:  nn %6.1f, oneDNN NCHW %6.1f, oneDNN blocked %6.1f us\n", label, f, plain.first,
-              blocked.first);
-  std::printf("%-26s backward: nn %6.1f, oneDNN NCHW %6.1f, oneDNN blocked %6.1f us\n", "", b, plain.second,
-              blocked.second);
+  std::printf("%-26s forward:  nn NCHW %6.1f, nn blocked %6.1f, oneDNN NCHW %6.1f, oneDNN blocked %6.1f us\n",
+              label, nn_plain.first, nn_blocked.first, plain.first, blocked.first);
+  std::printf("%-26s backward: nn NCHW %6.1f, nn blocked %6.1f, oneDNN NCHW %6.1f, oneDNN blocked %6.1f us\n", "",
+              nn_plain.second, nn_blocked.second, plain.second, blocked.second);
 }
 
 }  // namespace
@@ -174,5 +182,8 @@ int main(int argc, char** argv) {
   std::printf("== max pooling, LeNet's (batch 64)\n");
   max_pool(64, 20, 24);
   max_pool(64, 50, 8);
+  std::printf("== max pooling, the digits CNN's (batch 64)\n");
+  max_pool(64, 16, 8);
+  max_pool(64, 32, 4);
   return 0;
 }

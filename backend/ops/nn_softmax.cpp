@@ -260,15 +260,32 @@ void over_rows(int64_t rows, int64_t cols, F f) {
   });
 }
 
-template <class T>
-double row_logsumexp(const T* x, int64_t c) {
+double row_logsumexp(const double* x, int64_t c) {
   double m = -std::numeric_limits<double>::infinity();
   for (int64_t j = 0; j < c; ++j)
-    if (double(x[j]) > m || x[j] != x[j]) m = double(x[j]);
+    if (x[j] > m || x[j] != x[j]) m = x[j];
   if (!std::isfinite(m)) return m;  // all -inf (or inf, NaN): no shift would help
   double s = 0;
-  for (int64_t j = 0; j < c; ++j) s += std::exp(double(x[j]) - m);
+  for (int64_t j = 0; j < c; ++j) s += std::exp(x[j] - m);
   return m + std::log(s);
+}
+
+// The same for an f32 row, vectorised as softmax_line (eight partial maxima,
+// float_math's exp, eight partial sums), where the loop above makes a libm
+// call per element: the digits CNN's loss and its gradient took 11 us a
+// step for 64 x 10 logits.
+NN_SIMD_CLONES NN_FLATTEN double row_logsumexp(const float* x, int64_t c) {
+  constexpr int kLanes = 8;
+  float lane[kLanes];
+  for (float& l : lane) l = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < c; ++i) {
+    float& l = lane[i % kLanes];
+    l = x[i] > l || x[i] != x[i] ? x[i] : l;  // a NaN sticks
+  }
+  float m = lane[0];
+  for (float l : lane) m = l > m || l != l ? l : m;
+  if (!std::isfinite(m)) return m;
+  return double(m) + std::log(lane_sum(c, [&](int64_t i) { return double(float_math::exp(x[i] - m)); }));
 }
 
 template <class T>
@@ -316,6 +333,18 @@ void ce_backward(const Tensor& g, const Tensor& logits, const Tensor& labels, Te
   over_rows(n, c, [&](int64_t i) {
     const T* xi = x + i * c;
     T* di = dx + i * c;
+    if constexpr (std::is_same_v<T, float>) {  // vectorised: softmax_line, then the rest
+      softmax_line<false>(xi, di, c);
+      if (ids) {
+        for (int64_t j = 0; j < c; ++j) di[j] = float(scale * double(di[j]));
+        di[idv[size_t(i)]] = float(double(di[idv[size_t(i)]]) - scale);
+      } else {
+        const T* yi = y + i * c;
+        const double sy = lane_sum(c, [&](int64_t j) { return double(yi[j]); });
+        for (int64_t j = 0; j < c; ++j) di[j] = float(scale * (double(di[j]) * sy - double(yi[j])));
+      }
+      return;
+    }
     const double lse = row_logsumexp(xi, c);
     if (ids) {
       for (int64_t j = 0; j < c; ++j) di[j] = T(scale * std::exp(double(xi[j]) - lse));

@@ -17,6 +17,7 @@
 #include "backend/ops/reduce_rules.h"
 #include "backend/ops/register.h"
 #include "backend/parallel.h"
+#include "backend/simd_clones.h"
 
 namespace nn::backend {
 namespace detail {  // ops/reduction_backward.cpp
@@ -70,6 +71,29 @@ void for_each_offset(const DimList& dims, F&& f) {
       idx[k] = 0;
     }
     if (k < 0) return;
+  }
+}
+
+// acc[j] = the fold of row[j] over the rows r0 <= r < r1 of `rows` (offsets
+// from base), w wide, at the CPU's widest vectors (backend/simd_clones.h).
+template <class Rule, class T>
+NN_SIMD_CLONES NN_FLATTEN void fold_rows(const T* base, const DimList& rows, int64_t r0, int64_t r1,
+                                         typename Rule::Acc* acc, int64_t w) {
+  for (int64_t j = 0; j < w; ++j) acc[j] = Rule::init();
+  int64_t idx[kMaxDims], off = 0;  // row r0's index and offset
+  for (int64_t k = rows.n - 1, i = r0; k >= 0; --k, i /= rows.size[k + 1]) {
+    idx[k] = i % rows.size[k];
+    off += idx[k] * rows.stride[k];
+  }
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* row = base + off;
+    for (int64_t j = 0; j < w; ++j) acc[j] = Rule::step(acc[j], row[j]);
+    for (int k = rows.n - 1; k >= 0; --k) {
+      off += rows.stride[k];
+      if (++idx[k] < rows.size[k]) break;
+      off -= rows.stride[k] * rows.size[k];
+      idx[k] = 0;
+    }
   }
 }
 
@@ -129,30 +153,44 @@ void reduce_typed(const T* x, typename Rule::Out* out, const Shape& shape, const
   }
 
   // The innermost dim is kept: fold whole rows into a block of accumulators,
-  // which reads memory in order and vectorises.
+  // which reads memory in order and vectorises. Many rows (a bias's
+  // gradient: [N, C/16, H, W, 16] over N, H and W) are split into chunks of
+  // fixed size, folded in parallel and merged in order, so that the threads
+  // share them and the result does not depend on their number.
   const int64_t inner = g.kept.n ? g.kept.size[g.kept.n - 1] : 1;
   DimList outer_kept = g.kept;
   if (outer_kept.n) --outer_kept.n;
   const int64_t width = column_block(outer_kept.count(), inner);
   const int64_t blocks = (inner + width - 1) / width;
+  const int64_t chunk_rows = std::max<int64_t>(1, kParallelGrain / 2 / width);
+  const int64_t chunks = (work + chunk_rows - 1) / chunk_rows;
   const int64_t items = outer_kept.count() * blocks;
-  parallel_for(items, std::max<int64_t>(1, kParallelGrain / (work * width)),
+  std::unique_ptr<Acc[]> partial(new Acc[size_t(chunks > 1 ? items * chunks * width : 0)]);
+  parallel_for(items * chunks, std::max<int64_t>(1, kParallelGrain / (std::min(work, chunk_rows) * width)),
                [&](int64_t b, int64_t e) {
                  // (not std::vector: vector<bool> would pack bits)
                  std::unique_ptr<Acc[]> acc(new Acc[size_t(width)]);
-                 for (int64_t item = b; item < e; ++item) {
+                 for (int64_t task = b; task < e; ++task) {
+                   const int64_t item = task / chunks, chunk = task % chunks;
                    const int64_t o = item / blocks, j0 = (item % blocks) * width;
                    const int64_t w = std::min(width, inner - j0);
-                   const T* base = x + outer_kept.offset_of(o) + j0;
-                   for (int64_t j = 0; j < w; ++j) acc[j] = Rule::init();
-                   for_each_offset(g.reduced, [&](int64_t off) {
-                     const T* row = base + off;
-                     for (int64_t j = 0; j < w; ++j) acc[j] = Rule::step(acc[j], row[j]);
-                   });
-                   Out* dst = out + o * inner + j0;
-                   for (int64_t j = 0; j < w; ++j) dst[j] = Out(acc[j]);
+                   const int64_t r0 = chunk * chunk_rows, r1 = std::min(work, r0 + chunk_rows);
+                   Acc* dst = chunks > 1 ? partial.get() + task * width : acc.get();
+                   fold_rows<Rule>(x + outer_kept.offset_of(o) + j0, g.reduced, r0, r1, dst, w);
+                   if (chunks == 1)
+                     for (int64_t j = 0; j < w; ++j) out[o * inner + j0 + j] = Out(dst[j]);
                  }
                });
+  if (chunks == 1) return;
+  parallel_for(items, std::max<int64_t>(1, kParallelGrain / (chunks * width)), [&](int64_t b, int64_t e) {
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t o = item / blocks, j0 = (item % blocks) * width, w = std::min(width, inner - j0);
+      Acc* first = partial.get() + item * chunks * width;
+      for (int64_t c = 1; c < chunks; ++c)
+        for (int64_t j = 0; j < w; ++j) first[j] = Rule::merge(first[j], first[c * width + j]);
+      for (int64_t j = 0; j < w; ++j) out[o * inner + j0 + j] = Out(first[j]);
+    }
+  });
 }
 
 template <template <class> class Rule>

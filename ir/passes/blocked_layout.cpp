@@ -9,8 +9,9 @@
 //  - every conv2d, conv2d_backward_input and conv2d_backward_weight (f32,
 //    no groups) to take and give blocked activations (attribute `blocked`),
 //    where the channels of an input or output allow it;
-//  - batch_norm_train, batch_norm_apply and batch_norm_backward whose input
-//    (or gradient) is blocked already;
+//  - batch_norm_train, batch_norm_apply and batch_norm_backward, and
+//    max_pool2d and max_pool2d_backward, whose input (or gradient) is
+//    blocked already;
 //  - an elementwise op with a blocked operand whose every other operand
 //    can be viewed blocked: a per-channel [.., C, 1, 1] or a channel-free
 //    [.., 1, H, W] operand is reshaped (no copy), an NCHW one as large as
@@ -21,9 +22,10 @@
 // A plain op that reads a blocked value gets it from one `from_blocked`
 // placed before its first such reader, as does a graph output or a state's
 // new value; a blocked op that reads a plain value gets one `to_blocked`.
-// Graphs without such a batch norm are left as they are: between a
-// convolution and a pooling op (LeNet's pattern) nothing is saved, and
-// fuse-conv-relu-pool would lose its pattern.
+// Only training graphs that batch-normalise or max-pool blockable
+// activations are rewritten. In an inference graph fuse-conv-relu-pool does
+// better: it pools the convolution's own blocked output and reorders only
+// the pooled quarter.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -80,7 +82,9 @@ class BlockedLayout : public Pass {
   }
   bool worth_it() const {
     for (const Node& n : g_->nodes)
-      if (n.is(OpId::batch_norm_train) && eligible(n.inputs[0])) return true;
+      if ((n.is(OpId::batch_norm_train) && eligible(n.inputs[0])) ||
+          (n.is(OpId::max_pool2d_backward) && eligible(n.outputs[0])))
+        return true;
     return false;
   }
 
@@ -123,6 +127,10 @@ class BlockedLayout : public Pass {
         return convert_fixed(n, {0}, {0}, true);
       case OpId::batch_norm_backward:
         return convert_fixed(n, {0, 1}, {0}, true);
+      case OpId::max_pool2d:  // y and its indices blocked
+        return convert_fixed(n, {0}, {0, 1}, true);
+      case OpId::max_pool2d_backward:  // dy and the indices
+        return convert_fixed(n, {0, 1}, {0}, true);
       case OpId::sum:
         return convert_sum(n);
       default:
@@ -147,7 +155,8 @@ class BlockedLayout : public Pass {
     if (!any || (needs_blocked_input && !any_input)) return false;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const bool activation = std::find(ins.begin(), ins.end(), i) != ins.end();
-      if (activation && eligible(n.inputs[i])) n.inputs[i] = blocked_of(n.inputs[i], n);
+      if (activation && (twin_[n.inputs[i]] != kNone || eligible(n.inputs[i])))
+        n.inputs[i] = blocked_of(n.inputs[i], n);
       else need_plain(n.inputs[i], n);
     }
     n.attrs.set("blocked", true);

@@ -6,6 +6,7 @@
 // nn's layout. The conv-ReLU-pool of LeNet-like networks, in inference
 // graphs: in training, max_pool2d's backward reads the indices, and
 // relu's reads the conv2d_relu's output, so nothing fuses there.
+#include "backend/ops/blocked_layout.h"
 #include "ir/fused_node.h"
 
 namespace nn::ir {
@@ -21,7 +22,7 @@ class FuseConvReluPool : public Pass {
     size_t changed = 0;
     for (NodeId p = 0; p < g.nodes.size(); ++p) {
       Node& pool = g.nodes[p];
-      if (!pool.is(OpId::max_pool2d)) continue;
+      if (!pool.is(OpId::max_pool2d) || backend::blocked_attr(pool.attrs)) continue;
       const ValueId y = pool.inputs[0], indices = pool.outputs[1];
       const NodeId c = g.producer_if(y, OpId::conv2d_relu);
       if (c == kNone) continue;

@@ -156,3 +156,44 @@ TEST_CASE("batch norm's f32 backward (NCHW; blocked, through oneDNN and without)
       }
   set_onednn_enabled(was_on);
 }
+
+TEST_CASE("max_pool2d and its backward with blocked activations equal the NCHW ones, indices and all") {
+  struct Case {
+    int64_t h, w, k, stride, pad;
+  };
+  const Case cases[] = {
+      {8, 8, 2, 2, 0},  // the common 2x2 windows
+      {5, 7, 2, 2, 0},  // odd: the last row and column in no window
+      {6, 6, 3, 2, 1},  // padded, overlapping windows
+      {4, 5, 2, 1, 0},  // stride 1: every inner pixel in four windows
+  };
+  for (DType dt : {DType::f32, DType::f64})  // f64: the NCHW kernel on reordered copies
+    for (const Case& k : cases) {
+      INFO("dtype=", dtype_name(dt), " h=", k.h, " w=", k.w, " k=", k.k, " stride=", k.stride, " pad=", k.pad);
+      const Shape s{2, 32, k.h, k.w};
+      // Values from a few levels: windows with ties; a NaN in some lanes.
+      std::vector<double> xv = vals(rnd(s, DType::f64, 21));
+      for (double& v : xv) v = std::round(v * 2);
+      xv[5] = xv[200] = xv[size_t(s.numel() - 1)] = NAN;
+      const Tensor x = from_doubles(xv, s, dt);
+      const Attrs pool{{"kernel", pr(k.k, k.k)}, {"stride", pr(k.stride, k.stride)}, {"padding", pr(k.pad, k.pad)}};
+      const Tensors y = run(OpId::max_pool2d, {x}, pool);
+      const Tensors yb = run(OpId::max_pool2d, {blocked(x)}, with_blocked(pool));
+      CHECK(yb[0].shape() == blocked_shape(y[0].shape()));
+      CHECK(yb[1].shape() == blocked_shape(y[1].shape()));
+      const std::vector<double> want = vals(y[0]), got = plain_vals(yb[0]);
+      REQUIRE(got.size() == want.size());
+      int64_t differ = 0;
+      for (size_t i = 0; i < got.size(); ++i) differ += !(got[i] == want[i] || (got[i] != got[i] && want[i] != want[i]));
+      CHECK(differ == 0);
+      CHECK(plain_vals(yb[1]) == vals(y[1]));  // the same first maximum (or first NaN) of every window
+
+      Attrs back = pool;
+      back.set("input_shape", s);
+      const Tensor dy = rnd(y[0].shape(), dt, 22);
+      const Tensor dx = run(OpId::max_pool2d_backward, {dy, y[1]}, back)[0];
+      const Tensor dxb = run(OpId::max_pool2d_backward, {blocked(dy), yb[1]}, with_blocked(back))[0];
+      CHECK(dxb.shape() == blocked_shape(s));
+      check_close(plain_vals(dxb), vals(dx));
+    }
+}

@@ -1,8 +1,9 @@
 // The pass blocked-layout on graphs built by hand: between a convolution, a
 // batch norm, a relu, a second convolution, a residual sum and a global
 // sum, every activation is held in nChw16c and no reorder is made but the
-// one before the graph's output; the results equal the plain graph's. A
-// graph without batch norm, and any graph with oneDNN off, is left alone.
+// one before the graph's output; the results equal the plain graph's. So
+// for a training graph's max pool and its backward. A graph without batch
+// norm or pooling's backward, and any graph with oneDNN off, is left alone.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -90,6 +91,60 @@ TEST_CASE("pass blocked-layout: activations stay nChw16c from the first convolut
   }
 }
 
+namespace {
+
+// x [2, 3, 6, 6] -> conv 16 -> relu -> max_pool2d 2x2 (y, indices); the
+// pool's backward of dy [2, 16, 3, 3] by those indices (unless inference).
+// Outputs y's sum over (0, 2, 3) and the backward's dx.
+ir::Graph conv_pool(bool inference = false) {
+  ir::Graph g;
+  g.name = "step";
+  const ir::ValueId x = input(g, f32({2, 3, 6, 6}), "x");
+  const ir::ValueId w = input(g, f32({16, 3, 3, 3}), "w");
+  const ir::ValueId dy = input(g, f32({2, 16, 3, 3}), "dy");
+  const ir::ValueId r = add(g, "relu", {add(g, "conv2d", {x, w}, kConv)});
+  const backend::Attrs pool{{"kernel", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{2, 2}},
+                            {"padding", std::vector<int64_t>{0, 0}}};
+  const backend::OpDef& max_pool = backend::op("max_pool2d");
+  const backend::TensorType rt = g.values[r].type;
+  const ir::NodeId p = g.add_node(&max_pool, {r}, pool, max_pool.type_rule(std::span(&rt, 1), pool));
+  const ir::ValueId y = g.nodes[p].outputs[0], idx = g.nodes[p].outputs[1];
+  backend::Attrs back = pool;
+  back.set("input_shape", rt.shape);
+  output(g, add(g, "sum", {y}, {{"axes", std::vector<int64_t>{0, 2, 3}}, {"keepdims", false}}));
+  if (!inference) output(g, add(g, "max_pool2d_backward", {dy, idx}, back));
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("pass blocked-layout: a training graph's max pool and its backward stay blocked") {
+  if (!backend::onednn_enabled()) return;
+  ir::Graph g = conv_pool();
+  const ir::Graph before = g;
+  CHECK(run_pass(g, "blocked-layout") == 5);  // conv, relu, the pool, its backward, the sum
+  CHECK(ops(g) == "conv2d relu max_pool2d sum reshape to_blocked max_pool2d_backward from_blocked");
+  for (const ir::Node& n : g.nodes)
+    if (n.is(backend::OpId::max_pool2d) || n.is(backend::OpId::max_pool2d_backward))
+      CHECK(n.attrs.get<bool>("blocked"));
+  CHECK(g.values[g.nodes[2].outputs[1]].type.str() == "i32[2, 1, 3, 3, 16]");  // the indices, blocked too
+
+  std::vector<backend::Tensor> a;
+  int k = 0;
+  for (const backend::Shape& s : {backend::Shape{2, 3, 6, 6}, backend::Shape{16, 3, 3, 3}, backend::Shape{2, 16, 3, 3}}) {
+    backend::Tensor t = backend::Tensor::empty(s, backend::DType::f32);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = std::sin(float(i * 7 + ++k)) * 0.5f;
+    a.push_back(t);
+  }
+  const std::vector<backend::Tensor> want = ir::run(before, ir::make_plan(before), a);
+  const std::vector<backend::Tensor> got = ir::run(g, ir::make_plan(g), a);
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::vector<float> w = values(want[i]), v = values(got[i]);
+    REQUIRE(w.size() == v.size());
+    for (size_t j = 0; j < w.size(); ++j) CHECK(v[j] == doctest::Approx(w[j]).epsilon(1e-5));
+  }
+}
+
 TEST_CASE("pass blocked-layout: left alone without batch norm or without oneDNN") {
   ir::Graph g = residual(false);
   CHECK(run_pass(g, "blocked-layout") == 0);
@@ -97,5 +152,9 @@ TEST_CASE("pass blocked-layout: left alone without batch norm or without oneDNN"
   backend::set_onednn_enabled(false);
   ir::Graph h = residual(true);
   CHECK(run_pass(h, "blocked-layout") == 0);
+  ir::Graph p = conv_pool();
+  CHECK(run_pass(p, "blocked-layout") == 0);
   backend::set_onednn_enabled(was_on);
+  ir::Graph inference = conv_pool(true);  // fuse-conv-relu-pool's case
+  CHECK(run_pass(inference, "blocked-layout") == 0);
 }
