@@ -49,6 +49,11 @@ struct Value {
   uint32_t name = 0;        // inputs: the argument or variable name, as an index into Graph::names
   Role role = Role::intermediate;
   bool output = false;      // handed to the host after each run
+  // A constant nothing can write between runs: a host number's tensor, or
+  // one a pass computed. Passes fold only these: any other captured tensor
+  // the graph only reads is still read by reference on every run, as the
+  // host may write it in place (x[i] = v, load_state, from_blob memory).
+  bool immutable = false;
 };
 
 // Where one step of a fused node's program came from: the source line, the

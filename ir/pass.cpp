@@ -124,6 +124,7 @@ ValueId Rewriter::resolve_chain(ValueId v) {
 ValueId Rewriter::add_constant(const backend::Tensor& t) {
   ValueId v = g_.add_value(t.type(), Role::constant);
   g_.values[v].captured = t;
+  g_.values[v].immutable = true;
   to_.push_back(v);
   return v;
 }

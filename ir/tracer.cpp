@@ -142,6 +142,7 @@ ValueId Tracer::capture(const backend::Tensor& t) {
   Role role = t.impl()->requires_grad ? Role::param : t.impl()->fed ? Role::state : Role::constant;
   ValueId v = graph_.add_value(t.type(), role);
   graph_.values[v].captured = t;
+  graph_.values[v].immutable = role == Role::constant && t.type().weak;  // a host number, made for this trace
   set_value(t, v);
   entries_.push_back({t, v});
   return v;

@@ -15,10 +15,11 @@
 namespace nn::ir {
 namespace {
 
-// The number a one-element constant holds, or false.
+// The number a one-element constant that cannot change holds, or false.
 bool constant_number(const Graph& g, ValueId v, double& out) {
   const Value& val = g.values[v];
-  if (val.role != Role::constant || !val.captured.defined() || val.captured.numel() != 1) return false;
+  if (val.role != Role::constant || !val.immutable || !val.captured.defined() || val.captured.numel() != 1)
+    return false;
   out = val.captured.item_double();
   return true;
 }

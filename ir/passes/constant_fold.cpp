@@ -1,5 +1,6 @@
-// Pass `constant-fold`: a pure op whose inputs are all constants (host
-// numbers, tensors the graph only reads, results folded before) is worked
+// Pass `constant-fold`: a pure op whose inputs are all constants that
+// cannot change (host numbers, results folded before; Value::immutable, not
+// a captured tensor the graph only reads, which the host may write) is worked
 // out once at compile time and becomes a constant, when its result is small
 // (at most 64 Ki elements): folding a big `full` would only trade a cheap
 // fill on every run for memory held for good. Random ops are never folded,
@@ -26,7 +27,7 @@ class ConstantFold : public Pass {
       bool constant = true;
       for (ValueId v : g.nodes[i].inputs) {
         const Value& val = g.values[rw.resolve(v)];
-        constant = constant && val.role == Role::constant && val.captured.defined();
+        constant = constant && val.role == Role::constant && val.immutable && val.captured.defined();
         if (!constant) break;
         in.push_back(val.captured);
       }

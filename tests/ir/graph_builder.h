@@ -44,7 +44,16 @@ inline nn::ir::ValueId input(nn::ir::Graph& g, nn::backend::TensorType t, const 
   return v;
 }
 
+// A constant that cannot change (a host number's tensor, one a pass made);
+// captured() below is a tensor the host may write between runs.
 inline nn::ir::ValueId constant(nn::ir::Graph& g, const nn::backend::Tensor& t) {
+  nn::ir::ValueId v = g.add_value(t.type(), nn::ir::Role::constant);
+  g.values[v].captured = t;
+  g.values[v].immutable = true;
+  return v;
+}
+
+inline nn::ir::ValueId captured(nn::ir::Graph& g, const nn::backend::Tensor& t) {
   nn::ir::ValueId v = g.add_value(t.type(), nn::ir::Role::constant);
   g.values[v].captured = t;
   return v;
