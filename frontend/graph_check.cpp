@@ -74,11 +74,11 @@ std::vector<backend::Tensor> Interpreter::check_against_eager(CompiledGraph& cg,
   }
   const backend::RngState rng = backend::rng_state();
   std::vector<backend::Tensor> outs = run_compiled(cg, inputs);
+  // Every copy before any restore: two states may be one memory (q = reshape(p)).
   std::vector<backend::Tensor> after;
-  for (size_t i = 0; i < states.size(); ++i) {
-    after.push_back(copy_of(states[i]));
+  for (const backend::Tensor& t : states) after.push_back(copy_of(t));
+  for (size_t i = 0; i < states.size(); ++i)
     states[i].device()->copy(states[i].raw_data(), before[i].raw_data(), states[i].nbytes());
-  }
   backend::set_rng_state(rng);
 
   std::vector<backend::Tensor> ref = eager();

@@ -123,6 +123,7 @@ void Tracer::rebind(const backend::Tensor& host, const backend::Tensor& now) {
   ValueId v = value_of(now);
   value_of(host);  // captured first, so that finish() sees the update
   set_value(host, v);
+  share_write(host);
   // From here on the tensor stands for the new value: a backward traced
   // later must not read it where an op saved the old one (SPEC §17).
   host.block()->note_write();
@@ -144,8 +145,15 @@ ValueId Tracer::capture(const backend::Tensor& t) {
   graph_.values[v].captured = t;
   graph_.values[v].immutable = role == Role::constant && t.type().weak;  // a host number, made for this trace
   set_value(t, v);
+  // A reshape of a tensor captured before (made outside the graph) is its alias.
+  auto [same, fresh] = captured_at_.try_emplace({t.block().get(), t.offset(), t.nbytes(), t.dtype()}, entries_.size());
   entries_.push_back({t, v});
-  return v;
+  if (!fresh) {
+    const Captured first = entries_[same->second];
+    note_view(first.tensor, t);
+    if (current(first.tensor) != first.first) reshape_into(t, first.tensor);  // written already
+  }
+  return current(t);
 }
 
 ValueId Tracer::value_of(const backend::Tensor& t) {
@@ -198,11 +206,35 @@ bool Tracer::on_dispatch(const backend::OpDef& op, std::span<const backend::Tens
     // The op writes into its first input: from here on, the tensor the host
     // holds stands for the new value.
     set_value(in[0], graph_.nodes[n].outputs[0]);
+    share_write(in[0]);
     out.push_back(in[0]);
     return true;
   }
   for (ValueId v : graph_.nodes[n].outputs) out.push_back(make_traced(v));
+  if (op.view && !op.waits && out.size() == 1) note_view(in[0], out[0]);
   return true;
+}
+
+void Tracer::note_view(const backend::Tensor& base, const backend::Tensor& view) {
+  auto [it, fresh] = alias_group_.try_emplace(key(base), uint32_t(alias_groups_.size()));
+  if (fresh) alias_groups_.push_back({base});
+  alias_group_.emplace(key(view), it->second);
+  alias_groups_[it->second].push_back(view);
+}
+
+void Tracer::share_write(const backend::Tensor& written) {
+  auto it = alias_group_.find(key(written));
+  if (it == alias_group_.end()) return;
+  for (const backend::Tensor& other : alias_groups_[it->second])
+    if (!(key(other) == key(written))) reshape_into(other, written);
+}
+
+void Tracer::reshape_into(const backend::Tensor& alias, const backend::Tensor& from) {
+  static const backend::OpDef& reshape = backend::op(backend::OpId::reshape);
+  const backend::Attrs attrs{{"shape", alias.shape()}};
+  const backend::TensorType t = graph_.values[current(from)].type;
+  const NodeId n = append(&reshape, std::span(&from, 1), attrs, reshape.type_rule(std::span(&t, 1), attrs));
+  set_value(alias, graph_.nodes[n].outputs[0]);
 }
 
 void Tracer::add_host_call(std::string name, std::span<const backend::Tensor> in, HostFn fn) {
@@ -232,6 +264,9 @@ Graph Tracer::finish(std::span<const backend::Tensor> outputs) {
   mark_->done = true;
   entries_.clear();
   values_.clear();
+  alias_group_.clear();
+  alias_groups_.clear();
+  captured_at_.clear();
   return std::move(graph_);
 }
 

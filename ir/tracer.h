@@ -9,7 +9,9 @@
 // traced calls too: the backward rules then trace the backward part with the
 // same rules as eager mode.
 #pragma once
+#include <map>
 #include <memory>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -104,6 +106,13 @@ class Tracer : public backend::DispatchHook {
   ValueId current(const backend::Tensor& t) const;
   void set_value(const backend::Tensor& t, ValueId v);
   ValueId capture(const backend::Tensor& t);
+  // Tensors that share memory in eager mode as a reshape of one another (a
+  // view op's output over its whole input; docs/language.md): a write into
+  // one is given to every other as a reshape of its new value, so that
+  // graph mode sees through views as eager mode does.
+  void note_view(const backend::Tensor& base, const backend::Tensor& view);
+  void share_write(const backend::Tensor& written);
+  void reshape_into(const backend::Tensor& alias, const backend::Tensor& from);  // alias = reshape(from)
   NodeId append(const backend::OpDef* op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
                 const backend::OutTypes& types);
 
@@ -117,6 +126,10 @@ class Tracer : public backend::DispatchHook {
     ValueId first;  // the value it was captured as
   };
   std::vector<Captured> entries_;  // arguments and captured tensors, in order
+  std::unordered_map<Key, uint32_t, KeyHash> alias_group_;  // tensor -> its group in alias_groups_
+  std::vector<std::vector<backend::Tensor>> alias_groups_;
+  // (block, offset, bytes, dtype) -> the first entry captured there
+  std::map<std::tuple<const void*, size_t, size_t, backend::DType>, size_t> captured_at_;
   uint32_t scope_ = 0;
   uint32_t backward_of_ = 0;  // the forward scope whose backward is being traced; 0: none
   // (grad()'s scope, forward scope) -> its mirror
