@@ -86,11 +86,13 @@ Tensor index_tensor(const Tensor& x, const std::vector<IndexArg>& args) {
     if (a.item.kind == backend::IndexItem::slice) ++out_axis;
     basic.push_back(a.item);
   }
-  // x[ids] and x[ids, :] read x itself: no copy for take to read from.
+  // x[ids] and x[ids, :] read x itself: no copy for take to read from; nor
+  // x[none], a view as unsqueeze is. x[:] is a new tensor, as every other
+  // index (docs/language.md).
   const bool whole = std::all_of(basic.begin(), basic.end(), [](const backend::IndexItem& i) {
     return i.kind == backend::IndexItem::slice && !i.start && !i.stop && !i.step;
   });
-  Tensor y = whole ? x : backend::index(x, basic);
+  Tensor y = whole && (!ids.empty() || !new_axes.empty()) ? x : backend::index(x, basic);
   for (int p : new_axes) y = backend::unsqueeze(y, p);
   if (ids.empty()) return y;
 
