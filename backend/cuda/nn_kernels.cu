@@ -264,18 +264,19 @@ __global__ void bn_stat_parts(BnLaunch g, const T* x, double* parts) {
 
 // Per channel: the parts merged (Chan et al.'s pairwise update), the
 // statistics written, and the affine map each element needs (as M, the
-// way the CPU kernel rounds it): y = (x - mu) * scale + beta.
+// way the CPU kernel rounds it): y = (x - mu) * scale + beta. The
+// statistics are stored as M too (f32 for f16 and bf16 x, as on the CPU).
 template <class T>
-__device__ inline void bn_affine(const BnLaunch& g, int64_t c, const T* gamma, const T* beta, const T* mean,
-                                 const T* var, math_t<T>* affine) {
-  affine[c * 3] = widen(mean[c]);
-  affine[c * 3 + 1] = math::BatchNormScale{g.eps}(widen(gamma[c]), widen(var[c]));
+__device__ inline void bn_affine(const BnLaunch& g, int64_t c, const T* gamma, const T* beta,
+                                 const math_t<T>* mean, const math_t<T>* var, math_t<T>* affine) {
+  affine[c * 3] = mean[c];
+  affine[c * 3 + 1] = math::BatchNormScale{g.eps}(widen(gamma[c]), var[c]);
   affine[c * 3 + 2] = widen(beta[c]);
 }
 
 template <class T>
 __global__ void bn_stat_merge(BnLaunch g, const double* parts, int64_t nparts, const T* gamma, const T* beta,
-                              T* mean, T* var, math_t<T>* affine) {
+                              math_t<T>* mean, math_t<T>* var, math_t<T>* affine) {
   for (int64_t c = global_index(); c < g.c; c += grid_stride()) {
     double n = 0, mu = 0, m2 = 0;
     for (int64_t p = 0; p < nparts; ++p) {
@@ -287,17 +288,17 @@ __global__ void bn_stat_merge(BnLaunch g, const double* parts, int64_t nparts, c
       n = total;
     }
     const double v = n > 0 ? m2 / n : 0.0;
-    mean[c] = narrow<T>(mu), var[c] = narrow<T>(v);
+    mean[c] = math_t<T>(mu), var[c] = math_t<T>(v);
     bn_affine(g, c, gamma, beta, mean, var, affine);
   }
 }
 
 // The affine map of channel c from its statistics as stored (the scale
-// from var rounded to T, as the CPU kernel has it): batch_norm_apply's
+// from var as stored, as the CPU kernel has it): batch_norm_apply's
 // from the saved statistics is batch_norm_train's bit for bit.
 template <class T>
-__global__ void bn_affine_of(BnLaunch g, const T* gamma, const T* beta, const T* mean, const T* var,
-                             math_t<T>* affine) {
+__global__ void bn_affine_of(BnLaunch g, const T* gamma, const T* beta, const math_t<T>* mean,
+                             const math_t<T>* var, math_t<T>* affine) {
   for (int64_t c = global_index(); c < g.c; c += grid_stride()) bn_affine(g, c, gamma, beta, mean, var, affine);
 }
 
@@ -312,12 +313,12 @@ __global__ void bn_apply(BnLaunch g, const T* x, const math_t<T>* affine, T* y) 
 
 // Per part: sum(dy) and sum(dy (x - mean)).
 template <class T>
-__global__ void bn_grad_parts(BnLaunch g, const T* dy, const T* x, const T* mean, double* parts) {
+__global__ void bn_grad_parts(BnLaunch g, const T* dy, const T* x, const math_t<T>* mean, double* parts) {
   __shared__ double shared[32];
   const int64_t c = blockIdx.y, part = blockIdx.x, nparts = gridDim.x;
   int64_t b, e;
   part_range(g, part, nparts, b, e);
-  const double mu = double(widen(mean[c]));
+  const double mu = double(mean[c]);
   double sdy = 0, sdyx = 0;
   for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
     const int64_t k = bn_at(g, c, i);
@@ -334,17 +335,17 @@ __global__ void bn_grad_parts(BnLaunch g, const T* dy, const T* x, const T* mean
 
 // dgamma, dbeta, and dx = a dy + b x + k per channel.
 template <class T>
-__global__ void bn_grad_merge(BnLaunch g, const double* parts, int64_t nparts, const T* gamma, const T* var,
-                              T* dgamma, T* dbeta, double* coef, const T* mean) {
+__global__ void bn_grad_merge(BnLaunch g, const double* parts, int64_t nparts, const T* gamma,
+                              const math_t<T>* var, T* dgamma, T* dbeta, double* coef, const math_t<T>* mean) {
   const double m = double(g.n * g.s);
   for (int64_t c = global_index(); c < g.c; c += grid_stride()) {
     double sdy = 0, sdyx = 0;
     for (int64_t p = 0; p < nparts; ++p) sdy += parts[(c * nparts + p) * 2], sdyx += parts[(c * nparts + p) * 2 + 1];
-    const double rstd = 1.0 / sqrt(double(widen(var[c])) + g.eps);
+    const double rstd = 1.0 / sqrt(double(var[c]) + g.eps);
     sdyx *= rstd;
     dbeta[c] = narrow<T>(sdy), dgamma[c] = narrow<T>(sdyx);
     const double a = double(widen(gamma[c])) * rstd, b = m > 0 ? -a * sdyx * rstd / m : 0.0;
-    coef[c * 3] = a, coef[c * 3 + 1] = b, coef[c * 3 + 2] = m > 0 ? -a * sdy / m - b * double(widen(mean[c])) : 0.0;
+    coef[c * 3] = a, coef[c * 3 + 1] = b, coef[c * 3 + 2] = m > 0 ? -a * sdy / m - b * double(mean[c]) : 0.0;
   }
 }
 
@@ -461,8 +462,8 @@ void bn_train_launch(const BnLaunch& plain, const void* x, const void* gamma, co
   with_float_type(g.dtype, [&]<class T>() {
     bn_stat_parts<T><<<dim3(unsigned(parts), unsigned(g.c)), kPartThreads, 0, s>>>(g, static_cast<const T*>(x), part);
     bn_stat_merge<T><<<blocks_for(g.c), kThreads, 0, s>>>(g, part, parts, static_cast<const T*>(gamma),
-                                                          static_cast<const T*>(beta), static_cast<T*>(mean),
-                                                          static_cast<T*>(var), static_cast<math_t<T>*>(affine));
+                                                          static_cast<const T*>(beta), static_cast<math_t<T>*>(mean),
+                                                          static_cast<math_t<T>*>(var), static_cast<math_t<T>*>(affine));
     const int64_t total = g.n * g.c * g.s;
     if (total > 0)
       bn_apply<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x),
@@ -479,8 +480,8 @@ void bn_apply_launch(const BnLaunch& plain, const void* x, const void* gamma, co
   with_float_type(g.dtype, [&]<class T>() {
     auto* affine = static_cast<math_t<T>*>(scratch);
     bn_affine_of<T><<<blocks_for(g.c), kThreads, 0, s>>>(g, static_cast<const T*>(gamma), static_cast<const T*>(beta),
-                                                         static_cast<const T*>(mean), static_cast<const T*>(var),
-                                                         affine);
+                                                         static_cast<const math_t<T>*>(mean),
+                                                         static_cast<const math_t<T>*>(var), affine);
     bn_apply<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(x), affine, static_cast<T*>(y));
   });
 }
@@ -494,10 +495,11 @@ void bn_backward_launch(const BnLaunch& plain, const void* dy, const void* x, co
   double* coef = part + g.c * parts * 3;
   with_float_type(g.dtype, [&]<class T>() {
     bn_grad_parts<T><<<dim3(unsigned(parts), unsigned(g.c)), kPartThreads, 0, s>>>(
-        g, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(mean), part);
+        g, static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const math_t<T>*>(mean), part);
     bn_grad_merge<T><<<blocks_for(g.c), kThreads, 0, s>>>(g, part, parts, static_cast<const T*>(gamma),
-                                                          static_cast<const T*>(var), static_cast<T*>(dgamma),
-                                                          static_cast<T*>(dbeta), coef, static_cast<const T*>(mean));
+                                                          static_cast<const math_t<T>*>(var), static_cast<T*>(dgamma),
+                                                          static_cast<T*>(dbeta), coef,
+                                                          static_cast<const math_t<T>*>(mean));
     const int64_t total = g.n * g.c * g.s;
     if (total > 0)
       bn_grad_apply<T><<<blocks_for(total), kThreads, 0, s>>>(g, static_cast<const T*>(dy), static_cast<const T*>(x),

@@ -43,7 +43,8 @@ void ce_backward_launch(const CeLaunch& l, const void* g_dev, double g_host, voi
 // Each channel's values are split into parts that blocks fold at once (so
 // that a few channels still fill the GPU), the parts merged per channel,
 // then every element is written by a thread of its own. `scratch` holds
-// bn_scratch_bytes(g) bytes of device memory.
+// bn_scratch_bytes(g) bytes of device memory. mean and var are f32 for f16
+// and bf16 x (the dtype the kernels compute in), else x's dtype.
 struct BnLaunch {
   int64_t n = 0, c = 0, s = 1;
   double eps = 1e-5;

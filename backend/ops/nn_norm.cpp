@@ -5,8 +5,8 @@
 //  - batch_norm_train (x, gamma, beta) -> (y, mean, var): normalises each
 //    channel (axis 1) with the batch's mean and biased variance; mean and
 //    var are outputs so that the backward and the running update need no
-//    second pass. batch_norm_backward (dy, x, gamma, mean, var) ->
-//    (dx, dgamma, dbeta).
+//    second pass; they are f32 for f16 and bf16 x (bn_stat_dtype).
+//    batch_norm_backward (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta).
 //  - batch_norm_apply (x, gamma, beta, mean, var) -> y: batch_norm_train's
 //    y again from its statistics, bit for bit (both round the per-channel
 //    scale from var as stored). The `recompute` pass calls it in the
@@ -32,6 +32,7 @@
 #include <cmath>
 #include <string>
 
+#include "backend/half.h"
 #include "backend/nn_ops.h"
 #include "backend/ops/batch_norm_blocked.h"
 #include "backend/ops/blocked_layout.h"
@@ -66,19 +67,34 @@ void check_channel_param(const char* what, const TensorType& p, const TensorType
                 std::to_string(c) + " channels)");
 }
 
+// The dtype of batch norm's statistics: the one the kernels compute in, f32
+// for 16-bit x, whose mean would otherwise be rounded to 8 or 11 bits
+// (docs/mixed-precision.md; cuDNN's saved statistics are f32 too).
+DType bn_stat_dtype(DType x) { return is_half_float(x) ? DType::f32 : x; }
+
 OutTypes bn_train_type(std::span<const TensorType> in, const Attrs&) {
   const int which[] = {0, 1, 2};
   require_float("batch_norm", in, which);
   BnGeom g = bn_geometry(in[0]);
   check_channel_param("gamma", in[1], in[0], g.c);
   check_channel_param("beta", in[2], in[0], g.c);
-  TensorType stat{in[0].dtype, Shape{g.c}, in[0].device};
+  TensorType stat{bn_stat_dtype(in[0].dtype), Shape{g.c}, in[0].device};
   return {TensorType{in[0].dtype, in[0].shape, in[0].device}, stat, stat};
 }
 
+// mean and var (operands i and i + 1) in the dtype batch_norm_train gives
+// them for an input of dtype x.
+void require_stat_dtype(std::string_view op, std::span<const TensorType> in, DType x, int i) {
+  const DType want = bn_stat_dtype(x);
+  if (in[size_t(i)].dtype != want || in[size_t(i) + 1].dtype != want)
+    throw_dtype_error(op, "expects mean and var of " + std::string(dtype_name(want)) + " for " +
+                              std::string(dtype_name(x)) + " input", in);
+}
+
 OutTypes bn_backward_type(std::span<const TensorType> in, const Attrs&) {
-  const int which[] = {0, 1, 2, 3, 4};
+  const int which[] = {0, 1, 2};
   require_float("batch_norm_backward", in, which);
+  require_stat_dtype("batch_norm_backward", in, in[1].dtype, 3);
   BnGeom g = bn_geometry(in[1]);
   if (in[0].shape != in[1].shape)
     throw Error("batch_norm_backward: gradient " + in[0].str() + " does not fit input " + in[1].str());
@@ -89,8 +105,9 @@ OutTypes bn_backward_type(std::span<const TensorType> in, const Attrs&) {
 }
 
 OutTypes bn_apply_type(std::span<const TensorType> in, const Attrs&) {
-  const int which[] = {0, 1, 2, 3, 4};
+  const int which[] = {0, 1, 2};
   require_float("batch_norm_apply", in, which);
+  require_stat_dtype("batch_norm_apply", in, in[0].dtype, 3);
   BnGeom g = bn_geometry(in[0]);
   const char* names[] = {"gamma", "beta", "mean", "var"};
   for (int i = 1; i < 5; ++i) check_channel_param(names[i - 1], in[i], in[0], g.c);
@@ -424,11 +441,15 @@ Tensor batch_norm(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta
     return out[0];
   }
   // Eval: y = x * scale + shift, scale = gamma / sqrt(var + eps), shift = beta - mean * scale.
+  // The per-channel map is computed in the statistics' dtype (f32 for
+  // 16-bit x: a running mean rounded to bf16 moves every output) and y is
+  // rounded to x's dtype at the end.
   std::vector<int64_t> bshape(size_t(x.ndim()), 1);
   bshape[1] = g.c;
-  Tensor scale = mul(gamma, rsqrt(add(astype(running_var, t), host_number(eps))));
-  Tensor shift = sub(beta, mul(astype(running_mean, t), scale));
-  return add(mul(x, reshape(scale, bshape)), reshape(shift, bshape));
+  const DType m = bn_stat_dtype(t);
+  Tensor scale = mul(astype(gamma, m), rsqrt(add(astype(running_var, m), host_number(eps))));
+  Tensor shift = sub(astype(beta, m), mul(astype(running_mean, m), scale));
+  return astype(add(mul(x, reshape(scale, bshape)), reshape(shift, bshape)), t);
 }
 
 Tensor layer_norm(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta_in, double eps,

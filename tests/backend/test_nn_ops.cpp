@@ -157,6 +157,52 @@ TEST_CASE("batch_norm_scale: gamma / sqrt(var + eps), rounded once; with it the 
         }) == "batch_norm_scale: gamma f32[3] and var f32[2] must both be [C]");
 }
 
+TEST_CASE("batch_norm of f16 and bf16: statistics and the per-channel map in f32, y rounded once") {
+  auto as64 = [](const Tensor& t) { return vals(astype(t, DType::f64)); };
+  // Eval: 300, 302, 304 (exact in bf16) with running mean 301.3 and var 4
+  // give (x - 301.3) / sqrt(4 + 1e-5) = -0.65, 0.35, 1.35, which bf16 (8
+  // significant bits) rounds to -166/256, 179/512 and 173/128, PyTorch
+  // 1.13's bf16 values. A running mean rounded to bf16 (302) gave -1, 0, 1.
+  Tensor rm = full({1}, 301.3), rv = full({1}, 4.0);
+  Tensor x = reshape(astype(t32({300, 302, 304}), DType::bf16), {3, 1, 1, 1});
+  Tensor y = batch_norm(x, ones({1}), zeros({1}), rm, rv, false);
+  CHECK(y.dtype() == DType::bf16);
+  CHECK(as64(y) == std::vector<double>{-166.0 / 256, 179.0 / 512, 173.0 / 128});
+  // Training: the batch's mean of 300, 304, 1, 2 is 151.75 (bf16 holds
+  // 152) and its unbiased variance 90308.75 / 3 = 30102.9166... (bf16: 30080).
+  for (DType d : {DType::bf16, DType::f16}) {
+    CAPTURE(dtype_name(d));
+    Tensor rm1 = zeros({1}), rv1 = ones({1});
+    Tensor x1 = reshape(astype(t32({300, 304, 1, 2}), d), {4, 1, 1, 1});
+    batch_norm(x1, ones({1}), zeros({1}), rm1, rv1, true, /*momentum=*/1.0);
+    CHECK(vals(rm1) == std::vector<double>{151.75});
+    check_close(vals(rv1), {90308.75 / 3}, 1e-7, 0);
+    // batch_norm_train's statistics are f32 outputs, and batch_norm_apply
+    // remakes y from them bit for bit (from 16-bit statistics it did not).
+    const Attrs eps{{"eps", 1e-3}};
+    Tensor xs = astype(rnd({6, 3, 2}, DType::f32, 41, 90, 110), d), gamma = astype(rnd({3}, DType::f32, 42), d),
+           beta = astype(rnd({3}, DType::f32, 43), d);
+    Tensors t = dispatch(op("batch_norm_train"), std::vector<Tensor>{xs, gamma, beta}, eps);
+    CHECK(t[0].dtype() == d);
+    CHECK(t[1].dtype() == DType::f32);
+    CHECK(t[2].dtype() == DType::f32);
+    Tensor again = dispatch(op("batch_norm_apply"), std::vector<Tensor>{xs, gamma, beta, t[1], t[2]}, eps)[0];
+    CHECK(as64(again) == as64(t[0]));
+  }
+  CHECK(error_of([] {
+          const Tensor c = astype(ones({3}), DType::bf16);
+          dispatch(op("batch_norm_apply"), std::vector<Tensor>{astype(zeros({4, 3}), DType::bf16), c, c, c, c},
+                   Attrs{{"eps", 1e-5}});
+        }) == "batch_norm_apply: expects mean and var of f32 for bf16 input (got bf16[4, 3], bf16[3], bf16[3], "
+              "bf16[3], bf16[3])");
+  // f32 and f64 keep their own dtype for the statistics.
+  for (DType d : {DType::f32, DType::f64}) {
+    const TensorType xt{d, Shape{2, 3}, cpu_device()}, ct{d, Shape{3}, cpu_device()};
+    const std::vector<TensorType> in{xt, ct, ct};
+    CHECK(op("batch_norm_train").type_rule(in, Attrs{{"eps", 1e-5}}).at(1).dtype == d);
+  }
+}
+
 TEST_CASE("batch_norm errors") {
   Tensor rm = zeros({3}), rv = ones({3});
   CHECK(error_of([&] { batch_norm(zeros({4, 3, 2, 2}), ones({4}), zeros({3}), rm, rv, true); }) ==
