@@ -11,6 +11,8 @@
 #include <string>
 #include <type_traits>
 
+#include "backend/autocast.h"
+#include "backend/half.h"
 #include "backend/ops.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/reduce_geometry.h"
@@ -389,10 +391,20 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
   return arg_call(OpId::argmin, x, axis, keepdims);
 }
 
+// sum(x, ax) / denom. An f16 or bf16 x is summed in f32 and rounded to its
+// dtype once, after the division: rounded first, the sum of 66 f16 values
+// of 1000 would be inf. Under autocast, where the reductions give f32
+// (SPEC §15), the result stays f32, as sum's does.
+static Tensor sum_divided(const Tensor& x, const std::vector<int64_t>& ax, bool keepdims, double denom) {
+  if (!is_half_float(x.dtype())) return div(sum(x, ax, keepdims), host_number(denom));
+  Tensor r = div(sum(astype(x, DType::f32), ax, keepdims), host_number(denom));
+  return autocast_on() ? r : astype(r, x.dtype());
+}
+
 Tensor mean(const Tensor& x, const Axes& axes, bool keepdims) {
   auto ax = normalize_axes("mean", x, axes);
   // sum of an integer tensor is i64; true division by the count gives f32.
-  return div(sum(x, ax, keepdims), host_number(double(reduced_count(x, ax))));
+  return sum_divided(x, ax, keepdims, double(reduced_count(x, ax)));
 }
 
 Tensor var(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction) {
@@ -401,7 +413,7 @@ Tensor var(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction)
   // Two passes (subtract the mean first): no cancellation of large squares.
   Tensor d = sub(xf, mean(xf, ax, /*keepdims=*/true));
   double denom = std::max<double>(double(reduced_count(x, ax) - correction), 0.0);
-  return div(sum(mul(d, d), ax, keepdims), host_number(denom));
+  return sum_divided(mul(d, d), ax, keepdims, denom);
 }
 
 // sqrt(s) for s >= 0 (a variance, a sum of squares) whose gradient at s = 0

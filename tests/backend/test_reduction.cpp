@@ -199,6 +199,30 @@ TEST_CASE("mean, var, std") {
   CHECK(vals<float>(vi)[0] == doctest::Approx(1.0));
 }
 
+TEST_CASE("mean, var and std of f16 and bf16 divide before rounding, once") {
+  auto as64 = [](const Tensor& t) { return vals(astype(t, DType::f64)); };
+  // 66 values of 1000: their sum, 66000, is past f16's largest (65504), and
+  // rounded to f16 first it made the mean, the variance and std inf.
+  Tensor h = astype(full({66}, 1000.0), DType::f16);
+  CHECK(mean(h).dtype() == DType::f16);
+  CHECK(as64(mean(h)) == std::vector<double>{1000});
+  CHECK(as64(var(h)) == std::vector<double>{0});
+  CHECK(as64(nn::backend::std(h)) == std::vector<double>{0});
+  CHECK(as64(mean(reshape(h, {2, 33}), std::vector<int64_t>{1})) == std::vector<double>{1000, 1000});
+  // 2048 + 2 + 1 = 2051, an f16 tie that rounds to 2052: 2051 / 3 =
+  // 683.67 rounds to 683.5 (f16 counts in halves there); 2052 / 3 gave 684.
+  CHECK(as64(mean(astype(t32({2048, 2, 1}), DType::f16))) == std::vector<double>{683.5});
+  // 0, 300, 0, 300: the squared deviations (22500 each) sum to 90000, past
+  // f16, and the sample variance is 90000 / 3 = 30000 (PyTorch 1.13's f16 var).
+  Tensor v = var(astype(t32({0, 300, 0, 300}), DType::f16), std::nullopt, false, 1);
+  CHECK(v.dtype() == DType::f16);
+  CHECK(as64(v) == std::vector<double>{30000});
+  // bf16 keeps f32's range: 1, 2, 4 have mean 7/3, which bf16 (steps of 2^-6 there) rounds to 149/64.
+  Tensor b = mean(astype(t32({1, 2, 4}), DType::bf16));
+  CHECK(b.dtype() == DType::bf16);
+  CHECK(as64(b) == std::vector<double>{149.0 / 64});
+}
+
 TEST_CASE("logsumexp is stable, norm is L2") {
   Tensor big = make<float>({1000, 1000, 0, 0}, {2, 2});
   auto l = vals<float>(logsumexp(big, std::vector<int64_t>{1}));
