@@ -71,4 +71,9 @@ bool autocast_operands(OpId op, std::span<const Tensor> in, std::vector<Tensor>&
   return true;
 }
 
+Tensor autocast_f32(const Tensor& t) {
+  if (!autocast_on() || !t.defined() || weak_or_not_float(t) || !is_half_float(t.dtype())) return t;
+  return astype(t, DType::f32);
+}
+
 }  // namespace nn::backend

@@ -43,4 +43,11 @@ class AutocastScope {
 // leaves `in` as it is (then `cast` is untouched).
 bool autocast_operands(OpId op, std::span<const Tensor> in, std::vector<Tensor>& cast);
 
+// t as f32 when autocast is on and t is f16 or bf16, else t itself. The
+// composites that SPEC §15 computes in f32 (norm, the elementwise losses)
+// cast their operands with it before their first op, as dispatch casts the
+// operands of the ops on the f32 list: squaring first in 16 bits and
+// summing in f32 after would overflow f16 at 256.
+Tensor autocast_f32(const Tensor& t);
+
 }  // namespace nn::backend

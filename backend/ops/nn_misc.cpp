@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "backend/autocast.h"
 #include "backend/nn_ops.h"
 #include "backend/ops/nn_common.h"
 
@@ -55,20 +56,22 @@ Tensor reduce_losses(const Tensor& losses, Reduction r) {
   return losses;
 }
 
+// The losses compute in f32 under autocast (SPEC §15, PyTorch's autocast
+// lists): autocast_f32 widens 16-bit operands before the first op.
 Tensor mse_loss(const Tensor& pred, const Tensor& target, Reduction r) {
   check_same_shape("mse_loss", "pred", pred, "target", target);
-  Tensor d = sub(pred, target);
+  Tensor d = sub(autocast_f32(pred), autocast_f32(target));
   return reduce_losses(mul(d, d), r);
 }
 
 Tensor l1_loss(const Tensor& pred, const Tensor& target, Reduction r) {
   check_same_shape("l1_loss", "pred", pred, "target", target);
-  return reduce_losses(abs(sub(pred, target)), r);
+  return reduce_losses(abs(sub(autocast_f32(pred), autocast_f32(target))), r);
 }
 
-Tensor bce_with_logits(const Tensor& logits, const Tensor& targets, Reduction r) {
-  check_same_shape("bce_with_logits", "logits", logits, "targets", targets);
-  Tensor x = as_float(logits);
+Tensor bce_with_logits(const Tensor& logits, const Tensor& targets_in, Reduction r) {
+  check_same_shape("bce_with_logits", "logits", logits, "targets", targets_in);
+  Tensor x = as_float(autocast_f32(logits)), targets = autocast_f32(targets_in);
   // max(x, 0) - x y + log1p(exp(-|x|)) is softplus(x) - x y, and softplus
   // computes exactly max(x, 0) + log1p(exp(-|x|)). Written with softplus, the
   // gradient is sigmoid(x) - y everywhere; spelled out with relu and abs it

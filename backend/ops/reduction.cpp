@@ -444,7 +444,8 @@ Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
 }
 
 Tensor norm(const Tensor& x, const Axes& axes, bool keepdims) {
-  Tensor xf = as_float(x);
+  // In f32 under autocast (SPEC §15): the squares too, not only their sum.
+  Tensor xf = as_float(autocast_f32(x));
   return sqrt_zero_gradient_at_0(sum(mul(xf, xf), normalize_axes("norm", x, axes), keepdims));
 }
 

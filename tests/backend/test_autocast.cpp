@@ -84,3 +84,35 @@ TEST_CASE("autocast: a param's gradient comes back in f32, near the f32 one") {
   CHECK(std::sqrt(diff) <= 4 * 0x1p-8 * std::sqrt(norm));
   CHECK(std::sqrt(diff) > 0);  // it did compute in bf16
 }
+
+TEST_CASE("autocast: norm and the elementwise losses compute in f32, squares and differences too") {
+  auto first = [](const Tensor& t) { return vals(astype(t, DType::f64))[0]; };
+  for (DType d : {DType::f16, DType::bf16}) {
+    CAPTURE(dtype_name(d));
+    AutocastScope on(d);
+    const Tensor h = astype(t32({1000, 1000}), d), z = astype(t32({0, 0}), d);
+    // 1000^2 = 10^6 is past f16's largest value (65504): squared in 16 bits
+    // first, norm and mse_loss were inf (and inexact in bf16).
+    CHECK(norm(h).dtype() == DType::f32);
+    CHECK(first(norm(h)) == double(float(std::sqrt(2e6))));
+    CHECK(mse_loss(h, z).dtype() == DType::f32);
+    CHECK(first(mse_loss(h, z)) == 1e6);
+    CHECK(mse_loss(h, z, Reduction::none).dtype() == DType::f32);
+    CHECK(first(mse_loss(h, z, Reduction::sum)) == 2e6);
+    // 60000 - (-60000) overflows f16; the difference of the stored values
+    // (bf16 holds 59904) is exact in f32.
+    const Tensor big = astype(t32({60000}), d);
+    const double stored = first(big);
+    CHECK(l1_loss(big, neg(big), Reduction::none).dtype() == DType::f32);
+    CHECK(first(l1_loss(big, neg(big))) == 2 * stored);
+    // softplus(0) - 0 * 1 = log 2, which 16 bits would round to 0.6929 (f16)
+    // or 0.6914 (bf16).
+    const Tensor bce = bce_with_logits(astype(t32({0}), d), astype(t32({1}), d), Reduction::none);
+    CHECK(bce.dtype() == DType::f32);
+    CHECK(first(bce) == doctest::Approx(std::log(2.0)).epsilon(1e-6));
+  }
+  // Without autocast they keep the operands' dtype.
+  const Tensor h = astype(t32({3, 4}), DType::bf16);
+  CHECK(norm(h).dtype() == DType::bf16);
+  CHECK(mse_loss(h, h).dtype() == DType::bf16);
+}
