@@ -146,7 +146,11 @@ Value Interpreter::eval_list(const ListExpr& e, const EnvPtr& env, bool exact_fl
     }
     std::vector<int64_t> d;
     for (auto& v : items) d.push_back(v.is_bool() ? int64_t(v.as_bool()) : v.as_int());
-    return Value(on_default_device(backend::from_ints(d, shape, backend::DType::i64)));
+    // Weak too when exact: tensor() then knows its values are host numbers
+    // and checks that they fit the integer dtype asked for.
+    backend::Tensor t = backend::from_ints(d, shape, backend::DType::i64);
+    t.set_weak(exact_floats);
+    return Value(on_default_device(t));
   }
   // Nested rows: all must be tensors of one shape (ragged is an error).
   std::vector<backend::Tensor> rows;
@@ -159,7 +163,7 @@ Value Interpreter::eval_list(const ListExpr& e, const EnvPtr& env, bool exact_fl
   }
   try {
     backend::Tensor t = backend::stack(rows, 0);
-    t.set_weak(exact_floats && backend::is_floating(t.dtype()));
+    t.set_weak(exact_floats && t.dtype() != backend::DType::boolean);
     return Value(t);
   } catch (const backend::Error& ex) {
     fail(e.span, ex.what());

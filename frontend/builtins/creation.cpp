@@ -1,5 +1,9 @@
 // Built-ins that make tensors: tensor, zeros, ones, full, *_like, arange,
 // linspace, eye, the random ones and seed.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 #include "backend/ops.h"
 #include "frontend/builtins/builtins.h"
 #include "frontend/format.h"
@@ -24,6 +28,34 @@ DType natural_dtype(const Value& v) {
     return t.weak() && backend::is_floating(t.dtype()) ? DType::f32 : t.dtype();  // a weak float is a number's
   }
   return DType::f32;
+}
+
+// Host numbers made into an integer tensor must fit its dtype, as
+// torch.tensor and torch.full insist ("value cannot be converted to type
+// int32 without overflow"): the cast would wrap an int (3000000000 as i32
+// is -1294967296) or saturate a float without a word. Floats truncate
+// toward zero first (3.7 is 3); NaN and inf fit no integer.
+void check_fits(Args& a, size_t i, const backend::Tensor& values, DType d) {
+  if (!backend::is_integral(d) || values.dtype() == DType::boolean) return;
+  const int64_t lo = d == DType::i32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
+  const int64_t hi = d == DType::i32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
+  const std::string name(backend::dtype_name(d));
+  auto fail = [&](const std::string& v) {
+    a.fail(i, "value " + v + " cannot be converted to " + name + " without overflow (" + name + " holds " +
+                  std::to_string(lo) + " to " + std::to_string(hi) + ")");
+  };
+  const backend::Tensor t = backend::to_device(values, backend::cpu_device());
+  if (backend::is_integral(t.dtype())) {
+    const backend::Tensor w = backend::astype(t, DType::i64);
+    for (int64_t k = 0; k < w.numel(); ++k)
+      if (w.data<int64_t>()[k] < lo || w.data<int64_t>()[k] > hi) fail(std::to_string(w.data<int64_t>()[k]));
+    return;
+  }
+  const backend::Tensor w = backend::astype(t, DType::f64);
+  for (int64_t k = 0; k < w.numel(); ++k) {
+    const double v = std::trunc(w.data<double>()[k]);  // -lo is 2^31 or 2^63, exact as a double
+    if (!(v >= double(lo) && v < -double(lo))) fail(format_float(w.data<double>()[k]));
+  }
 }
 
 // The dtype of zeros/ones/rand/randn(shape, dtype): `randn(64, 8)`, the
@@ -53,6 +85,9 @@ void install_creation(Interpreter& vm) {
     backend::Tensor t = a.tensor(0);
     bool was_weak = t.weak();
     DType d = a[1].is_none() ? (was_weak ? natural_dtype(a[0]) : t.dtype()) : a.dtype(1);
+    // Host numbers (a literal, a number, a list of them) are range-checked;
+    // a tensor's values are cast as astype casts them.
+    if (was_weak || !a[0].is_tensor()) check_fits(a, 0, t, d);
     backend::Tensor r = backend::astype(t, d);
     if (r.same(t)) r = copy_of(t);
     r.set_weak(false);
@@ -65,7 +100,9 @@ void install_creation(Interpreter& vm) {
     return Value(backend::ones(a.shape(0), dtype_after_shape(a, "ones")));
   });
   def(vm, "full", "shape, v, dtype=none", [](Args& a) {
-    return Value(backend::full(a.shape(0), a.number(1), dtype_or(a, 2, natural_dtype(a[1]))));
+    const DType d = dtype_or(a, 2, natural_dtype(a[1]));
+    check_fits(a, 1, a.tensor(1), d);
+    return Value(backend::full(a.shape(0), a.number(1), d));
   });
   def(vm, "zeros_like", "x, dtype=none", [](Args& a) {
     backend::Tensor x = a.tensor(0);

@@ -43,6 +43,35 @@ TEST_CASE("tensor(literal, dtype) converts the literal's exact numbers") {
   CHECK(run(vm, "[0.1, 0.2].dtype") == "f32");
 }
 
+// torch.tensor and torch.full refuse numbers an integer dtype cannot hold
+// ("value cannot be converted to type int32 without overflow"); a cast
+// would wrap an int (3000000000 as i32 is -1294967296) or saturate a float.
+TEST_CASE("tensor() and full() refuse host numbers their integer dtype cannot hold") {
+  Interpreter vm;
+  const std::string i32 = " cannot be converted to i32 without overflow (i32 holds -2147483648 to 2147483647)";
+  const std::string i64 =
+      " cannot be converted to i64 without overflow (i64 holds -9223372036854775808 to 9223372036854775807)";
+  CHECK(script_error(vm, "tensor([3000000000], i32)") == "value 3000000000" + i32);
+  CHECK(script_error(vm, "tensor([-2147483649], i32)") == "value -2147483649" + i32);
+  CHECK(script_error(vm, "tensor([[1], [3000000000]], i32)") == "value 3000000000" + i32);
+  CHECK(script_error(vm, "tensor([0.5, 3e9], i32)") == "value 3000000000.0" + i32);
+  CHECK(script_error(vm, "tensor(3000000000, i32)") == "value 3000000000" + i32);
+  CHECK(script_error(vm, "let xs = []\nappend(xs, 3000000000)\ntensor(xs, i32)") == "value 3000000000" + i32);
+  CHECK(script_error(vm, "tensor([1e19], i64)") == "value 1e+19" + i64);
+  CHECK(script_error(vm, "full([1], 3000000000, dtype=i32)") == "value 3000000000" + i32);
+  CHECK(script_error(vm, "full([1], -3e9, dtype=i32)") == "value -3000000000.0" + i32);
+  CHECK(script_error(vm, "full([1], 9.3e18, dtype=i64)") == "value 9.3e+18" + i64);
+  // The limits fit; floats truncate toward zero first (2147483647.9 is 2147483647).
+  CHECK(run(vm, "tensor([2147483647, -2147483648], i32)") == "i32[2] [2147483647, -2147483648]");
+  CHECK(run(vm, "tensor([2147483647.9, -2147483648.9], i32)") == "i32[2] [2147483647, -2147483648]");
+  CHECK(run(vm, "full([1], -2147483648, dtype=i32)") == "i32[1] [-2147483648]");
+  CHECK(run(vm, "full([1], 2.5, dtype=i32)") == "i32[1] [2]");
+  CHECK(run(vm, "tensor([-9223372036854775808, 9223372036854775807], i64)") ==
+        "i64[2] [-9223372036854775808, 9223372036854775807]");
+  // A tensor's values are cast, as astype casts them.
+  CHECK(run(vm, "let t = [3000000000]\ntensor(t, i32)") == "i32[1] [-1294967296]");
+}
+
 TEST_CASE("globals persist across runs and can be set from C++") {
   Interpreter vm;
   vm.run_code("a.nn", "let x = 40");
