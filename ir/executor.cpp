@@ -142,7 +142,12 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
   }
   std::vector<backend::Tensor> result;
   result.reserve(g.outputs.size());
-  for (ValueId v : g.outputs) result.push_back(slots[v]);
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const ValueId h = i < g.output_holders.size() ? g.output_holders[i] : kNone;
+    const backend::TensorType& t = g.values[g.outputs[i]].type;
+    if (h == kNone) result.push_back(slots[g.outputs[i]]);
+    else result.push_back(slots[h].shape() == t.shape ? slots[h] : slots[h].view(t.shape, 0));
+  }
   return result;
 }
 

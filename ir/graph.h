@@ -156,6 +156,10 @@ struct Graph {
   std::vector<Scope> scopes{Scope{}};
   std::vector<ValueId> inputs;   // arguments, in the order a run binds them
   std::vector<ValueId> outputs;  // in the order a run returns them
+  // Per output: kNone, or the argument or captured tensor (its first value)
+  // the trace returned, or a reshape of, which a run then returns itself
+  // after its updates, as eager code returns the tensor it was given.
+  std::vector<ValueId> output_holders;
   std::vector<StateUpdate> updates;
   // "file.nn:12:5" for a location; set by whoever traced the graph.
   std::function<std::string(const Loc&)> locate;

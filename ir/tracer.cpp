@@ -248,11 +248,26 @@ std::string Tracer::origin(const backend::Tensor& t) const {
                                               : std::string();
 }
 
+ValueId Tracer::holder_of(const backend::Tensor& t) const {
+  auto entry = [&](const backend::Tensor& u) {
+    for (const Captured& c : entries_)
+      if (key(c.tensor) == key(u)) return c.first;
+    return kNone;
+  };
+  if (const ValueId v = entry(t); v != kNone) return v;  // an argument or a captured tensor
+  auto it = alias_group_.find(key(t));
+  if (it == alias_group_.end()) return kNone;
+  for (const backend::Tensor& u : alias_groups_[it->second])
+    if (const ValueId v = entry(u); v != kNone) return v;  // t is a reshape of its memory
+  return kNone;
+}
+
 Graph Tracer::finish(std::span<const backend::Tensor> outputs) {
   for (const backend::Tensor& t : outputs) {
     ValueId v = value_of(t);
     graph_.values[v].output = true;
     graph_.outputs.push_back(v);
+    graph_.output_holders.push_back(holder_of(t));
   }
   for (const Captured& c : entries_) {
     ValueId now = current(c.tensor);

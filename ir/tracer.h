@@ -113,6 +113,7 @@ class Tracer : public backend::DispatchHook {
   void note_view(const backend::Tensor& base, const backend::Tensor& view);
   void share_write(const backend::Tensor& written);
   void reshape_into(const backend::Tensor& alias, const backend::Tensor& from);  // alias = reshape(from)
+  ValueId holder_of(const backend::Tensor& output) const;  // Graph::output_holders
   NodeId append(const backend::OpDef* op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
                 const backend::OutTypes& types);
 
