@@ -1,6 +1,8 @@
 // Tensor handles: creation, views and single-element reads.
 #include "backend/tensor.h"
 
+#include <optional>
+
 #include "backend/half.h"
 
 #include "backend/error.h"
@@ -11,22 +13,33 @@ std::string TensorType::str() const {
   return std::string(dtype_name(dtype)) + shape.str();
 }
 
+namespace {
+// The bytes of a tensor of this shape and dtype; none when they (or its
+// element count) would not fit in the address space (a quarter of it, so
+// that offsets and counts stay far from wrapping).
+std::optional<size_t> byte_size(const Shape& shape, DType dtype) {
+  size_t bytes = dtype_size(dtype);
+  for (int64_t d : shape) {
+    if (d != 0 && bytes > SIZE_MAX / 4 / size_t(d)) return std::nullopt;
+    bytes *= size_t(d);
+  }
+  return bytes;
+}
+}  // namespace
+
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device* device) {
   if (!device) device = cpu_device();
   for (int64_t d : shape)
     if (d < 0) throw Error("negative dimension " + std::to_string(d) + " in shape " + shape.str());
   // Guard the byte count against overflow before anything is allocated.
-  size_t bytes = dtype_size(dtype);
-  for (int64_t d : shape) {
-    if (d != 0 && bytes > SIZE_MAX / 4 / size_t(d))
-      throw OutOfMemory("out of memory on " + device->name() + ": a tensor of shape " + shape.str() +
-                            " would not fit in the address space",
-                        SIZE_MAX);
-    bytes *= size_t(d);
-  }
+  const std::optional<size_t> bytes = byte_size(shape, dtype);
+  if (!bytes)
+    throw OutOfMemory("out of memory on " + device->name() + ": a tensor of shape " + shape.str() +
+                          " would not fit in the address space",
+                      SIZE_MAX);
   Tensor t;
   t.impl_ = make_ref<TensorImpl>();
-  t.impl_->block = make_ref<Block>(device, bytes);
+  t.impl_->block = make_ref<Block>(device, *bytes);
   t.impl_->shape = shape;
   t.impl_->dtype = dtype;
   return t;
@@ -34,9 +47,14 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device* device) {
 
 Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, Device* device) {
   if (!device) device = cpu_device();
+  for (int64_t d : shape)
+    if (d < 0) throw Error("negative dimension " + std::to_string(d) + " in shape " + shape.str());
+  // The element count must not wrap: no memory of the caller's can hold more.
+  const std::optional<size_t> bytes = byte_size(shape, dtype);
+  if (!bytes) throw Error("a tensor of shape " + shape.str() + " would not fit in the address space");
   Tensor t;
   t.impl_ = make_ref<TensorImpl>();
-  t.impl_->block = make_ref<Block>(device, data, size_t(shape.numel()) * dtype_size(dtype));
+  t.impl_->block = make_ref<Block>(device, data, *bytes);
   t.impl_->shape = shape;
   t.impl_->dtype = dtype;
   return t;

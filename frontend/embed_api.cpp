@@ -49,16 +49,23 @@ Tensor& Tensor::operator=(Tensor&&) noexcept = default;
 Tensor::Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Tensor Tensor::from_blob(void* ptr, std::vector<int64_t> shape, DType dtype) {
-  be::Shape s = to_shape(shape);
-  if (!ptr && s.numel() > 0) throw_plain("Tensor::from_blob: a null pointer for a non-empty tensor");
-  return Tensor(std::make_shared<Impl>(Impl{be::Tensor::from_blob(ptr, s, to_backend(dtype))}));
+  // The shape is checked first (too many dimensions, or more bytes than the
+  // address space holds): its element count is read only once it fits.
+  be::Tensor t = guarded(nullptr, [&] {
+    try {
+      return be::Tensor::from_blob(ptr, to_shape(shape), to_backend(dtype));
+    } catch (const be::Error& e) {
+      throw_plain(std::string("Tensor::from_blob: ") + e.what());
+    }
+  });
+  if (!ptr && t.nbytes() > 0) throw_plain("Tensor::from_blob: a null pointer for a non-empty tensor");
+  return Tensor(std::make_shared<Impl>(Impl{std::move(t)}));
 }
 
 Tensor Tensor::copy_from(const void* ptr, std::vector<int64_t> shape, DType dtype) {
-  be::Shape s = to_shape(shape);
-  if (!ptr && s.numel() > 0) throw_plain("Tensor::copy_from: a null pointer for a non-empty tensor");
   return guarded(nullptr, [&] {
-    be::Tensor t = be::Tensor::empty(s, to_backend(dtype));
+    be::Tensor t = be::Tensor::empty(to_shape(shape), to_backend(dtype));  // no memory taken yet
+    if (!ptr && t.nbytes() > 0) throw_plain("Tensor::copy_from: a null pointer for a non-empty tensor");
     if (t.nbytes()) std::memcpy(t.raw_data(), ptr, t.nbytes());
     return Tensor(std::make_shared<Impl>(Impl{std::move(t)}));
   });

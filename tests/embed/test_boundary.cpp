@@ -51,3 +51,26 @@ TEST_CASE("data<T>() lives as long as the tensor it was taken from") {
   CHECK(p[0] == 3.0f);
   CHECK(p[3] == 3.0f);
 }
+
+TEST_CASE("from_blob refuses a shape whose size would not fit in the address space, as copy_from does") {
+  float cell = 0;
+  const std::vector<std::vector<int64_t>> shapes = {{1LL << 40, 1LL << 40}, {1LL << 62, 4}, {4, 1LL << 62},
+                                                    {1LL << 31, 1LL << 31, 1LL << 31}};
+  for (const auto& shape : shapes) {
+    nn::Error blob = nntest::embed_error_of([&] { nn::Tensor::from_blob(&cell, shape, nn::f32); });
+    CHECK(nntest::has(blob.message(), "Tensor::from_blob"));
+    CHECK(nntest::has(blob.message(), "would not fit in the address space"));
+    // A null pointer with such a shape: the size is what is wrong.
+    blob = nntest::embed_error_of([&] { nn::Tensor::from_blob(nullptr, shape, nn::f32); });
+    CHECK(nntest::has(blob.message(), "would not fit in the address space"));
+    nn::Error copy = nntest::embed_error_of([&] { nn::Tensor::copy_from(&cell, shape, nn::f32); });
+    CHECK(nntest::has(copy.message(), "would not fit in the address space"));
+  }
+  // Too many dimensions is an nn::Error too.
+  nn::Error dims = nntest::embed_error_of([&] { nn::Tensor::from_blob(&cell, std::vector<int64_t>(9, 1), nn::f32); });
+  CHECK(nntest::has(dims.message(), "at most 8 dimensions"));
+  // Empty tensors and ordinary ones are still fine, a null pointer for an empty one too.
+  CHECK(nn::Tensor::from_blob(nullptr, {0, 1LL << 40}, nn::f32).numel() == 0);
+  CHECK(nn::Tensor::from_blob(&cell, {1, 1}, nn::f32).numel() == 1);
+  CHECK(nntest::has(nntest::embed_error_of([&] { nn::Tensor::from_blob(nullptr, {2}, nn::f32); }).message(), "null"));
+}
