@@ -132,7 +132,10 @@ Value Interpreter::call_value(const Value& callee, CallArgs& call) {
   const Function& f = *callee.as_function();
   switch (f.kind) {
     case Function::Kind::Closure: return call_closure(f, call);
-    case Function::Kind::Builtin: return call_builtin(*f.builtin, call);
+    case Function::Kind::Builtin:
+      // A host's function may hold references to its own interpreter.
+      if (f.owner != 0 && f.owner != id_) [[unlikely]] refuse_foreign(f, call.call_span);
+      return call_builtin(*f.builtin, call);
     case Function::Kind::Bound: {
       prepend_self(call, f.self);
       return call_value(Value(f.target), call);
@@ -142,7 +145,9 @@ Value Interpreter::call_value(const Value& callee, CallArgs& call) {
 }
 
 void Interpreter::refuse_foreign(const Function& f, Span span) const {
-  std::string what = f.name().empty() ? std::string("a lambda") : "fn `" + f.name() + "`";
+  std::string what = f.kind == Function::Kind::Builtin ? "host function `" + f.name() + "`"
+                     : f.name().empty()                ? std::string("a lambda")
+                                                       : "fn `" + f.name() + "`";
   std::string owner = "interpreter #" + std::to_string(f.owner);
   if (f.owner_alive.expired())
     fail(span, "cannot call " + what + ": it belongs to " + owner + ", which was destroyed");

@@ -141,7 +141,7 @@ void Interpreter::define(const std::string& name, HostFunction fn) {
       fe::fail(a.call_span(), "host function `" + name + "` failed with an unknown exception");
     }
   };
-  live().vm->define_builtin(std::move(b));
+  live().vm->define_host_function(std::move(b));
 }
 
 }  // namespace nn

@@ -71,9 +71,11 @@ struct Function {
   // captured by reference.
   std::shared_ptr<const FunctionDef> def;
   EnvPtr env;
-  // Closure: the interpreter that made it (Interpreter::id) and whether that
-  // one still lives. Another interpreter refuses to run it: its scope, spans
-  // and graphs belong to the owner.
+  // Closure, and Builtin of a host (nn::Interpreter::define): the
+  // interpreter that made it (Interpreter::id) and whether that one still
+  // lives. Another interpreter refuses to run it: its scope, spans and
+  // graphs, or the host's state its function holds, belong to the owner.
+  // 0 for the built-ins every interpreter shares.
   uint64_t owner = 0;
   std::weak_ptr<const void> owner_alive;
   // Builtin.

@@ -111,13 +111,27 @@ std::vector<std::string> Interpreter::global_names() const {
   return names;
 }
 
-void Interpreter::define_builtin(std::shared_ptr<Builtin> b) {
+namespace {
+std::shared_ptr<Function> builtin_function(std::shared_ptr<Builtin> b) {
   for (auto& p : b->params) p.sym = intern(p.name);
   auto f = std::make_shared<Function>();
   f->kind = Function::Kind::Builtin;
-  Symbol name = intern(b->name);
   f->builtin = std::move(b);
-  prelude_->define(name, Value(FunctionPtr(f)));
+  return f;
+}
+}  // namespace
+
+void Interpreter::define_builtin(std::shared_ptr<Builtin> b) {
+  Symbol name = intern(b->name);
+  prelude_->define(name, Value(FunctionPtr(builtin_function(std::move(b)))));
+}
+
+void Interpreter::define_host_function(std::shared_ptr<Builtin> b) {
+  Symbol name = intern(b->name);
+  std::shared_ptr<Function> f = builtin_function(std::move(b));
+  f->owner = id_;
+  f->owner_alive = alive_;
+  prelude_->define(name, Value(FunctionPtr(std::move(f))));
 }
 
 // ---------------------------------------------------------------- running

@@ -154,6 +154,10 @@ class Interpreter {
   std::vector<std::string> global_names() const;
   // Registers a built-in in the prelude (visible to every module).
   void define_builtin(std::shared_ptr<Builtin> b);
+  // Registers a host's function (nn::Interpreter::define) likewise; unlike
+  // a built-in it belongs to this interpreter (it may hold the host's
+  // references to it), so another one refuses to call it, as a closure.
+  void define_host_function(std::shared_ptr<Builtin> b);
   // Makes `tr` the active tracer, its graph locating nodes in this
   // interpreter's sources (graph mode; save_onnx's trace).
   void start_trace(ir::Tracer& tr);
@@ -323,7 +327,8 @@ class Interpreter {
   double time_limit_s_ = 0;
   std::chrono::steady_clock::time_point deadline_;
 
-  // A closure of another interpreter (alive or destroyed) is refused.
+  // A closure or host function of another interpreter (alive or destroyed)
+  // is refused.
   [[noreturn]] void refuse_foreign(const Function& f, Span span) const;
   uint64_t id_;
   std::shared_ptr<const uint64_t> alive_;  // closures hold it weakly

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <nn/nn.h>
 
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -111,4 +112,73 @@ TEST_CASE("code defined by eval keeps working after later evals free theirs") {
   e = embed_error_of([&] { vm.eval("let q = 1\nq + nope"); });
   CHECK(e.line() == 2);
   CHECK(has(e.what(), "q + nope"));
+}
+
+TEST_CASE("a host function runs only in the interpreter that defined it") {
+  std::ostringstream out;
+  nn::Interpreter a(quiet_options(out)), b(quiet_options(out));
+  int runs = 0;
+  a.define("who", [&runs](nn::Args) -> nn::Value {
+    ++runs;
+    return "a's host function";
+  });
+  nn::Value hf = a.get("who");
+  REQUIRE(hf.is_function());
+  nn::Error e = embed_error_of([&] { b.call(hf); });
+  CHECK(has(e.message(), "cannot call host function `who` in interpreter #"));
+  CHECK(has(e.message(), "it belongs to interpreter #"));
+  CHECK(!has(e.message(), "destroyed"));
+  // Through a script of the other interpreter: a diagnostic at its call.
+  b.set("w", hf);
+  e = embed_error_of([&] { b.eval("1 + w()"); });
+  CHECK(has(e.message(), "cannot call host function `who`"));
+  CHECK(e.file() == "<eval>");
+  CHECK(e.column() == 5);
+  // As a method: `v.w()` calls w(v).
+  e = embed_error_of([&] { b.eval("let v = 2\nv.w()"); });
+  CHECK(has(e.message(), "belongs to interpreter #"));
+  CHECK(runs == 0);
+  // The owner still runs it, by name and as a value.
+  CHECK(a.call(hf).as_string() == "a's host function");
+  CHECK(a.eval("who()").as_string() == "a's host function");
+  CHECK(runs == 2);
+  CHECK(b.eval("3 * 3").as_int() == 9);  // b goes on
+}
+
+TEST_CASE("a host function outliving its interpreter is refused, not run against the freed one") {
+  std::ostringstream out;
+  auto a = std::make_unique<nn::Interpreter>(quiet_options(out));
+  nn::Interpreter* owner = a.get();
+  // Holds its interpreter, as host functions that call back in do.
+  a->define("twice_in_a", [owner](nn::Args args) -> nn::Value { return owner->eval("2").as_int() * args.integer(0); });
+  CHECK(a->eval("twice_in_a(3)").as_int() == 6);
+  nn::Value hf = a->get("twice_in_a");
+  a.reset();
+  CHECK(hf.is_function());
+  CHECK(hf.str() == "<built-in fn twice_in_a>");
+  nn::Interpreter b(quiet_options(out));
+  nn::Error e = embed_error_of([&] { b.call(hf, 7); });
+  CHECK(has(e.message(), "cannot call host function `twice_in_a`"));
+  CHECK(has(e.message(), "which was destroyed"));
+  b.set("t", hf);
+  e = embed_error_of([&] { b.eval("t(7)"); });
+  CHECK(has(e.message(), "which was destroyed"));
+  CHECK(b.eval("1 + 1").as_int() == 2);
+}
+
+TEST_CASE("built-in functions are no interpreter's: they run through any") {
+  std::ostringstream out_a, out_b;
+  nn::Value print_fn, len_fn;
+  {
+    nn::Interpreter a(quiet_options(out_a));
+    print_fn = a.get("print");
+    len_fn = a.get("len");
+  }
+  nn::Interpreter b(quiet_options(out_b));
+  b.call(print_fn, "hello");
+  CHECK(out_b.str() == "hello\n");
+  CHECK(out_a.str().empty());
+  CHECK(b.call(len_fn, nn::Value::list({1, 2, 3})).as_int() == 3);
+  b.set("l", len_fn);
+  CHECK(b.eval("l([1, 2])").as_int() == 2);
 }
