@@ -134,6 +134,8 @@ void Interpreter::define(const std::string& name, HostFunction fn) {
     } catch (const fe::ExitRequest&) {
       throw;
     } catch (const Error& e) {
+      // exit() in a nested eval or call: the whole run ends, as exit does.
+      if (e.exit_code()) throw fe::ExitRequest{*e.exit_code()};
       fe::fail(a.call_span(), name + ": " + e.message());
     } catch (const std::exception& e) {
       fe::fail(a.call_span(), "host function `" + name + "` failed: " + e.what());

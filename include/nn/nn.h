@@ -270,7 +270,9 @@ class Interpreter {
   }
 
   // Defines a host function callable from scripts (in every module). Any
-  // exception it throws becomes a diagnostic at the script's call. The
+  // exception it throws becomes a diagnostic at the script's call, except an
+  // nn::Error with an exit_code() (a nested eval whose script called exit),
+  // which ends the run as exit() does. The
   // function belongs to this interpreter: called through another (its
   // value kept by the host), it is an nn::Error.
   void define(const std::string& name, HostFunction fn);

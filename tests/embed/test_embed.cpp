@@ -304,6 +304,31 @@ TEST_CASE("a host function may call back into its interpreter") {
   CHECK(moved.eval("sq(4)").as_int() == 16);
 }
 
+TEST_CASE("exit() in a host function's nested eval or call ends the outer run with its code") {
+  std::ostringstream out;
+  nn::Interpreter vm(quiet(out));
+  vm.define("nest", [&vm](nn::Args) -> nn::Value { return vm.eval("exit(4)"); });
+  vm.eval("fn leave(code) { exit(code) }");
+  vm.define("nest_call", [&vm](nn::Args a) -> nn::Value { return vm.call("leave", a.integer(0)); });
+  nn::Error e = error_of([&] { vm.eval("nest()"); });
+  REQUIRE(e.exit_code().has_value());
+  CHECK(*e.exit_code() == 4);
+  CHECK(contains(e.message(), "the script called exit(4)"));
+  CHECK(!contains(e.message(), "nest:"));
+  // The rest of the outer script does not run.
+  e = error_of([&] { vm.eval("let before = 1\nnest_call(7)\nprint(\"after\")"); });
+  REQUIRE(e.exit_code().has_value());
+  CHECK(*e.exit_code() == 7);
+  CHECK(out.str().empty());
+  e = error_of([&] { vm.call("nest"); });
+  REQUIRE(e.exit_code().has_value());
+  CHECK(*e.exit_code() == 4);
+  // A nested error that is no exit stays a diagnostic with no exit code.
+  vm.define("nest_bad", [&vm](nn::Args) -> nn::Value { return vm.eval("no_such_name"); });
+  CHECK(!error_of([&] { vm.eval("nest_bad()"); }).exit_code().has_value());
+  CHECK(vm.eval("1 + 1").as_int() == 2);  // usable after
+}
+
 TEST_CASE("a CPU run maps no CUDA library; asking for a GPU loads the CUDA plugin") {
   std::ostringstream out;
   {
