@@ -4,6 +4,7 @@
 // Recursion here is bounded by the nesting check that ran before parsing.
 #include "frontend/ast_builder.h"
 #include "frontend/bind_args.h"
+#include "frontend/parser.h"
 
 #include <cctype>
 #include <charconv>
@@ -17,20 +18,6 @@ namespace nn::frontend {
 using P = grammar::NNParser;
 
 namespace {
-
-bool is_keyword(const std::string& word) {
-  static const std::set<std::string> keywords = {
-      "let", "fn", "graph", "return", "if", "else", "for", "in", "while", "break", "continue",
-      "import", "as", "and", "or", "not", "true", "false", "none"};
-  return keywords.count(word) != 0;
-}
-
-bool is_identifier(const std::string& word) {
-  if (word.empty() || std::isdigit(static_cast<unsigned char>(word[0]))) return false;
-  for (char c : word)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  return !is_keyword(word);
-}
 
 size_t utf8_length(unsigned char lead) {
   return lead < 0x80 ? 1 : (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3 : 4;

@@ -250,6 +250,12 @@ void Args::expect(size_t count) const {
 }
 
 void Args::expect(size_t min, size_t max) const {
+  // The host's own mistake, whatever the script passed: said so, not
+  // blamed on the script's call.
+  if (min > max)
+    throw_plain("Args::expect(" + std::to_string(min) + ", " + std::to_string(max) +
+                "): the minimum is greater than the maximum (a mistake in the host function)");
+  if (min == max) return expect(min);
   if (values_.size() < min || values_.size() > max)
     fail("takes " + std::to_string(min) + " to " + plural(max, "argument") + " but " +
          std::to_string(values_.size()) + (values_.size() == 1 ? " was" : " were") + " given");

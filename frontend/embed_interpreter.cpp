@@ -8,6 +8,7 @@
 #include "backend/ops.h"
 #include "frontend/embed_internal.h"
 #include "frontend/function.h"
+#include "frontend/parser.h"
 #include "frontend/stdlib_path.h"
 
 namespace nn {
@@ -35,6 +36,20 @@ struct Interpreter::Impl {
   };
 };
 
+
+namespace {
+// set / define take only names a script can write (SPEC §2): any other
+// would be a global or host function no script could reach.
+void check_name(const char* member, const std::string& name) {
+  if (fe::is_identifier(name)) return;
+  std::string why = name.empty()           ? "the name is empty"
+                    : fe::is_keyword(name) ? "`" + name + "` is a keyword"
+                                           : "`" + name + "` is not a name";
+  throw_plain(std::string(member) + "(`" + name + "`): " + why +
+              ", which no script could use (a name is a letter or `_`, then letters, digits and `_`, and not a "
+              "keyword)");
+}
+}  // namespace
 
 // The interpreter of a live nn::Interpreter; a moved-from one is refused.
 Interpreter::Impl& Interpreter::live() const {
@@ -92,7 +107,9 @@ Value Interpreter::eval(const std::string& code) {
 }
 
 void Interpreter::set(const std::string& name, Value v) {
-  live().vm->set_global(name, to_internal(v));
+  Impl& im = live();
+  check_name("set", name);
+  im.vm->set_global(name, to_internal(v));
 }
 
 bool Interpreter::has(const std::string& name) const { return live().vm->find_global(name) != nullptr; }
@@ -119,6 +136,8 @@ Value Interpreter::call(const Value& fn, std::vector<Value> args) {
 }
 
 void Interpreter::define(const std::string& name, HostFunction fn) {
+  Impl& im = live();
+  check_name("define", name);
   if (!fn) throw_plain("define(`" + name + "`): an empty function");
   auto b = std::make_shared<fe::Builtin>();
   b->name = name;
@@ -143,7 +162,7 @@ void Interpreter::define(const std::string& name, HostFunction fn) {
       fe::fail(a.call_span(), "host function `" + name + "` failed with an unknown exception");
     }
   };
-  live().vm->define_host_function(std::move(b));
+  im.vm->define_host_function(std::move(b));
 }
 
 }  // namespace nn

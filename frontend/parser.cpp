@@ -150,6 +150,23 @@ NNParser::ProgramContext* Front::parse() {
 
 }  // namespace
 
+bool is_keyword(std::string_view word) {
+  static constexpr std::string_view keywords[] = {
+      "let", "fn", "graph", "return", "if", "else", "for", "in", "while", "break",
+      "continue", "import", "as", "and", "or", "not", "true", "false", "none"};
+  for (std::string_view k : keywords)
+    if (word == k) return true;
+  return false;
+}
+
+bool is_identifier(std::string_view word) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (word.empty() || !letter(word[0])) return false;
+  for (char c : word)
+    if (!letter(c) && !(c >= '0' && c <= '9')) return false;
+  return !is_keyword(word);
+}
+
 namespace {
 std::unique_ptr<Program> parse_text(const SourceManager& sources, uint32_t file_id, const std::string& text,
                                     uint32_t base) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "frontend/ast.h"
 #include "frontend/diagnostic.h"
@@ -26,6 +27,11 @@ std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t fi
 // from `begin`).
 std::unique_ptr<Program> parse_program_part(const SourceManager& sources, uint32_t file_id, uint32_t begin,
                                             uint32_t end);
+
+// SPEC §2: a keyword (`let`, `fn`, ... `none`), and a name a script can
+// write: `[A-Za-z_][A-Za-z0-9_]*` and not a keyword.
+bool is_keyword(std::string_view word);
+bool is_identifier(std::string_view word);
 
 // For the REPL: is this text a complete input, an incomplete one (an open
 // bracket or block, a trailing binary operator or `,`), or a real error?

@@ -199,7 +199,7 @@ class Args {
   const std::string& function_name() const { return name_; }
   // Checks the count: "f takes 2 arguments but 3 were given".
   void expect(size_t count) const;
-  void expect(size_t min, size_t max) const;
+  void expect(size_t min, size_t max) const;  // min > max: an nn::Error (the host's mistake)
   // Argument i; fails when fewer were given.
   const Value& operator[](size_t i) const;
   Tensor tensor(size_t i) const;     // a tensor, or a number / list converted
@@ -251,7 +251,8 @@ class Interpreter {
   Value run_file(const std::string& path);
   Value eval(const std::string& code);
 
-  // Globals of the main module.
+  // Globals of the main module. set takes a name scripts can write (SPEC §2:
+  // `[A-Za-z_][A-Za-z0-9_]*`, not a keyword), else throws nn::Error.
   void set(const std::string& name, Value v);
   Value get(const std::string& name) const;  // throws nn::Error if absent
   bool has(const std::string& name) const;
@@ -269,10 +270,10 @@ class Interpreter {
     return call(fn, std::vector<Value>{Value(std::forward<A>(a))...});
   }
 
-  // Defines a host function callable from scripts (in every module). Any
-  // exception it throws becomes a diagnostic at the script's call, except an
-  // nn::Error with an exit_code() (a nested eval whose script called exit),
-  // which ends the run as exit() does. The
+  // Defines a host function callable from scripts (in every module); name
+  // as for set. Any exception it throws becomes a diagnostic at the
+  // script's call, except an nn::Error with an exit_code() (a nested eval
+  // whose script called exit), which ends the run as exit() does. The
   // function belongs to this interpreter: called through another (its
   // value kept by the host), it is an nn::Error.
   void define(const std::string& name, HostFunction fn);

@@ -329,6 +329,58 @@ TEST_CASE("exit() in a host function's nested eval or call ends the outer run wi
   CHECK(vm.eval("1 + 1").as_int() == 2);  // usable after
 }
 
+TEST_CASE("set and define take only names a script can use") {
+  std::ostringstream out;
+  nn::Interpreter vm(quiet(out));
+  auto fn = [](nn::Args) -> nn::Value { return 1; };
+  for (const char* bad : {"", "let", "for", "none", "1a b", "1abc", "a-b", "a b", "\u00e9t\u00e9", "x.y"}) {
+    nn::Error s = error_of([&] { vm.set(bad, 1); });
+    CHECK(contains(s.message(), std::string("set(`") + bad + "`)"));
+    nn::Error d = error_of([&] { vm.define(bad, fn); });
+    CHECK(contains(d.message(), std::string("define(`") + bad + "`)"));
+    CHECK(contains(d.message(), "no script could use"));
+  }
+  CHECK(contains(error_of([&] { vm.set("", 1); }).message(), "the name is empty"));
+  CHECK(contains(error_of([&] { vm.set("let", 1); }).message(), "`let` is a keyword"));
+  CHECK(contains(error_of([&] { vm.define("1a b", fn); }).message(), "`1a b` is not a name"));
+  CHECK(!vm.has("let"));
+  // Names as SPEC §2 defines them: a letter or `_`, then letters, digits, `_`.
+  vm.set("_x1", 2);
+  vm.set("lets", 3);  // a keyword's prefix is a name
+  vm.define("F_2", fn);
+  CHECK(vm.eval("_x1 + lets + F_2()").as_int() == 6);
+}
+
+TEST_CASE("Args::expect with its minimum above its maximum is the host's mistake, said so") {
+  std::ostringstream out;
+  nn::Interpreter vm(quiet(out));
+  vm.define("bad_range", [](nn::Args a) -> nn::Value {
+    a.expect(3, 1);
+    return 0;
+  });
+  vm.define("one_or_two", [](nn::Args a) -> nn::Value {
+    a.expect(1, 2);
+    return int64_t(a.size());
+  });
+  vm.define("exactly_two", [](nn::Args a) -> nn::Value {
+    a.expect(2, 2);
+    return int64_t(a.size());
+  });
+  for (const char* call : {"bad_range()", "bad_range(1, 2)", "bad_range(1, 2, 3)"}) {
+    nn::Error e = error_of([&] { vm.eval(call); });
+    CHECK(contains(e.message(), "bad_range: Args::expect(3, 1): the minimum is greater than the maximum"));
+    CHECK(contains(e.message(), "host function"));
+    CHECK(!contains(e.message(), "takes 3 to 1"));
+  }
+  CHECK(vm.eval("one_or_two(1, 2)").as_int() == 2);
+  CHECK(contains(error_of([&] { vm.eval("one_or_two()"); }).message(), "takes 1 to 2 arguments but 0 were given"));
+  CHECK(vm.eval("exactly_two(1, 2)").as_int() == 2);
+  CHECK(contains(error_of([&] { vm.eval("exactly_two(1)"); }).message(), "takes 2 arguments but 1 was given"));
+  // Outside a script's call too.
+  nn::Args args("host", {}, nullptr);
+  CHECK(contains(error_of([&] { args.expect(5, 0); }).message(), "minimum is greater than the maximum"));
+}
+
 TEST_CASE("a CPU run maps no CUDA library; asking for a GPU loads the CUDA plugin") {
   std::ostringstream out;
   {
