@@ -176,8 +176,8 @@ void Interpreter::check_stack(Span span) {
   if (stack_nearly_full()) fail(span, "recursion too deep (the stack is nearly full)");
 }
 
-std::unique_ptr<Program> Interpreter::parse(uint32_t file_id) {
-  return parse_program(sources_, file_id);
+std::unique_ptr<Program> Interpreter::parse(uint32_t file_id, OpenEnd open_end) {
+  return parse_program(sources_, file_id, open_end);
 }
 
 Value Interpreter::run_program(std::unique_ptr<Program> prog, const EnvPtr& globals) {
@@ -201,7 +201,7 @@ Value Interpreter::run_file(const std::string& path) {
 // tree at the next top-level run_code (a diagnostic of the last one may
 // still be rendered until then), its text too unless a closure made in it
 // holds it. Code with a graph stays: graph blocks are cached by statement.
-Value Interpreter::run_code(const std::string& name, const std::string& code) {
+Value Interpreter::run_code(const std::string& name, const std::string& code, OpenEnd open_end) {
   auto scope = run_scope();
   if (code_depth_ == 0) release_finished_code();
   uint32_t id = sources_.add(name, code);
@@ -213,7 +213,7 @@ Value Interpreter::run_code(const std::string& name, const std::string& code) {
     finished_code_.push_back(FinishedCode{std::move(prog), id, keep});
   };
   try {
-    prog = parse(id);
+    prog = parse(id, open_end);
     check_names(*prog, globals_);
     Value last;
     exec_stmts(prog->stmts, globals_, &last);

@@ -23,6 +23,7 @@
 #include "frontend/environment.h"
 #include "frontend/function.h"
 #include "frontend/graph_cache.h"
+#include "frontend/parser.h"
 #include "frontend/source.h"
 #include "frontend/value.h"
 #include "ir/plan.h"
@@ -129,7 +130,10 @@ class Interpreter {
   // Run a file / a piece of code in the main module. Return the value of the
   // last expression statement (none otherwise). Throw ScriptError.
   Value run_file(const std::string& path);
-  Value run_code(const std::string& name, const std::string& code);
+  // open_end: how code whose brackets are left open is reported (the REPL
+  // reports an error before the end first, frontend/parser.h).
+  Value run_code(const std::string& name, const std::string& code,
+                 OpenEnd open_end = OpenEnd::unclosed_bracket);
   // Parse and check names without running (nn check); throws ScriptError
   // holding every diagnostic.
   void check_file(const std::string& path);
@@ -239,7 +243,7 @@ class Interpreter {
 
   // modules
   Value run_program(std::unique_ptr<Program> prog, const EnvPtr& globals);
-  std::unique_ptr<Program> parse(uint32_t file_id);
+  std::unique_ptr<Program> parse(uint32_t file_id, OpenEnd open_end = OpenEnd::unclosed_bracket);
   void check_names(const Program& prog, const EnvPtr& globals);
   RecordPtr load_module(const std::string& path, Span span, uint32_t from_file);
   std::string find_module(const std::string& path, Span span, uint32_t from_file) const;

@@ -32,6 +32,12 @@ class Front {
   bool prepare();
   // Parses the prepared tokens; null when there were syntax errors.
   NNParser::ProgramContext* parse();
+  // For input that stops early (brackets open at its end, or a last token
+  // that continues the statement): parses it all the same and gives the
+  // syntax errors found before its end. Those are real: no more input can
+  // mend them. (Errors at the end only say that the input stops early.)
+  // Used instead of parse(); the diagnostics of prepare() stay.
+  std::vector<Diagnostic> errors_before_end();
 
   SyntaxDiagnostics& diagnostics() { return sink_; }
   const TokenSpans& spans() const { return spans_; }
@@ -52,6 +58,7 @@ class Front {
   bool open_at_end_ = false;
   bool lexing_failed_ = false;
   size_t last_token_type_ = 0;
+  uint32_t last_token_end_ = 0;  // byte offset where the last token that is not a NEWLINE ends
 
   std::optional<antlr4::ANTLRInputStream> input_;
   std::optional<NNLexer> lexer_;
@@ -95,7 +102,10 @@ void Front::lex() {
                 token->getLine());
       static_cast<antlr4::CommonToken*>(token.get())->setType(NNLexer::STRING);
     }
-    if (type != NNLexer::NEWLINE && type != antlr4::Token::EOF) last_token_type_ = token->getType();
+    if (type != NNLexer::NEWLINE && type != antlr4::Token::EOF) {
+      last_token_type_ = token->getType();
+      last_token_end_ = spans_.span(token.get()).end;
+    }
     tokens_.push_back(std::move(token));
     if (type == antlr4::Token::EOF) break;
   }
@@ -148,6 +158,20 @@ NNParser::ProgramContext* Front::parse() {
   return tree;
 }
 
+std::vector<Diagnostic> Front::errors_before_end() {
+  SyntaxDiagnostics kept;
+  std::swap(kept, sink_);
+  parse();
+  std::swap(kept, sink_);
+  // A report at a token of the input begins before that token's end (at it,
+  // or right after the token before it); one about the end begins at or
+  // after the last token's end.
+  std::vector<Diagnostic> before;
+  for (Diagnostic& d : kept.take())
+    if (d.span.begin < last_token_end_) before.push_back(std::move(d));
+  return before;
+}
+
 }  // namespace
 
 bool is_keyword(std::string_view word) {
@@ -169,12 +193,19 @@ bool is_identifier(std::string_view word) {
 
 namespace {
 std::unique_ptr<Program> parse_text(const SourceManager& sources, uint32_t file_id, const std::string& text,
-                                    uint32_t base) {
+                                    uint32_t base, OpenEnd open_end = OpenEnd::unclosed_bracket) {
   const SourceFile& file = sources.file(file_id);
   Front front(text, file_id, file, base);
   NNParser::ProgramContext* tree = nullptr;
   try {
-    if (front.prepare()) tree = front.parse();
+    if (front.prepare()) {
+      tree = front.parse();
+    } else if (open_end == OpenEnd::error_before_end && front.open_at_end() && !front.lexing_failed()) {
+      // A REPL entry ends where a line made it wrong: that error, not the
+      // brackets it leaves open (the user was still typing).
+      std::vector<Diagnostic> errors = front.errors_before_end();
+      if (!errors.empty()) throw ScriptError(std::move(errors));
+    }
   } catch (const antlr4::RuntimeException&) {
     // Not expected: our strategy recovers from every syntax error. Should
     // ANTLR still give up, say so in words rather than let its text out.
@@ -188,8 +219,8 @@ std::unique_ptr<Program> parse_text(const SourceManager& sources, uint32_t file_
 }
 }  // namespace
 
-std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t file_id) {
-  return parse_text(sources, file_id, sources.file(file_id).text(), 0);
+std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t file_id, OpenEnd open_end) {
+  return parse_text(sources, file_id, sources.file(file_id).text(), 0, open_end);
 }
 
 std::unique_ptr<Program> parse_program_part(const SourceManager& sources, uint32_t file_id, uint32_t begin,
@@ -203,10 +234,13 @@ Completeness check_complete(const std::string& text) {
   try {
     bool prepared = front.prepare();
     if (front.lexing_failed()) return Completeness::error;  // bad characters, unterminated strings
-    if (!prepared) return front.open_at_end() ? Completeness::incomplete : Completeness::error;
-    // A line ending in a binary operator or `,` goes on on the next line.
+    if (!prepared && !front.open_at_end()) return Completeness::error;
+    // Open brackets, or a line ending in a binary operator or `,`: the input
+    // goes on on the next line, unless what came so far is wrong already.
     size_t last = front.last_token_type();
-    if (last != 0 && last != NNLexer::SEMI && is_continuation_token(last)) return Completeness::incomplete;
+    bool continues = last != 0 && last != NNLexer::SEMI && is_continuation_token(last);
+    if (!prepared || continues)
+      return front.errors_before_end().empty() ? Completeness::incomplete : Completeness::error;
     NNParser::ProgramContext* tree = front.parse();
     if (!tree) return Completeness::error;
     build_ast(tree, front.spans(), front.diagnostics(), nullptr);

@@ -18,9 +18,16 @@
 
 namespace nn::frontend {
 
+// What a text whose brackets are still open at its end reports: the bracket
+// left open (where it was opened: a file), or for a REPL entry (which
+// check_complete ended because of an error) the syntax errors before the
+// end when there are any, the bracket otherwise.
+enum class OpenEnd : uint8_t { unclosed_bracket, error_before_end };
+
 // Parses one source already added to `sources`; throws ScriptError holding
 // every syntax diagnostic found (at most 10, in source order).
-std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t file_id);
+std::unique_ptr<Program> parse_program(const SourceManager& sources, uint32_t file_id,
+                                       OpenEnd open_end = OpenEnd::unclosed_bracket);
 // Parses the bytes [begin, end) of such a source alone (one declaration of
 // the stdlib's prelude, frontend/prelude.cpp); its spans still point into
 // the whole file (only the rule of one syntax error per line counts lines
@@ -35,6 +42,8 @@ bool is_identifier(std::string_view word);
 
 // For the REPL: is this text a complete input, an incomplete one (an open
 // bracket or block, a trailing binary operator or `,`), or a real error?
+// A syntax error before the end of the text is real at once, brackets open
+// or not: no more input could mend it.
 enum class Completeness { complete, incomplete, error };
 Completeness check_complete(const std::string& text);
 

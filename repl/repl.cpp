@@ -262,7 +262,7 @@ void Repl::print_value(const Value& v) {
 bool Repl::run_code(const std::string& code, Value* result) {
   frontend::clear_interrupt();
   try {
-    Value v = interp_->run_code("<repl>", code);
+    Value v = interp_->run_code("<repl>", code, frontend::OpenEnd::error_before_end);
     if (result) *result = std::move(v);
     return true;
   } catch (const ScriptError& e) {

@@ -193,11 +193,11 @@ std::string tree(const std::string& text) {
 }
 
 // Every diagnostic as "line:col message"; empty when the text parses.
-std::vector<std::string> errors(const std::string& text) {
+std::vector<std::string> errors(const std::string& text, OpenEnd open_end = OpenEnd::unclosed_bracket) {
   SourceManager sources;
   uint32_t file = sources.add("t.nn", text);
   try {
-    parse_program(sources, file);
+    parse_program(sources, file, open_end);
   } catch (const ScriptError& e) {
     std::vector<std::string> out;
     for (const Diagnostic& d : e.diagnostics()) {
@@ -627,6 +627,38 @@ TEST_CASE("parser: check_complete for the REPL") {
   CHECK(check_complete("let s = \"abc") == Completeness::error);
   CHECK(check_complete("f(1]") == Completeness::error);
   CHECK(check_complete("f(a=1, b)") == Completeness::error);
+}
+
+TEST_CASE("parser: check_complete reports a syntax error inside open brackets at once") {
+  // More lines could close the bracket, but nothing can mend what is wrong
+  // before the end.
+  for (const char* text : {"let a = [1 2", "(1 2", "{x: 1 y: 2", "f(1 2", "let r = {a: 1,\n  b: 2\nprint(r)",
+                           "fn f(x) {\n  let y x", "f(g(1 2), ", "let x 1 +", "[1, 2 3 +", "if x {\n  1 2"})
+    CHECK_MESSAGE(check_complete(text) == Completeness::error, text);
+  // An error only at the end says the input stops early: more may come.
+  for (const char* text : {"let a = [1, 2", "let a = [1,", "(1 +", "{x: 1,", "{x: 1, y:", "f(1, 2", "f(",
+                           "fn f(x) {\n  let y = x", "fn f(x) {\n  if x {\n    1\n  }", "let r = {a: 1,\n  b: 2",
+                           "if x {\n  1\n} else {", "[1, 2,\n 3", "let y = x +\n  2 *", "x = [\n"})
+    CHECK_MESSAGE(check_complete(text) == Completeness::incomplete, text);
+}
+
+TEST_CASE("parser: a REPL entry with open brackets reports its syntax error, a file the open bracket") {
+  const OpenEnd repl = OpenEnd::error_before_end;
+  CHECK(first_error("let a = [1 2") == "1:13 expected `]` to close the bracket opened at 1:9");
+  auto e = errors("let a = [1 2", repl);
+  REQUIRE(e.size() == 1);
+  CHECK(e[0] == "1:12 expected `,` or `]` after `1`, found `2`");
+  e = errors("f(1 2", repl);
+  REQUIRE(e.size() == 1);
+  CHECK(e[0] == "1:5 expected `,` or `)` after `1`, found `2`");
+  e = errors("{x: 1 y: 2", repl);
+  REQUIRE(!e.empty());
+  CHECK(e[0].rfind("1:7 ", 0) == 0);
+  e = errors("fn f() {\n  let x 1", repl);
+  REQUIRE(e.size() == 1);
+  CHECK(e[0] == "2:9 expected `=` after the name in `let`");
+  // With no error before the end, the open bracket as for a file.
+  CHECK(errors("let x = f(1, 2", repl) == std::vector<std::string>{"1:15 expected `)` to close the parenthesis opened at 1:10"});
 }
 
 TEST_CASE("rest parameters") {

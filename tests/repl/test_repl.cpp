@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #ifndef NN_BINARY
 #error "NN_BINARY (the path of the nn program) must be defined"
@@ -203,6 +204,47 @@ TEST_CASE("an error prints its diagnostic and the session goes on") {
   REQUIRE(s.expect("nn> "));
   s.line(":graphs");
   CHECK_MESSAGE(s.expect("no graphs compiled yet"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line(":quit");
+  CHECK(s.wait_exit() == 0);
+}
+
+TEST_CASE("a syntax error inside an open bracket is reported when its line is entered") {
+  TempHome home;
+  PtySession s(home.path());
+  REQUIRE(s.expect("nn> "));
+  // Each line is wrong before its end: no `... ` prompt, the error at once,
+  // the diagnostic of the mistake rather than of the bracket left open.
+  const std::pair<const char*, const char*> cases[] = {
+      {"let a = [1 2", "error: expected `,` or `]` after `1`, found `2`"},
+      {"(1 2", "error: expected `,` or `)` after `1`, found `2`"},
+      {"f(1 2", "error: expected `,` or `)` after `1`, found `2`"},
+      {"{x: 1 y: 2", "error: "},
+  };
+  for (const auto& [line, error] : cases) {
+    size_t from = s.output().size();
+    s.line(line);
+    CHECK_MESSAGE(s.expect(error, 5s), s.output());
+    CHECK_MESSAGE(s.expect("nn> "), s.output());
+    std::string shown = s.output().substr(from);
+    CHECK_MESSAGE(shown.find("... ") == std::string::npos, shown);
+    CHECK_MESSAGE(shown.find("to close the") == std::string::npos, shown);
+  }
+  // An entry only unfinished still continues, and then runs.
+  s.line("let b = [1,");
+  REQUIRE_MESSAGE(s.expect("... "), s.output());
+  s.line("  2]");
+  REQUIRE_MESSAGE(s.expect("nn> "), s.output());
+  // A wrong line inside a block ends the entry there too.
+  s.line("fn g(x) {");
+  REQUIRE_MESSAGE(s.expect("... "), s.output());
+  size_t from = s.output().size();
+  s.line("  let y x");
+  CHECK_MESSAGE(s.expect("error: expected `=` after the name in `let`", 5s), s.output());
+  CHECK_MESSAGE(s.expect("nn> "), s.output());
+  CHECK(s.output().substr(from).find("... ") == std::string::npos);
+  s.line("b");
+  CHECK_MESSAGE(s.expect("[1, 2]"), s.output());
   REQUIRE(s.expect("nn> "));
   s.line(":quit");
   CHECK(s.wait_exit() == 0);
