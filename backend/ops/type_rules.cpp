@@ -2,6 +2,7 @@
 #include "backend/ops/type_rules.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace nn::backend {
 
@@ -54,21 +55,22 @@ Shape broadcast_shape(std::string_view op, std::span<const TensorType> in) {
 }
 
 Promoted promote_types(std::span<const TensorType> in) {
-  bool have_strong = false, have_weak = false;
-  DType strong = DType::boolean, weak = DType::boolean;
+  std::optional<DType> dims, zero_d, host;
   for (auto& t : in) {
-    if (t.weak) {
-      weak = have_weak ? promote(weak, t.dtype) : t.dtype;
-      have_weak = true;
-    } else {
-      strong = have_strong ? promote(strong, t.dtype) : t.dtype;
-      have_strong = true;
-    }
+    std::optional<DType>& tier = t.weak ? host : t.shape.ndim() == 0 ? zero_d : dims;
+    tier = tier ? promote(*tier, t.dtype) : t.dtype;
   }
   // Only host numbers: the category's default dtype (2.5 * 2 computes in f32, as in JAX).
-  if (!have_strong) return {default_dtype(category(weak)), true};
-  if (!have_weak) return {strong, false};
-  return {promote_weak(strong, false, weak, true), false};
+  if (!dims && !zero_d) return {default_dtype(category(host.value_or(DType::boolean))), true};
+  // PyTorch's combine_categories: the lower tier only where it raises the category.
+  auto with_lower = [](std::optional<DType> higher, std::optional<DType> lower) {
+    if (!higher || !lower) return higher ? higher : lower;
+    if (is_floating(*higher)) return higher;
+    if (*higher == DType::boolean || is_floating(*lower)) return std::optional(promote(*higher, *lower));
+    return higher;
+  };
+  if (host) host = default_dtype(category(*host));
+  return {*with_lower(dims, with_lower(zero_d, host)), false};
 }
 
 Device* operands_device(std::span<const TensorType> in) {

@@ -22,12 +22,15 @@ std::string describe_operands(std::span<const TensorType> in);
 // where the dimension counts from the end, as broadcasting aligns shapes.
 Shape broadcast_shape(std::string_view op, std::span<const TensorType> in);
 
-// SPEC §3 promotion of any number of operands. Strong operands promote among
-// themselves by PyTorch's table; weak ones (host numbers) only widen the
-// category (bool < integer < floating) and then take that category's default
-// dtype. Doing this pairwise left to right would be wrong: bool-tensor, weak
-// int, i32-tensor must give i32, not i64. The result is weak only when every
-// operand is.
+// SPEC §3 promotion of any number of operands, PyTorch's (result_type):
+// three tiers, tensors with dims, 0-d tensors and host numbers (weak), each
+// promoted within itself by PyTorch's table; a lower tier counts only where
+// it raises the category (bool < integer < floating) of the tiers above, a
+// host number then with its category's default dtype: i32 [2] + tensor(1)
+// is i32, f16 [2] * tensor(0.5) f16, i32 [2] + tensor(0.5, f64) f64 and
+// i32 [2] + 0.5 f32. Doing this pairwise left to right would be wrong:
+// bool-tensor, weak int, i32-tensor must give i32, not i64. The result is
+// weak only when every operand is.
 struct Promoted {
   DType dtype = DType::f32;
   bool weak = false;

@@ -44,7 +44,14 @@ TEST_CASE("type rules: SPEC §3 promotion of N operands") {
   CHECK(promoted({tt(DType::i32, {2}), tt(DType::i64, {}, true)}).dtype == DType::i32);  // i32 + 3
   CHECK(promoted({tt(DType::boolean, {2}), tt(DType::i64, {}, true)}).dtype == DType::i64);  // bool + 1
   CHECK(promoted({tt(DType::i32, {2}), tt(DType::i64, {2})}).dtype == DType::i64);
-  CHECK(promoted({tt(DType::f32, {2}), tt(DType::f64, {})}).dtype == DType::f64);  // a strong 0-d tensor widens
+  // A 0-d tensor counts only where it raises the category (PyTorch's result_type).
+  CHECK(promoted({tt(DType::f32, {2}), tt(DType::f64, {})}).dtype == DType::f32);
+  CHECK(promoted({tt(DType::i32, {2}), tt(DType::i64, {})}).dtype == DType::i32);
+  CHECK(promoted({tt(DType::f16, {2}), tt(DType::f32, {})}).dtype == DType::f16);
+  CHECK(promoted({tt(DType::i32, {2}), tt(DType::f64, {})}).dtype == DType::f64);
+  CHECK(promoted({tt(DType::boolean, {2}), tt(DType::i32, {})}).dtype == DType::i32);
+  CHECK(promoted({tt(DType::i32, {}), tt(DType::i64, {})}).dtype == DType::i64);  // 0-d among themselves: the table
+  CHECK(promoted({tt(DType::i32, {}), tt(DType::f64, {}, true)}).dtype == DType::f32);
   CHECK(promoted({tt(DType::i32, {2}), tt(DType::f32, {2})}).dtype == DType::f32);
   // Not pairwise: bool, weak int, i32 gives i32 (a pairwise fold would give i64).
   CHECK(promoted({tt(DType::boolean, {2}), tt(DType::i64, {}, true), tt(DType::i32, {2})}).dtype == DType::i32);
