@@ -182,11 +182,23 @@ Value Interpreter::eval_record(const RecordExpr& e, const EnvPtr& env) {
 
 // ---------------------------------------------------------------- indexing
 
+// A one-element integer tensor used where a host int must be known (a list's
+// index, a slice's bound): its value, or a diagnostic at `span` inside a
+// graph, where a tensor the graph computes has none yet.
+namespace {
+int64_t known_int(const backend::Tensor& t, Span span, const char* what) {
+  if (t.is_traced())
+    fail(span, std::string(what) + " must be known while the graph is traced: an int, not a tensor the graph " +
+                   "computes (" + t.type().str() + ")");
+  return t.item_int();
+}
+}  // namespace
+
 int64_t list_index(const Value& index, int64_t size, Span span) {
   int64_t i = 0;
   if (index.is_int()) i = index.as_int();
   else if (index.is_tensor() && is_integral(index.as_tensor().dtype()) && index.as_tensor().numel() == 1)
-    i = index.as_tensor().item_int();
+    i = known_int(index.as_tensor(), span, "a list's index");
   else fail(span, "an index must be an int, not " + a_type_name(index));
   int64_t j = i < 0 ? i + size : i;
   if (j < 0 || j >= size)
@@ -200,7 +212,8 @@ std::optional<int64_t> slice_bound(Interpreter& vm, const ExprPtr& e, const EnvP
   Value v = vm.eval(*e, env);
   if (v.is_none()) return std::nullopt;
   if (v.is_int()) return v.as_int();
-  if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().numel() == 1) return v.as_tensor().item_int();
+  if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().numel() == 1)
+    return known_int(v.as_tensor(), e->span, "a slice bound");
   fail(e->span, "a slice bound must be an int, not " + a_type_name(v));
 }
 }  // namespace
@@ -221,7 +234,10 @@ std::vector<IndexArg> eval_index_args(Interpreter& vm, const IndexExpr& e, const
       item.kind = backend::IndexItem::index;
       if (v.is_int()) item.i = v.as_int();
       else if (v.is_none()) arg.kind = IndexArg::new_axis;
-      else if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().ndim() == 0)
+      // A 0-d integer tensor is an int; inside a graph, where its value is
+      // not known yet, an index tensor of no axes, which picks the same.
+      else if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().ndim() == 0 &&
+               !v.as_tensor().is_traced())
         item.i = v.as_tensor().item_int();
       else if (v.is_tensor() && is_integral(v.as_tensor().dtype())) {
         arg.kind = IndexArg::tensor;

@@ -1,0 +1,1 @@
+graph_slice_bound_traced.nn
