@@ -43,9 +43,9 @@ ir::Graph residual(bool batch_norm) {
   return g;
 }
 
-std::vector<backend::Tensor> args() {
+// Inputs of these shapes, f32, values spread over [-0.5, 0.5].
+std::vector<backend::Tensor> args(std::initializer_list<backend::Shape> shapes) {
   std::vector<backend::Tensor> a;
-  const backend::Shape shapes[] = {{2, 3, 6, 6}, {16, 3, 3, 3}, {16, 16, 3, 3}, {16}, {16}, {16, 1, 1}};
   int k = 0;
   for (const backend::Shape& s : shapes) {
     backend::Tensor t = backend::Tensor::empty(s, backend::DType::f32);
@@ -53,6 +53,17 @@ std::vector<backend::Tensor> args() {
     a.push_back(t);
   }
   return a;
+}
+
+// The rewritten graph's outputs equal the plain graph's on inputs a.
+void check_same_results(const ir::Graph& before, const ir::Graph& g, const std::vector<backend::Tensor>& a) {
+  const std::vector<backend::Tensor> want = ir::run(before, ir::make_plan(before), a);
+  const std::vector<backend::Tensor> got = ir::run(g, ir::make_plan(g), a);
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::vector<float> w = values(want[i]), v = values(got[i]);
+    REQUIRE(w.size() == v.size());
+    for (size_t k = 0; k < w.size(); ++k) CHECK(v[k] == doctest::Approx(w[k]).epsilon(1e-5));
+  }
 }
 
 size_t count(const std::string& ops, const std::string& op) {
@@ -81,14 +92,7 @@ TEST_CASE("pass blocked-layout: activations stay nChw16c from the first convolut
   for (size_t i = 0; i < 3; ++i) CHECK(g.values[g.outputs[i]].type.str() == before.values[before.outputs[i]].type.str());
   CHECK(g.values[g.outputs[2]].type.str() == "f32[1, 16, 1, 1]");
 
-  const std::vector<backend::Tensor> a = args();
-  const std::vector<backend::Tensor> want = ir::run(before, ir::make_plan(before), a);
-  const std::vector<backend::Tensor> got = ir::run(g, ir::make_plan(g), a);
-  for (size_t i = 0; i < want.size(); ++i) {
-    const std::vector<float> w = values(want[i]), v = values(got[i]);
-    REQUIRE(w.size() == v.size());
-    for (size_t k = 0; k < w.size(); ++k) CHECK(v[k] == doctest::Approx(w[k]).epsilon(1e-5));
-  }
+  check_same_results(before, g, args({{2, 3, 6, 6}, {16, 3, 3, 3}, {16, 16, 3, 3}, {16}, {16}, {16, 1, 1}}));
 }
 
 namespace {
@@ -129,20 +133,7 @@ TEST_CASE("pass blocked-layout: a training graph's max pool and its backward sta
       CHECK(n.attrs.get<bool>("blocked"));
   CHECK(g.values[g.nodes[2].outputs[1]].type.str() == "i32[2, 1, 3, 3, 16]");  // the indices, blocked too
 
-  std::vector<backend::Tensor> a;
-  int k = 0;
-  for (const backend::Shape& s : {backend::Shape{2, 3, 6, 6}, backend::Shape{16, 3, 3, 3}, backend::Shape{2, 16, 3, 3}}) {
-    backend::Tensor t = backend::Tensor::empty(s, backend::DType::f32);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = std::sin(float(i * 7 + ++k)) * 0.5f;
-    a.push_back(t);
-  }
-  const std::vector<backend::Tensor> want = ir::run(before, ir::make_plan(before), a);
-  const std::vector<backend::Tensor> got = ir::run(g, ir::make_plan(g), a);
-  for (size_t i = 0; i < want.size(); ++i) {
-    const std::vector<float> w = values(want[i]), v = values(got[i]);
-    REQUIRE(w.size() == v.size());
-    for (size_t j = 0; j < w.size(); ++j) CHECK(v[j] == doctest::Approx(w[j]).epsilon(1e-5));
-  }
+  check_same_results(before, g, args({{2, 3, 6, 6}, {16, 3, 3, 3}, {2, 16, 3, 3}}));
 }
 
 TEST_CASE("pass blocked-layout: left alone without batch norm or without oneDNN") {
