@@ -4,6 +4,7 @@
 // exactly and narrowed with one rounding to nearest, ties to even, as the
 // GPU's conversion instructions round.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -57,6 +58,19 @@ inline uint16_t float_to_bf16(float f) {
   return uint16_t((x + 0x7fff + ((x >> 16) & 1)) >> 16);
 }
 
+// A double as the float from which f16 and bf16 round exactly as from the
+// double itself: rounded toward zero, its last bit set when that was
+// inexact ("round to odd", Boldo and Melquiond). Rounding a double to
+// nearest float first and then to f16 rounds twice (1.0004882821813226
+// became 1.0, not 1.0009765625); f32's 24 bits keep the two extra bits
+// beyond f16's 11 and bf16's 8 that round to odd needs.
+inline float float_rounded_to_odd(double d) {
+  float f = float(d);
+  if (double(f) == d || d != d) return f;  // exact, or NaN
+  if (f == f && (f > 0 ? double(f) > d : double(f) < d)) f = std::nextafter(f, 0.0f);  // toward zero
+  return float_of_bits(float_bits(f) | 1);
+}
+
 // Element i of f16 or bf16 memory, and its store.
 inline float load_half_float(DType t, const void* p, int64_t i) {
   const uint16_t b = static_cast<const uint16_t*>(p)[i];
@@ -65,5 +79,7 @@ inline float load_half_float(DType t, const void* p, int64_t i) {
 inline void store_half_float(DType t, void* p, int64_t i, float v) {
   static_cast<uint16_t*>(p)[i] = t == DType::f16 ? float_to_half(v) : float_to_bf16(v);
 }
+// The same for a double (or an integer), rounded once.
+inline void store_half_exact(DType t, void* p, int64_t i, double v) { store_half_float(t, p, i, float_rounded_to_odd(v)); }
 
 }  // namespace nn::backend

@@ -43,6 +43,15 @@ __device__ inline T load(const EwLaunch& l, int k, int64_t i) {
   return load_any<T>(in.data, in.dtype, off);
 }
 
+// A double as the float from which f16 and bf16 round as from the double
+// itself: toward zero, the last bit set when inexact (backend/half.h).
+struct RoundedToOddFloat {
+  __device__ float operator()(double v) const {
+    const float f = __double2float_rz(v);
+    return double(f) == v || v != v ? f : __uint_as_float(__float_as_uint(f) | 1u);
+  }
+};
+
 template <class T, class R, class F>
 __global__ void unary_kernel(EwLaunch l, F f) {
   R* out = static_cast<R*>(l.out);
@@ -151,7 +160,14 @@ bool ew_launch(OpId op, DType t, DType out, const EwLaunch& l, cudaStream_t s) {
 #undef NN_BINARY_CASE
     case OpId::where:
       return with_any_type(t, [&]<class R>() { where_kernel<R><<<blocks_for(l.n), kThreads, 0, s>>>(l); });
-    case OpId::cast: return with_any_type(out, [&]<class R>() { run1<math_t<R>, R>(l, s, Identity{}); });
+    case OpId::cast:
+      return with_any_type(out, [&]<class R>() {
+        // f64 to f16 or bf16 rounds once, as on the CPU (backend/half.h): through
+        // the float rounded to odd, not the nearest float.
+        if constexpr (!std::is_same_v<math_t<R>, R>)
+          if (l.in[0].data && l.in[0].dtype == DType::f64) return run1<double, R>(l, s, RoundedToOddFloat{});
+        run1<math_t<R>, R>(l, s, Identity{});
+      });
     case OpId::running_stat_update:
       return with_float_type(t, [&]<class R>() { run2<math_t<R>, R>(l, s, RunningUpdate{l.params[0], l.params[1]}); });
     case OpId::batch_norm_scale:

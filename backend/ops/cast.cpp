@@ -43,7 +43,7 @@ void convert_into(const Tensor& src, Tensor& dst) {
   }
   if (is_half_float(to)) {
     visit_dtype(from, [&]<class S>() {
-      each([&](int64_t i) { store_half_float(to, d, i, convert_value<float>(static_cast<const S*>(s)[i])); });
+      each([&](int64_t i) { store_half_exact(to, d, i, convert_value<double>(static_cast<const S*>(s)[i])); });
     });
     return;
   }

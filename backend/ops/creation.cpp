@@ -228,7 +228,7 @@ namespace {
 template <class V>
 Tensor host_value(V v, DType dtype, bool weak) {
   Tensor t = Tensor::empty(Shape(), dtype);
-  if (is_half_float(dtype)) store_half_float(dtype, t.raw_data(), 0, ew::convert_value<float>(v));
+  if (is_half_float(dtype)) store_half_exact(dtype, t.raw_data(), 0, ew::convert_value<double>(v));
   else visit_dtype(dtype, [&]<class T>() { *t.data<T>() = ew::convert_value<T>(v); });
   t.set_weak(weak);
   return t;
@@ -244,9 +244,9 @@ Tensor from_values(const std::vector<V>& v, const Shape& shape, DType dtype) {
   check_shape("tensor", shape);
   if (int64_t(v.size()) != shape.numel())
     throw Error("tensor: " + std::to_string(v.size()) + " values do not fill shape " + shape.str());
-  if (is_half_float(dtype)) {  // each value rounds once, from f64 through f32 as PyTorch does
+  if (is_half_float(dtype)) {  // each value rounds once (PyTorch rounds twice, through f32)
     Tensor t = Tensor::empty(shape, dtype);
-    for (size_t i = 0; i < v.size(); ++i) store_half_float(dtype, t.raw_data(), int64_t(i), ew::convert_value<float>(v[i]));
+    for (size_t i = 0; i < v.size(); ++i) store_half_exact(dtype, t.raw_data(), int64_t(i), ew::convert_value<double>(v[i]));
     return t;
   }
   Tensor t = Tensor::empty(shape, dtype);

@@ -89,8 +89,16 @@ TEST_CASE("astype to and from f16 and bf16 on the CPU goes through float") {
   CHECK(bits[3] == 0xe800);  // -2048
   CHECK(bits[4] == 0x8000);
   check_values(astype(x16, DType::f64), {0.0999755859375, 0.333251953125, kInf, -2048, 0, kNaN}, 0);
-  // f64 narrows to float first, as the GPU's cast does.
+  // f64 rounds once: 1 + 2^-11 + 2^-40 is past the tie between 1 and 1 + 2^-10
+  // (f16), 1 + 2^-8 + 2^-32 past the one between 1 and 1 + 2^-7 (bf16); through
+  // the nearest float (1 + 2^-11, 1 + 2^-8, ties) both would go down to 1.
   CHECK(static_cast<const uint16_t*>(astype(t64({0.1}), DType::f16).raw_data())[0] == 0x2e66);
+  const double above_f16_tie = 1 + 0x1p-11 + 0x1p-40, above_bf16_tie = 1 + 0x1p-8 + 0x1p-32;
+  CHECK(static_cast<const uint16_t*>(astype(t64({above_f16_tie}), DType::f16).raw_data())[0] == 0x3c01);
+  CHECK(static_cast<const uint16_t*>(astype(t64({above_bf16_tie}), DType::bf16).raw_data())[0] == 0x3f81);
+  CHECK(static_cast<const uint16_t*>(astype(t64({-above_bf16_tie}), DType::bf16).raw_data())[0] == 0xbf81);
+  CHECK(static_cast<const uint16_t*>(astype(t64({1 + 0x1p-11}), DType::f16).raw_data())[0] == 0x3c00);  // a tie: even
+  CHECK(static_cast<const uint16_t*>(scalar(above_f16_tie, DType::f16).raw_data())[0] == 0x3c01);  // host numbers too
   // Integers: 257 and 259 are halfway between bf16 neighbours (ulp 2 above 256).
   check_values(astype(astype(tint({257, 259, -3}), DType::bf16), DType::i64), {256, 260, -3}, 0);
   // To integers: truncation, NaN to 0, saturation; to bool: != 0.
