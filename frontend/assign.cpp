@@ -146,6 +146,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         const Value* old = r->find(f.sym);
         v = combine(old ? *old : Value(), std::move(v));
       }
+      note_stored(target, v);
       r->set(f.sym, std::move(v));
       return;
     }
@@ -159,6 +160,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         int64_t i = list_index(iv, int64_t(items.size()), ix.items[0].span);
         Value v = eval(*s.value, env);
         items[size_t(i)] = combine(items[size_t(i)], std::move(v));
+        note_stored(target, items[size_t(i)]);
         return;
       }
       if (!target.is_tensor()) fail(ix.target->span, "cannot assign into " + a_type_name(target) + " by index");

@@ -116,7 +116,20 @@ Value Interpreter::call(const Value& callee, std::vector<Value> positional,
   call.keywords.reserve(keywords.size());
   for (auto& [name, value] : keywords) call.keywords.push_back(KeywordArg{name, std::move(value), {}, {}});
   call.call_span = call_span;
-  return call_value(callee, call);
+  if (runs_ > 0) return call_value(callee, call);  // a built-in calling back: inside a run
+  // A host's call (nn::Interpreter::call): once it returns, nothing of the
+  // evaluator holds a value, as after a top-level statement.
+  Value result;
+  {
+    ++runs_;
+    struct Leave {
+      int& runs;
+      ~Leave() { --runs; }
+    } leave{runs_};
+    result = call_value(callee, call);
+    maybe_collect(64);
+  }
+  return result;
 }
 
 Value Interpreter::call_value(const Value& callee, CallArgs& call) {

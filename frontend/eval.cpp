@@ -67,6 +67,7 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
     }
     case ExprKind::If: {
       auto& i = static_cast<const IfExpr&>(e);
+      CollectBlock no_collection(*this);  // statements inside an expression: no safe point
       const Block& taken = truthy(eval(*i.cond, env), i.cond->span, "`if`") ? *i.then_block : *i.else_block;
       Value v;
       if (exec_block(taken, env, &v) != Flow::Normal)

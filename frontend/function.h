@@ -58,6 +58,11 @@ struct Builtin {
   // A bracket literal as the first argument keeps its floats' exact values
   // (`tensor([0.1], f64)` is 0.1, not f32's 0.100000001).
   bool exact_literal = false;
+  // Values a built-in made at run time holds (value_and_grad's function and
+  // wrt): kept here rather than captured by `fn`, so that the cycle
+  // collector sees them (frontend/cycle_collector.cpp). `fn` reads them
+  // through the Builtin, which outlives it.
+  std::vector<Value> held = {};
   Parameters parameters() const {
     return {name, params, variadic ? Parameters::Rest::apart : Parameters::Rest::none, 0};
   }

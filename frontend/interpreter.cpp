@@ -18,6 +18,7 @@ namespace nn::frontend {
 
 namespace {
 std::atomic<uint64_t> g_next_interpreter_id{1};
+constexpr size_t kLoopCollectFloor = 64;
 }  // namespace
 
 Interpreter::Interpreter(InterpreterOptions opts)
@@ -68,12 +69,17 @@ Interpreter::~Interpreter() {
   live.push_back(globals_);
   live.push_back(prelude_);
   for (auto& e : live) e->take_values();
+  live.clear();
   modules_.clear();
+  // Lists and records in cycles of their own (`r.a = r`), and what the
+  // scopes above no longer hold.
+  collect_cycles();
 }
 
 void Interpreter::track_closure_scope(const EnvPtr& env) {
   if (!closure_scopes_.empty() && closure_scopes_.back().lock() == env) return;
   closure_scopes_.push_back(env);
+  ++tracked_since_collect_;
   if (closure_scopes_.size() >= closure_scopes_pruned_at_) {
     std::erase_if(closure_scopes_, [](const std::weak_ptr<Env>& w) { return w.expired(); });
     closure_scopes_pruned_at_ = std::max<size_t>(64, closure_scopes_.size() * 2);
@@ -180,12 +186,26 @@ std::unique_ptr<Program> Interpreter::parse(uint32_t file_id, OpenEnd open_end) 
   return parse_program(sources_, file_id, open_end);
 }
 
+namespace {
+// Counts the nested runs (run_file, run_code, a module's import, a host's
+// call): the collector runs only at the outermost one's top level.
+struct RunDepth {
+  int& depth;
+  explicit RunDepth(int& d) : depth(d) { ++depth; }
+  ~RunDepth() { --depth; }
+  RunDepth(const RunDepth&) = delete;
+  RunDepth& operator=(const RunDepth&) = delete;
+};
+}  // namespace
+
 Value Interpreter::run_program(std::unique_ptr<Program> prog, const EnvPtr& globals) {
+  RunDepth depth(runs_);
   check_names(*prog, globals);
   Program* p = prog.get();
   programs_.push_back(std::move(prog));
+  if (globals != globals_) module_scopes_.push_back(globals);
   Value last;
-  Flow flow = exec_stmts(p->stmts, globals, &last);
+  Flow flow = exec_top(p->stmts, globals, &last);
   (void)flow;  // break/continue/return at top level are rejected by check_names
   return last;
 }
@@ -203,6 +223,7 @@ Value Interpreter::run_file(const std::string& path) {
 // holds it. Code with a graph stays: graph blocks are cached by statement.
 Value Interpreter::run_code(const std::string& name, const std::string& code, OpenEnd open_end) {
   auto scope = run_scope();
+  RunDepth depth(runs_);
   if (code_depth_ == 0) release_finished_code();
   uint32_t id = sources_.add(name, code);
   bool keep = code.find("graph") != std::string::npos;
@@ -216,7 +237,7 @@ Value Interpreter::run_code(const std::string& name, const std::string& code, Op
     prog = parse(id, open_end);
     check_names(*prog, globals_);
     Value last;
-    exec_stmts(prog->stmts, globals_, &last);
+    exec_top(prog->stmts, globals_, &last);
     finish();
     return last;
   } catch (...) {
@@ -275,6 +296,26 @@ Interpreter::Flow Interpreter::exec_stmts(const std::vector<StmtPtr>& stmts, con
   return Flow::Normal;
 }
 
+// A program's top level: after each statement, nothing of the evaluator
+// holds a value, so cycles can be collected there (maybe_collect: at the
+// outermost run only, so not while an import or a host function's eval
+// runs inside a statement). The floor is 1: a script's statements are few,
+// and a collection costs in proportion to what the tracked scopes reach,
+// which collect_after_ amortizes.
+Interpreter::Flow Interpreter::exec_top(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last) {
+  for (const auto& s : stmts) {
+    Flow f;
+    try {
+      f = exec(*s, env, last);
+    } catch (const backend::OutOfMemory& e) {  // a host value past the cap (tensors' are caught at their op)
+      fail(s->span, e.what());
+    }
+    if (f != Flow::Normal) return f;
+    maybe_collect(1);
+  }
+  return Flow::Normal;
+}
+
 Interpreter::Flow Interpreter::exec_block(const Block& b, const EnvPtr& env, Value* last) {
   auto scope = std::make_shared<Env>(env);
   ScopeEnd end(scope);
@@ -319,6 +360,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, const EnvPtr& env, Value* las
       while (truthy(eval(*w.cond, env), w.cond->span, "`while`")) {
         check_interrupt(w.span);
         Flow f = exec_block(*w.body, env, &result);
+        maybe_collect(kLoopCollectFloor);  // see exec_for
         if (f == Flow::Break) break;
         if (f == Flow::Return) {
           if (last) *last = std::move(result);
@@ -415,10 +457,24 @@ Interpreter::Flow Interpreter::exec_for(const ForStmt& s, const EnvPtr& env, Val
     }
     if (!item) break;
     check_interrupt(s.span);
-    auto scope = std::make_shared<Env>(env);
-    ScopeEnd end(scope);
-    bind_pattern(s.var, std::move(*item), scope, s.iterable->span);
-    Flow f = exec_stmts(s.body->stmts, scope, &result);
+    Flow f;
+    {
+      auto scope = std::make_shared<Env>(env);
+      ScopeEnd end(scope);
+      bind_pattern(s.var, std::move(*item), scope, s.iterable->span);
+      f = exec_stmts(s.body->stmts, scope, &result);
+    }
+    // The end of a turn is a safe point when the loop runs at a program's
+    // top level (maybe_collect checks: no call, no `if` used as a value, the
+    // outermost run), so that a long loop there does not grow without
+    // bound. Inside a function it is not taken: the callers up the stack
+    // are in the middle of expressions, and only their holding every value
+    // they work on by a counted reference would make it safe, which built-ins
+    // calling back (sort's key, a host's function) do not all promise. What
+    // such a loop leaves is collected after the statement that called it.
+    // The floor of 64 keeps the collector's cost negligible in loops that
+    // make a closure each turn.
+    maybe_collect(kLoopCollectFloor);
     if (f == Flow::Break) break;
     if (f == Flow::Return) {
       if (last) *last = std::move(result);

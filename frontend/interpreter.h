@@ -375,6 +375,53 @@ class Interpreter {
   void track_closure_scope(const EnvPtr& env);
   std::vector<std::weak_ptr<Env>> closure_scopes_;
   size_t closure_scopes_pruned_at_ = 64;
+
+  // The cycle collector (frontend/cycle_collector.cpp). Cycles of scopes,
+  // closures, lists and records (a closure handed back while stored in its
+  // own scope, `o.step = fn ... o ...`, a record holding itself) are found
+  // by trial deletion from the scopes closures captured and the lists and
+  // records that were given a container, and broken at safe points.
+ public:
+  // `holder` (a list or record) was just given `stored`: a container
+  // stored into one may close a cycle, so the holder is tracked.
+  void note_stored(const Value& holder, const Value& stored) {
+    if (stored.is_list() || stored.is_record() || stored.is_function() || stored.is_tuple() || stored.is_iterator())
+      track_container(holder);
+  }
+  // Runs the collector at a safe point (see collect_cycles) when at least
+  // `floor` scopes and containers, and as many as the last collection's
+  // work asks (collect_after_), were tracked since the last run.
+  void maybe_collect(size_t floor) {
+    if (tracked_since_collect_ >= std::max(floor, collect_after_) && call_depth_ == 0 && gc_blocked_ == 0 &&
+        runs_ == 1) [[unlikely]]
+      collect_if_safe();
+  }
+  // Frees every cycle no one outside holds; returns how many objects
+  // (scopes, functions, lists, tuples, records) were garbage. Only at a
+  // point where no evaluator code holds a raw pointer into a value that
+  // only cycles hold: see maybe_collect's callers.
+  size_t collect_cycles();
+  // While alive, collection waits (an `if` used as a value runs statements
+  // inside an expression).
+  struct CollectBlock {
+    explicit CollectBlock(Interpreter& v) : vm(v) { ++vm.gc_blocked_; }
+    ~CollectBlock() { --vm.gc_blocked_; }
+    CollectBlock(const CollectBlock&) = delete;
+    CollectBlock& operator=(const CollectBlock&) = delete;
+    Interpreter& vm;
+  };
+
+ private:
+  void track_container(const Value& holder);
+  void collect_if_safe();
+  std::vector<std::weak_ptr<List>> tracked_lists_;
+  std::vector<std::weak_ptr<Record>> tracked_records_;
+  size_t tracked_since_collect_ = 0;  // scopes and containers tracked since the last collection
+  size_t collect_after_ = 0;  // set by each collection from its work
+  int gc_blocked_ = 0;
+  int runs_ = 0;  // run_file/run_code/run_program nesting: 1 at a script's top level
+  Flow exec_top(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last);
+  std::vector<std::weak_ptr<Env>> module_scopes_;  // roots: never walked
   int call_depth_ = 0;
   friend struct CallGuard;
 };

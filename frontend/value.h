@@ -153,6 +153,9 @@ struct Iterator {
   virtual ~Iterator() = default;
   virtual std::optional<Value> next() = 0;
   virtual std::optional<int64_t> length() const { return std::nullopt; }
+  // Calls `f` on each value the iterator holds (the cycle collector walks
+  // them: frontend/cycle_collector.cpp); one holding none need not say.
+  virtual void for_each_value(const std::function<void(const Value&)>& f) const { (void)f; }
 };
 
 // Throws OutOfMemory where n items more (a list made from a range) would

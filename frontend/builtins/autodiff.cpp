@@ -132,9 +132,13 @@ void install_autodiff(Interpreter& vm) {
     auto b = std::make_shared<Builtin>();
     b->name = "value_and_grad(" + a[0].as_function()->name() + ")";
     b->variadic = true;
+    // f and wrt are held by the Builtin, where the cycle collector sees them
+    // (f is often a closure over the scope that keeps this function).
+    b->held = {f, wrt};
     // The calling interpreter, not a captured one: the function value may
     // outlive the interpreter that made it.
-    b->fn = [f, wrt](Args& call) {
+    b->fn = [self = b.get()](Args& call) {
+      const Value f = self->held[0], wrt = self->held[1];
       Value value = call.vm().call(f, call.rest(), {}, call.call_span());
       if (!value.is_tensor())
         fail(call.call_span(), "value_and_grad: the function must return a scalar tensor, not " + a_type_name(value));

@@ -177,6 +177,7 @@ struct ProgressIterator : Iterator {
     return v;
   }
   std::optional<int64_t> length() const override { return total; }
+  void for_each_value(const std::function<void(const Value&)>& f) const override { f(seq); }
 };
 
 }  // namespace

@@ -156,6 +156,7 @@ void install_host(Interpreter& vm) {
       list.items.pop_back();
       throw;
     }
+    a.vm().note_stored(a[0], a[1]);
     return a[0];
   });
   def(vm, "item", "x", [](Args& a) {
