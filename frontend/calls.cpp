@@ -119,16 +119,9 @@ Value Interpreter::call(const Value& callee, std::vector<Value> positional,
   if (runs_ > 0) return call_value(callee, call);  // a built-in calling back: inside a run
   // A host's call (nn::Interpreter::call): once it returns, nothing of the
   // evaluator holds a value, as after a top-level statement.
-  Value result;
-  {
-    ++runs_;
-    struct Leave {
-      int& runs;
-      ~Leave() { --runs; }
-    } leave{runs_};
-    result = call_value(callee, call);
-    maybe_collect(64);
-  }
+  RunDepth depth(runs_);
+  Value result = call_value(callee, call);
+  maybe_collect(64);
   return result;
 }
 

@@ -25,6 +25,7 @@
 // once each, which it takes off their count. Something it cannot see into
 // (a built-in's captures) only keeps what it holds alive: a miss leaks,
 // it never frees a live value.
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -167,10 +168,7 @@ class Graph {
   std::unordered_map<const void*, uint32_t> index_;
 };
 
-}  // namespace
-
-namespace {
-// Whether w tracks p already (no atomic operation, unlike lock()).
+// Whether p is the last one tracked (no atomic operation, unlike lock()).
 template <class T>
 bool same(const std::vector<std::weak_ptr<T>>& tracked, const std::shared_ptr<T>& p) {
   return !tracked.empty() && !tracked.back().owner_before(p) && !p.owner_before(tracked.back());
@@ -223,33 +221,25 @@ size_t Interpreter::collect_cycles() {
   std::vector<EnvPtr> env_locks;
   std::vector<ListPtr> list_locks;
   std::vector<RecordPtr> record_locks;
-  std::erase_if(closure_scopes_, [&](const std::weak_ptr<Env>& w) {
-    EnvPtr e = w.lock();
-    if (!e) return true;
-    if (!roots.count(e.get()) && !graph.known(e.get())) {
-      graph.start(e.get(), NodeKind::Env, e.use_count());
-      env_locks.push_back(std::move(e));
-    }
-    return false;
-  });
-  std::erase_if(tracked_lists_, [&](const std::weak_ptr<List>& w) {
-    ListPtr l = w.lock();
-    if (!l) return true;
-    if (!graph.known(l.get())) {
-      graph.start(l.get(), NodeKind::List, l.use_count());
-      list_locks.push_back(std::move(l));
-    }
-    return false;
-  });
-  std::erase_if(tracked_records_, [&](const std::weak_ptr<Record>& w) {
-    RecordPtr r = w.lock();
-    if (!r) return true;
-    if (!graph.known(r.get())) {
-      graph.start(r.get(), NodeKind::Record, r.use_count());
-      record_locks.push_back(std::move(r));
-    }
-    return false;
-  });
+  // Each live tracked object started once, under our lock (a root scope
+  // never); the expired ones are dropped from their list.
+  auto start_tracked = [&]<class T>(std::vector<std::weak_ptr<T>>& tracked, NodeKind kind,
+                                    std::vector<std::shared_ptr<T>>& locks) {
+    std::erase_if(tracked, [&](const std::weak_ptr<T>& w) {
+      std::shared_ptr<T> p = w.lock();
+      if (!p) return true;
+      bool root = false;
+      if constexpr (std::is_same_v<T, Env>) root = roots.count(p.get()) != 0;
+      if (!root && !graph.known(p.get())) {
+        graph.start(p.get(), kind, p.use_count());
+        locks.push_back(std::move(p));
+      }
+      return false;
+    });
+  };
+  start_tracked(closure_scopes_, NodeKind::Env, env_locks);
+  start_tracked(tracked_lists_, NodeKind::List, list_locks);
+  start_tracked(tracked_records_, NodeKind::Record, record_locks);
   const bool counted = graph.build();
   if (counted) graph.mark();
   // The next collection waits for as many new tracked objects as are live

@@ -186,18 +186,6 @@ std::unique_ptr<Program> Interpreter::parse(uint32_t file_id, OpenEnd open_end) 
   return parse_program(sources_, file_id, open_end);
 }
 
-namespace {
-// Counts the nested runs (run_file, run_code, a module's import, a host's
-// call): the collector runs only at the outermost one's top level.
-struct RunDepth {
-  int& depth;
-  explicit RunDepth(int& d) : depth(d) { ++depth; }
-  ~RunDepth() { --depth; }
-  RunDepth(const RunDepth&) = delete;
-  RunDepth& operator=(const RunDepth&) = delete;
-};
-}  // namespace
-
 Value Interpreter::run_program(std::unique_ptr<Program> prog, const EnvPtr& globals) {
   RunDepth depth(runs_);
   check_names(*prog, globals);
@@ -283,7 +271,8 @@ void Interpreter::check_file(const std::string& path) {
 
 // ---------------------------------------------------------------- statements
 
-Interpreter::Flow Interpreter::exec_stmts(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last) {
+Interpreter::Flow Interpreter::exec_stmts(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last,
+                                          bool top) {
   for (const auto& s : stmts) {
     Flow f;
     try {
@@ -292,6 +281,7 @@ Interpreter::Flow Interpreter::exec_stmts(const std::vector<StmtPtr>& stmts, con
       fail(s->span, e.what());
     }
     if (f != Flow::Normal) return f;
+    if (top) maybe_collect(1);
   }
   return Flow::Normal;
 }
@@ -303,17 +293,7 @@ Interpreter::Flow Interpreter::exec_stmts(const std::vector<StmtPtr>& stmts, con
 // and a collection costs in proportion to what the tracked scopes reach,
 // which collect_after_ amortizes.
 Interpreter::Flow Interpreter::exec_top(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last) {
-  for (const auto& s : stmts) {
-    Flow f;
-    try {
-      f = exec(*s, env, last);
-    } catch (const backend::OutOfMemory& e) {  // a host value past the cap (tensors' are caught at their op)
-      fail(s->span, e.what());
-    }
-    if (f != Flow::Normal) return f;
-    maybe_collect(1);
-  }
-  return Flow::Normal;
+  return exec_stmts(stmts, env, last, /*top=*/true);
 }
 
 Interpreter::Flow Interpreter::exec_block(const Block& b, const EnvPtr& env, Value* last) {

@@ -212,7 +212,8 @@ class Interpreter {
   struct Module;
 
   // statements
-  Flow exec_stmts(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last);
+  // top: a program's top level, where cycles may be collected after each statement (exec_top).
+  Flow exec_stmts(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last, bool top = false);
   void exec_assign(const AssignStmt& s, const EnvPtr& env);
   Value update_in_place(const Value& old, BinOp op, const Value& v, Span span);
   Flow exec_for(const ForStmt& s, const EnvPtr& env, Value* last);
@@ -420,6 +421,15 @@ class Interpreter {
   size_t collect_after_ = 0;  // set by each collection from its work
   int gc_blocked_ = 0;
   int runs_ = 0;  // run_file/run_code/run_program nesting: 1 at a script's top level
+  // Counts the nested runs (run_file, run_code, a module's import, a host's
+  // call): the collector runs only at the outermost one's top level.
+  struct RunDepth {
+    int& depth;
+    explicit RunDepth(int& d) : depth(d) { ++depth; }
+    ~RunDepth() { --depth; }
+    RunDepth(const RunDepth&) = delete;
+    RunDepth& operator=(const RunDepth&) = delete;
+  };
   Flow exec_top(const std::vector<StmtPtr>& stmts, const EnvPtr& env, Value* last);
   std::vector<std::weak_ptr<Env>> module_scopes_;  // roots: never walked
   int call_depth_ = 0;
