@@ -16,8 +16,9 @@
 //     function, <built-in fn name>, <bound fn name> for method sugar (x.sum).
 //
 // Tensors:
-//   0-d: the bare element (3, 0.1, true); an f32 element prints the shortest
-//     form of the float itself, not of its widened double.
+//   0-d: the bare element (3, 0.1, true); an f32, f16 or bf16 element prints
+//     the shortest digits that read back to it in its own dtype, not those
+//     of its widened double (an f16 1.1 is 1.1).
 //   Otherwise a header, dtype and shape ("f32[2, 3]"), followed by NumPy-style
 //   brackets with ", " between elements. 1-d and empty tensors print on the
 //   header's line: "i64[3] [1, 2, 3]", "f32[0] []". Higher ranks start on the
@@ -110,6 +111,24 @@ std::string python_float(F v) {
   return out;
 }
 
+// The shortest digits that read back (as nn reads a number: one rounding from
+// the double) to the same f16 or bf16, laid out as python_float does: an f16
+// 1.1 prints 1.1, not the 1.0996094 its widened float would.
+std::string python_half(backend::DType t, uint16_t bits) {
+  const float v = t == backend::DType::f16 ? backend::half_to_float(bits) : backend::bf16_to_float(bits);
+  if (!std::isfinite(v)) return python_float(v);
+  for (int precision = 0; precision < 9; ++precision) {
+    char buf[32];
+    auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific, precision);
+    double back = 0;
+    std::from_chars(buf, res.ptr, back);
+    uint16_t again = 0;
+    backend::store_half_exact(t, &again, 0, back);
+    if (again == bits) return python_float(back);
+  }
+  return python_float(v);
+}
+
 // ---------------------------------------------------------------- tensors
 
 constexpr int64_t kSummariseAbove = 1000;  // elements (NumPy's threshold)
@@ -139,8 +158,8 @@ class HostView {
 std::function<std::string(int64_t)> element_formatter(const HostView& view, backend::DType dtype) {
   using backend::DType;
   switch (dtype) {
-    case DType::f16: return [&view](int64_t i) { return python_float(backend::half_to_float(view.at<uint16_t>(i))); };
-    case DType::bf16: return [&view](int64_t i) { return python_float(backend::bf16_to_float(view.at<uint16_t>(i))); };
+    case DType::f16:
+    case DType::bf16: return [&view, dtype](int64_t i) { return python_half(dtype, view.at<uint16_t>(i)); };
     default: break;
   }
   return backend::visit_dtype(dtype, [&]<class T>() -> std::function<std::string(int64_t)> {

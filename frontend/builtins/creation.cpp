@@ -102,7 +102,20 @@ void install_creation(Interpreter& vm) {
   def(vm, "full", "shape, v, dtype=none", [](Args& a) {
     const DType d = dtype_or(a, 2, natural_dtype(a[1]));
     check_fits(a, 1, a.tensor(1), d);
-    return Value(backend::full(a.shape(0), a.number(1), d));
+    // torch.full refuses a finite fill its float dtype would make inf
+    // (1e40 as f32, 70000 as f16); tensor() and astype round to inf as
+    // PyTorch's do.
+    const double v = a.number(1);
+    if (backend::is_floating(d) && std::isfinite(v)) {
+      const double max = d == DType::f16 ? 65504.0
+                         : d == DType::bf16 ? 3.3895313892515355e38
+                         : d == DType::f32  ? double(std::numeric_limits<float>::max())
+                                            : std::numeric_limits<double>::max();
+      if (std::fabs(v) > max)
+        a.fail(1, "value " + format_float(v) + " cannot be converted to " + std::string(backend::dtype_name(d)) +
+                      " without overflow (its largest finite value is " + format_float(max) + ")");
+    }
+    return Value(backend::full(a.shape(0), v, d));
   });
   def(vm, "zeros_like", "x, dtype=none", [](Args& a) {
     backend::Tensor x = a.tensor(0);

@@ -74,6 +74,27 @@ TEST_CASE("0-d tensors print their bare value") {
   CHECK(format_tensor(make<float>({}, {3.0f}), false) == "3.0");
 }
 
+TEST_CASE("f16 and bf16 elements print the shortest digits that read back to them") {
+  // Bit patterns: f16 0x2e66 is 0.0999755859375 (the f16 nearest 0.1), 0x3c01
+  // is 1 + 2^-10 (1.001 is nearer it than 1.0 or 1 + 2^-9), 0x7bff is 65504
+  // (f16's largest; 65500 rounds to it), 0x6801 is 2050 (between 2048 and
+  // 2052), 0x0001 is 2^-24 (6e-08 is nearest it, 5e-08 too far); bf16 0x3dcd
+  // is 0.10009765625, 0x3f80 is 1.0.
+  auto half = [](DType d, std::initializer_list<uint16_t> bits) {
+    Tensor t = Tensor::empty({int64_t(bits.size())}, d);
+    uint16_t* p = t.data<uint16_t>();
+    for (uint16_t b : bits) *p++ = b;
+    return t;
+  };
+  CHECK(format_tensor(half(DType::f16, {0x2e66, 0x3c01, 0x7bff, 0x6801, 0x0001, 0x8000})) ==
+        "f16[6] [0.1, 1.001, 65500.0, 2050.0, 6e-08, -0.0]");
+  CHECK(format_tensor(half(DType::f16, {0x7c00, 0xfc00, 0x7e00})) == "f16[3] [inf, -inf, nan]");
+  CHECK(format_tensor(half(DType::bf16, {0x3dcd, 0x3f80})) == "bf16[2] [0.1, 1.0]");
+  Tensor zero_d = Tensor::empty({}, DType::f16);
+  *zero_d.data<uint16_t>() = 0x4248;  // 3.140625: 3.14 is the shortest that reads back to it
+  CHECK(format_tensor(zero_d) == "3.14");
+}
+
 TEST_CASE("1-d tensors print on the header's line") {
   CHECK(format_tensor(make<int64_t>({3}, {1, 2, 3})) == "i64[3] [1, 2, 3]");
   CHECK(format_tensor(make<float>({3}, {0.1f, 2.0f, -1e-05f})) == "f32[3] [0.1, 2.0, -1e-05]");
