@@ -116,7 +116,12 @@ Value Interpreter::call(const Value& callee, std::vector<Value> positional,
   call.keywords.reserve(keywords.size());
   for (auto& [name, value] : keywords) call.keywords.push_back(KeywordArg{name, std::move(value), {}, {}});
   call.call_span = call_span;
-  if (runs_ > 0) return call_value(callee, call);  // a built-in calling back: inside a run
+  if (runs_ > 0) {  // a built-in calling back: inside a run
+    // Its C++ frame need not hold what it works on by counted references
+    // (a host's function), so no collection until it returns.
+    CollectBlock no_collection(*this);
+    return call_value(callee, call);
+  }
   // A host's call (nn::Interpreter::call): once it returns, nothing of the
   // evaluator holds a value, as after a top-level statement.
   RunDepth depth(runs_);

@@ -444,16 +444,16 @@ Interpreter::Flow Interpreter::exec_for(const ForStmt& s, const EnvPtr& env, Val
       bind_pattern(s.var, std::move(*item), scope, s.iterable->span);
       f = exec_stmts(s.body->stmts, scope, &result);
     }
-    // The end of a turn is a safe point when the loop runs at a program's
-    // top level (maybe_collect checks: no call, no `if` used as a value, the
-    // outermost run), so that a long loop there does not grow without
-    // bound. Inside a function it is not taken: the callers up the stack
-    // are in the middle of expressions, and only their holding every value
-    // they work on by a counted reference would make it safe, which built-ins
-    // calling back (sort's key, a host's function) do not all promise. What
-    // such a loop leaves is collected after the statement that called it.
-    // The floor of 64 keeps the collector's cost negligible in loops that
-    // make a closure each turn.
+    // The end of a turn is a safe point, so that a long loop does not grow
+    // without bound, at a program's top level or inside functions it calls:
+    // the evaluator up the stack holds every value it is in the middle of
+    // (an operand, a callee, an argument, an iterated sequence) by a counted
+    // reference, which the collector sees as held from outside. Not taken
+    // (maybe_collect and collect_if_safe check) inside an `if` used as a
+    // value, a built-in calling back (value_and_grad's function, a host's
+    // function), a nested run (an import, a host's eval), a trace or an
+    // eager graph run. The floor of 64 keeps the collector's cost
+    // negligible in loops that make a closure each turn.
     maybe_collect(kLoopCollectFloor);
     if (f == Flow::Break) break;
     if (f == Flow::Return) {

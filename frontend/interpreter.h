@@ -393,8 +393,7 @@ class Interpreter {
   // `floor` scopes and containers, and as many as the last collection's
   // work asks (collect_after_), were tracked since the last run.
   void maybe_collect(size_t floor) {
-    if (tracked_since_collect_ >= std::max(floor, collect_after_) && call_depth_ == 0 && gc_blocked_ == 0 &&
-        runs_ == 1) [[unlikely]]
+    if (tracked_since_collect_ >= std::max(floor, collect_after_) && gc_blocked_ == 0 && runs_ == 1) [[unlikely]]
       collect_if_safe();
   }
   // Frees every cycle no one outside holds; returns how many objects
@@ -403,7 +402,7 @@ class Interpreter {
   // only cycles hold: see maybe_collect's callers.
   size_t collect_cycles();
   // While alive, collection waits (an `if` used as a value runs statements
-  // inside an expression).
+  // inside an expression; a built-in calls back into a script).
   struct CollectBlock {
     explicit CollectBlock(Interpreter& v) : vm(v) { ++vm.gc_blocked_; }
     ~CollectBlock() { --vm.gc_blocked_; }
