@@ -29,8 +29,8 @@ __global__ void softmax_rows(const T* x, T* y, int64_t n) {
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += double(M(exp(M(double(widen(xr[i])) - m))));
   s = block_sum(s, shared);
   if constexpr (Log) {
-    const double lse = m + log(s);
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = narrow<T>(double(widen(xr[i])) - lse);
+    const double log_s = log(s);  // (x - m) - log s: m + log s rounds to m for a huge m
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = narrow<T>((double(widen(xr[i])) - m) - log_s);
   } else {
     const double r = 1.0 / s;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
@@ -52,8 +52,8 @@ __global__ void softmax_lines(const T* x, T* y, AxisLaunch g) {
     double s = 0;
     for (int64_t i = 0; i < g.n; ++i) s += double(M(exp(M(double(widen(xl[i * g.inner])) - m))));
     if constexpr (Log) {
-      const double lse = m + log(s);
-      for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = narrow<T>(double(widen(xl[i * g.inner])) - lse);
+      const double log_s = log(s);
+      for (int64_t i = 0; i < g.n; ++i) yl[i * g.inner] = narrow<T>((double(widen(xl[i * g.inner])) - m) - log_s);
     } else {
       const double r = 1.0 / s;
       for (int64_t i = 0; i < g.n; ++i)
@@ -120,17 +120,24 @@ __device__ inline int64_t label_id(const void* labels, DType d, int64_t i) {
   return d == DType::i32 ? int64_t(static_cast<const int32_t*>(labels)[i]) : static_cast<const int64_t*>(labels)[i];
 }
 
-// The row's logsumexp, shifted by its max (not when the max is not finite).
+// The row's logsumexp as its max and the log of the sum shifted by it (not
+// shifted when the max is not finite): x's log-probability is
+// (x - max) - log_sum, where max + log_sum would round to max for a huge max.
+struct RowLse {
+  double max, log_sum;
+  __device__ double log_prob(double x) const { return (x - max) - log_sum; }
+};
+
 template <class T>
-__device__ inline double row_lse(const T* xi, int64_t c, double* shared) {
+__device__ inline RowLse row_lse(const T* xi, int64_t c, double* shared) {
   double m = -kInf;
   for (int64_t j = threadIdx.x; j < c; j += blockDim.x) m = nan_max(m, double(widen(xi[j])));
   m = block_max(m, shared);
-  if (!isfinite(m)) return m;
+  if (!isfinite(m)) return {m, 0};
   double s = 0;
   for (int64_t j = threadIdx.x; j < c; j += blockDim.x) s += exp(double(widen(xi[j])) - m);
   s = block_sum(s, shared);
-  return m + log(s);
+  return {m, log(s)};
 }
 
 template <class T>
@@ -138,7 +145,7 @@ __global__ void ce_rows(CeLaunch l, double* row_loss) {
   __shared__ double shared[32];
   const int64_t i = blockIdx.x;
   const T* xi = static_cast<const T*>(l.logits) + i * l.c;
-  const double lse = row_lse(xi, l.c, shared);
+  const RowLse lse = row_lse(xi, l.c, shared);
   double loss = 0;
   if (l.ids) {
     const int64_t id = label_id(l.labels, l.label_dtype, i);
@@ -146,13 +153,13 @@ __global__ void ce_rows(CeLaunch l, double* row_loss) {
       if (threadIdx.x == 0) *l.flag = 1;
       loss = 0;
     } else {
-      loss = lse - double(widen(xi[id]));
+      loss = -lse.log_prob(double(widen(xi[id])));
     }
   } else {
     const T* yi = static_cast<const T*>(l.labels) + i * l.c;
     double part = 0;
     for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x)
-      if (widen(yi[j]) != 0) part += double(widen(yi[j])) * (lse - double(widen(xi[j])));
+      if (widen(yi[j]) != 0) part -= double(widen(yi[j])) * lse.log_prob(double(widen(xi[j])));
     loss = block_sum(part, shared);
   }
   if (threadIdx.x == 0) row_loss[i] = loss;
@@ -175,7 +182,7 @@ __global__ void ce_grad_rows(CeLaunch l, const T* g_dev, double g_host, T* dx) {
   T* di = dx + i * l.c;
   using M = math_t<T>;
   const double scale = (g_dev ? double(widen(*g_dev)) : g_host) / double(l.n);
-  const double lse = row_lse(xi, l.c, shared);
+  const RowLse lse = row_lse(xi, l.c, shared);
   if (l.ids) {
     const int64_t id = label_id(l.labels, l.label_dtype, i);
     if (id < 0 || id >= l.c) {
@@ -183,7 +190,7 @@ __global__ void ce_grad_rows(CeLaunch l, const T* g_dev, double g_host, T* dx) {
       return;
     }
     for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x) {
-      const M v = M(scale * exp(double(widen(xi[j])) - lse));
+      const M v = M(scale * exp(lse.log_prob(double(widen(xi[j])))));
       di[j] = narrow<T>(j == id ? M(double(v) - scale) : v);
     }
   } else {
@@ -192,7 +199,7 @@ __global__ void ce_grad_rows(CeLaunch l, const T* g_dev, double g_host, T* dx) {
     for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x) sy += double(widen(yi[j]));
     sy = block_sum(sy, shared);
     for (int64_t j = threadIdx.x; j < l.c; j += blockDim.x)
-      di[j] = narrow<T>(scale * (exp(double(widen(xi[j])) - lse) * sy - double(widen(yi[j]))));
+      di[j] = narrow<T>(scale * (exp(lse.log_prob(double(widen(xi[j])))) * sy - double(widen(yi[j]))));
   }
 }
 

@@ -103,9 +103,11 @@ void softmax_forward(const T* x, T* y, const AxisGeom& g) {
         if constexpr (!Log) yb[i * inner + j] = e;
       }
     if constexpr (Log) {
-      for (int64_t j = 0; j < inner; ++j) s[j] = m[j] + std::log(s[j]);  // logsumexp
+      // (x - m) - log s, not x - (m + log s): m + log s rounds to m where
+      // m is past 2^53 times log s (1e30 in f32 lost its log 2).
+      for (int64_t j = 0; j < inner; ++j) s[j] = std::log(s[j]);
       for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = 0; j < inner; ++j) yb[i * inner + j] = T(double(xb[i * inner + j]) - s[j]);
+        for (int64_t j = 0; j < inner; ++j) yb[i * inner + j] = T((double(xb[i * inner + j]) - m[j]) - s[j]);
     } else {
       for (int64_t j = 0; j < inner; ++j) s[j] = 1.0 / s[j];
       for (int64_t i = 0; i < n; ++i)
@@ -130,9 +132,8 @@ NN_SIMD_CLONES NN_FLATTEN void softmax_line(const float* x, float* y, int64_t n)
   float m = lane[0];
   for (float l : lane) m = l > m ? l : m;
   if constexpr (Log) {
-    const double lse =
-        double(m) + std::log(lane_sum(n, [&](int64_t i) { return double(float_math::exp(x[i] - m)); }));
-    for (int64_t i = 0; i < n; ++i) y[i] = float(double(x[i]) - lse);
+    const double log_sum = std::log(lane_sum(n, [&](int64_t i) { return double(float_math::exp(x[i] - m)); }));
+    for (int64_t i = 0; i < n; ++i) y[i] = float((double(x[i]) - double(m)) - log_sum);
   } else {
     for (int64_t i = 0; i < n; ++i) y[i] = float_math::exp(x[i] - m);
     const double r = 1.0 / lane_sum(n, [&](int64_t i) { return double(y[i]); });
@@ -260,21 +261,29 @@ void over_rows(int64_t rows, int64_t cols, F f) {
   });
 }
 
-double row_logsumexp(const double* x, int64_t c) {
+// A row's log-sum-exp, kept as its max and the log of the shifted sum:
+// x_j's log-probability is (x_j - max) - log_sum, which keeps log 2 of
+// [1e30, 1e30] where max + log_sum would round to max.
+struct LogSumExp {
+  double max = 0, log_sum = 0;
+  double log_prob(double x) const { return (x - max) - log_sum; }
+};
+
+LogSumExp row_logsumexp(const double* x, int64_t c) {
   double m = -std::numeric_limits<double>::infinity();
   for (int64_t j = 0; j < c; ++j)
     if (x[j] > m || x[j] != x[j]) m = x[j];
-  if (!std::isfinite(m)) return m;  // all -inf (or inf, NaN): no shift would help
+  if (!std::isfinite(m)) return {m, 0};  // all -inf (or inf, NaN): no shift would help
   double s = 0;
   for (int64_t j = 0; j < c; ++j) s += std::exp(x[j] - m);
-  return m + std::log(s);
+  return {m, std::log(s)};
 }
 
 // The same for an f32 row, vectorised as softmax_line (eight partial maxima,
 // float_math's exp, eight partial sums), where the loop above makes a libm
 // call per element: the digits CNN's loss and its gradient took 11 us a
 // step for 64 x 10 logits.
-NN_SIMD_CLONES NN_FLATTEN double row_logsumexp(const float* x, int64_t c) {
+NN_SIMD_CLONES NN_FLATTEN LogSumExp row_logsumexp(const float* x, int64_t c) {
   constexpr int kLanes = 8;
   float lane[kLanes];
   for (float& l : lane) l = -std::numeric_limits<float>::infinity();
@@ -284,8 +293,8 @@ NN_SIMD_CLONES NN_FLATTEN double row_logsumexp(const float* x, int64_t c) {
   }
   float m = lane[0];
   for (float l : lane) m = l > m || l != l ? l : m;
-  if (!std::isfinite(m)) return m;
-  return double(m) + std::log(lane_sum(c, [&](int64_t i) { return double(float_math::exp(x[i] - m)); }));
+  if (!std::isfinite(m)) return {double(m), 0};
+  return {double(m), std::log(lane_sum(c, [&](int64_t i) { return double(float_math::exp(x[i] - m)); }))};
 }
 
 template <class T>
@@ -297,16 +306,16 @@ void ce_forward(const Tensor& logits, const Tensor& labels, Tensor& out) {
     std::vector<int64_t> ids = read_ids("softmax_cross_entropy", labels, c, "label");
     over_rows(n, c, [&](int64_t i) {
       const T* xi = x + i * c;
-      loss[size_t(i)] = row_logsumexp(xi, c) - double(xi[ids[size_t(i)]]);
+      loss[size_t(i)] = -row_logsumexp(xi, c).log_prob(double(xi[ids[size_t(i)]]));
     });
   } else {
     const T* y = labels.data<T>();
     over_rows(n, c, [&](int64_t i) {
       const T *xi = x + i * c, *yi = y + i * c;
-      const double lse = row_logsumexp(xi, c);
+      const LogSumExp lse = row_logsumexp(xi, c);
       double l = 0;
       for (int64_t j = 0; j < c; ++j)
-        if (yi[j] != T(0)) l += double(yi[j]) * (lse - double(xi[j]));  // 0 * inf stays out
+        if (yi[j] != T(0)) l -= double(yi[j]) * lse.log_prob(double(xi[j]));  // 0 * inf stays out
       loss[size_t(i)] = l;
     });
   }
@@ -345,15 +354,15 @@ void ce_backward(const Tensor& g, const Tensor& logits, const Tensor& labels, Te
       }
       return;
     }
-    const double lse = row_logsumexp(xi, c);
+    const LogSumExp lse = row_logsumexp(xi, c);
     if (ids) {
-      for (int64_t j = 0; j < c; ++j) di[j] = T(scale * std::exp(double(xi[j]) - lse));
+      for (int64_t j = 0; j < c; ++j) di[j] = T(scale * std::exp(lse.log_prob(double(xi[j]))));
       di[idv[size_t(i)]] = T(double(di[idv[size_t(i)]]) - scale);
     } else {
       const T* yi = y + i * c;
       double sy = 0;
       for (int64_t j = 0; j < c; ++j) sy += double(yi[j]);
-      for (int64_t j = 0; j < c; ++j) di[j] = T(scale * (std::exp(double(xi[j]) - lse) * sy - double(yi[j])));
+      for (int64_t j = 0; j < c; ++j) di[j] = T(scale * (std::exp(lse.log_prob(double(xi[j]))) * sy - double(yi[j])));
     }
   });
 }
@@ -394,6 +403,11 @@ void one_hot_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
 
 Tensor softmax_call(const OpDef& d, const Tensor& x, int64_t axis) { return call(d, {as_float(x)}, Attrs{{"axis", axis}}); }
 
+// logp[i, ids[i]] of log-probabilities [N, C] and class ids [N]: [N].
+Tensor picked_log_probs(const Tensor& logp, const Tensor& ids) {
+  return reshape(gather(logp, unsqueeze(ids, 1), 1), {ids.shape()[0]});
+}
+
 }  // namespace
 
 // ---- nn_ops.h ------------------------------------------------------------------
@@ -423,10 +437,10 @@ Tensor softmax_cross_entropy(const Tensor& logits_in, const Tensor& labels_in, R
   // The per-example losses: the fused op checks the operands first.
   call(d, {logits, labels});
   Tensor logp = log_softmax(logits, -1);
-  Tensor target = is_integral(labels.dtype())
-                      ? astype(one_hot(labels, logits.shape()[logits.ndim() - 1]), logp.dtype())
-                      : labels;
-  Tensor losses = neg(sum(mul(logp, target), std::vector<int64_t>{-1}));
+  // Class ids pick their log-probability (a masked sum would make 0 * -inf
+  // = NaN of a masked-out class's -inf logit).
+  Tensor losses = is_integral(labels.dtype()) ? neg(picked_log_probs(logp, labels))
+                                              : neg(sum(mul(logp, labels), std::vector<int64_t>{-1}));
   return reduce_losses(unbatched ? reshape(losses, {}) : losses, r);
 }
 
@@ -441,12 +455,10 @@ Tensor nll_loss(const Tensor& logp_in, const Tensor& ids, Reduction r) {
   if (!is_integral(ids.dtype()) || ids.ndim() != 1 || ids.shape()[0] != logp.shape()[0])
     throw Error("nll_loss: labels " + ids.type().str() + " do not fit log-probabilities " + logp.type().str() +
                 ": class ids need an integer tensor of shape [" + std::to_string(logp.shape()[0]) + "]");
-  // -mean_i logp[i, ids[i]], as a masked sum so that it needs no gather op.
-  Tensor mask = renaming_errors("one_hot: id", "nll_loss: label", [&] { return one_hot(ids, logp.shape()[1]); });
-  Tensor picked = mul(logp, astype(mask, logp.dtype()));
-  if (r == Reduction::none) return neg(sum(picked, std::vector<int64_t>{1}));
-  Tensor total = neg(sum(picked));
-  return r == Reduction::sum ? total : div(total, scalar(double(logp.shape()[0]), DType::f64, /*weak=*/true));
+  // -mean_i logp[i, ids[i]], gathered: a class of probability 0 (logp -inf)
+  // that is no target leaves the loss finite.
+  Tensor picked = renaming_errors("gather: id", "nll_loss: label", [&] { return picked_log_probs(logp, ids); });
+  return reduce_losses(neg(picked), r);
 }
 
 Tensor accuracy(const Tensor& logits, const Tensor& labels) {

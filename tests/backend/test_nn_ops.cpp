@@ -370,7 +370,7 @@ TEST_CASE("softmax_cross_entropy, nll_loss and one_hot errors") {
         "softmax_cross_entropy: labels f32[4, 9] do not fit logits f32[4, 10]: labels are integer class ids [N] or "
         "probabilities of the logits' shape and dtype");
   CHECK(error_of([] { nll_loss(zeros({2, 3}), make<int64_t>({0, 5}, {2})); }) ==
-        "nll_loss: label 5 is out of range for 3 classes");
+        "nll_loss: label 5 is out of range for axis 1 of size 3 in f32[2, 3]");
   CHECK(error_of([] { one_hot(make<int64_t>({3}, {1}), 3); }) == "one_hot: id 3 is out of range for 3 classes");
   CHECK(error_of([] { one_hot(zeros({2}), 3); }) == "one_hot: ids must be an integer tensor, got f32[2]");
 }
