@@ -154,6 +154,8 @@ void Rewriter::apply() {
   }
   for (ValueId v : g_.inputs) used[v] = true;
   for (ValueId v : g_.outputs) used[v] = true;
+  for (ValueId v : g_.output_holders)
+    if (v != kNone) used[v] = true;  // a run returns it, read or not
   for (const StateUpdate& s : g_.updates) used[s.state] = used[s.value] = true;
   if (!any_dropped && std::find(used.begin(), used.end(), false) == used.end()) {
     // Nothing to remove: ids stay, only the output marks may have moved.
@@ -194,6 +196,8 @@ void Rewriter::apply() {
     v = new_id[v];
     values[v].output = true;
   }
+  for (ValueId& v : g_.output_holders)
+    if (v != kNone) v = new_id[v];
   for (StateUpdate& s : g_.updates) {
     s.state = new_id[s.state];
     s.value = new_id[s.value];

@@ -198,6 +198,21 @@ class Verifier {
     }
     for (ValueId v : g_.outputs)
       if (!exists(v)) problem("graph output " + id(v) + " does not exist");
+    // A run hands back a holder's tensor itself, viewed as its output.
+    if (!g_.output_holders.empty() && g_.output_holders.size() != g_.outputs.size())
+      problem(std::to_string(g_.output_holders.size()) + " output holders for " + std::to_string(g_.outputs.size()) +
+              " outputs");
+    for (size_t i = 0; i < g_.output_holders.size() && i < g_.outputs.size(); ++i) {
+      const ValueId h = g_.output_holders[i], v = g_.outputs[i];
+      if (h == kNone || !exists(v)) continue;
+      if (!exists(h)) problem("the holder " + id(h) + " of output " + std::to_string(i) + " does not exist");
+      else if (g_.values[h].role == Role::intermediate)
+        problem("the holder " + id(h) + " of output " + std::to_string(i) + " is made by a node, not given or captured");
+      else if (g_.values[h].type.shape.numel() != g_.values[v].type.shape.numel() ||
+               g_.values[h].type.dtype != g_.values[v].type.dtype)
+        problem("the holder " + id(h) + " of output " + std::to_string(i) + " is " + g_.values[h].type.str() +
+                ", the output " + g_.values[v].type.str());
+    }
   }
 
   const Graph& g_;
