@@ -130,6 +130,9 @@ class BlockedLayout : public Pass {
       case OpId::max_pool2d:  // y and its indices blocked
         return convert_fixed(n, {0}, {0, 1}, true);
       case OpId::max_pool2d_backward:  // dy and the indices
+        // Only where the forward pool was blocked: plain indices (of a pool
+        // whose input was plain) are offsets the blocked kernel misreads.
+        if (twin_[n.inputs[1]] == kNone) return false;
         return convert_fixed(n, {0, 1}, {0}, true);
       case OpId::sum:
         return convert_sum(n);
