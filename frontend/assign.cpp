@@ -146,6 +146,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         const Value* old = r->find(f.sym);
         v = combine(old ? *old : Value(), std::move(v));
       }
+      if (host_reads_) traced_field_writes_.push_back({r, f.sym, s.span});
       note_stored(target, v);
       r->set(f.sym, std::move(v));
       return;

@@ -335,6 +335,22 @@ void Interpreter::note_host_read(const Env& env, Symbol name, const Value& v) {
   if (outside_the_graph(env, name)) host_reads_->note_name(name, v);
 }
 
+// A fed field (an optimizer's `lr`) is read anew on every run of the graph;
+// an assignment to it inside the graph runs only while the graph is traced,
+// so every later run would read what the last trace left there (a schedule
+// stepped inside the graph replayed stale rates). Refused, after the body
+// traced (in either order, and at the assignment, not inside the stdlib's
+// optimizer that read the field).
+void Interpreter::refuse_fed_fields_written(const HostReads& reads) const {
+  for (const TracedFieldWrite& w : traced_field_writes_) {
+    if (!reads.feeds(w.record, w.field)) continue;
+    const std::string name = "`" + symbol_name(w.field) + "`";
+    fail(w.span, "this graph reads " + name + " anew on every run (a learning rate), but an assignment to " + name +
+                     " inside the graph runs only when it is traced, so later runs would use a stale value; assign " +
+                     name + " before calling the graph");
+  }
+}
+
 CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span,
                                               const GuardScope& scope,
                                               const std::function<TracedBody(ir::Tracer&)>& body,
@@ -345,19 +361,23 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   start_trace(tr);
   TracedBody traced;
   traced_stores_.clear();
+  traced_field_writes_.clear();
   // The host values the body reads from outside become constants of the
   // graph: noted, to be checked on every call.
   HostReads reads;
   HostReadRecording recording(*this, reads, scope.env);
   try {
     traced = body(tr);
+    refuse_fed_fields_written(reads);
     check_escapes(tr, scope.env, traced.assigns, span);
   } catch (...) {
     traced_stores_.clear();
+    traced_field_writes_.clear();
     if (cg) cache.entries.pop_back();  // no half-made graph in the cache
     throw;
   }
   traced_stores_.clear();
+  traced_field_writes_.clear();
   ir::Graph g = tr.finish(traced.outputs);
   if (!cg) {
     Signature made;

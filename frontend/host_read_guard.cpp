@@ -45,6 +45,12 @@ void HostReads::note_fed(const RecordPtr& r, Symbol field, const backend::Tensor
   fed_.push_back({r, field, t});
 }
 
+bool HostReads::feeds(const RecordPtr& r, Symbol field) const {
+  for (const Fed& f : fed_)
+    if (f.record == r && f.field == field) return true;
+  return false;
+}
+
 std::optional<double> fed_number(const Value& v) {
   if (v.is_number()) return v.as_number();
   if (v.is_tensor() && v.as_tensor().numel() == 1 && !v.as_tensor().is_traced()) return v.as_tensor().item_double();

@@ -37,6 +37,8 @@ class HostReads {
   // a constant of the graph; feed() copies its value in before every run.
   void note_fed(const RecordPtr& r, Symbol field, const backend::Tensor& t);
   void feed() const;
+  // Whether r.field was read into a fed tensor by this trace.
+  bool feeds(const RecordPtr& r, Symbol field) const;
 
   // Whether every value read is still the same; names are looked up from
   // `env` outwards, as the graph's code sees them on this call.

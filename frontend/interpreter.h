@@ -310,6 +310,15 @@ class Interpreter {
     if (host_reads_) host_reads_->note_fed(r, field, t);
   }
  private:
+  // While a graph is traced: the fields of records it assigned, so that a
+  // fed field set inside the graph (lost on its later runs) is refused.
+  struct TracedFieldWrite {
+    RecordPtr record;
+    Symbol field;
+    Span span;
+  };
+  std::vector<TracedFieldWrite> traced_field_writes_;
+  void refuse_fed_fields_written(const HostReads& reads) const;
   bool state_update(const Value& old, const Value& v, const Env& env, Symbol name);
   friend struct HostReadRecording;
   friend struct EagerGraphRun;

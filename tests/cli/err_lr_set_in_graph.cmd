@@ -1,0 +1,1 @@
+err_lr_set_in_graph.nn
