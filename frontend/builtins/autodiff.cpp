@@ -3,6 +3,7 @@
 // its wrt as a tensor or any nesting of lists, tuples and records of
 // tensors, and answers in the same structure.
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -169,6 +170,17 @@ void install_autodiff(Interpreter& vm) {
       a.fail(1, "expected " + std::to_string(shape_of.size()) + " tensors, got " + std::to_string(ts.size()));
     size_t next = 0;
     return rebuild(a[0], ts, next);
+  });
+  // The tensors of a list, each once (the first time it appears): a model
+  // that holds one param in two places (tied weights, a layer used twice)
+  // has it once in params(m), as PyTorch's parameters().
+  def(vm, "_unique_tensors", "xs", [](Args& a) {
+    if (!a[0].is_list()) a.fail(0, "expected a list, got " + a_type_name(a[0]));
+    auto out = make_list();
+    std::unordered_set<const backend::TensorImpl*> seen;
+    for (const Value& v : a[0].as_list()->items)
+      if (!v.is_tensor() || seen.insert(v.as_tensor().impl()).second) out->items.push_back(v);
+    return Value(out);
   });
   def(vm, "detach", "x", [](Args& a) { return Value(backend::detach(a.tensor(0))); });
   def(vm, "requires_grad", "x", [](Args& a) {

@@ -101,19 +101,26 @@ void install_host(Interpreter& vm) {
     using namespace std::chrono;
     return Value(duration<double>(system_clock::now().time_since_epoch()).count());
   });
-  def(vm, "assert", "c, msg=\"\"", [](Args& a) {
-    Value c = a[0];
-    bool ok = c.is_tensor() ? [&] {
-      const backend::Tensor& t = c.as_tensor();
-      if (t.numel() == 1) return t.item_bool();
-      // A tensor condition holds when every element does.
-      return backend::min(backend::astype(t, backend::DType::boolean)).item_bool();
-    }() : !(c.is_none() || (c.is_bool() && !c.as_bool()) || (c.is_int() && c.as_int() == 0) ||
-            (c.is_float() && c.as_float() == 0));
-    if (!ok) {
+  auto holds = [](const Value& c) {
+    if (!c.is_tensor())
+      return !(c.is_none() || (c.is_bool() && !c.as_bool()) || (c.is_int() && c.as_int() == 0) ||
+               (c.is_float() && c.as_float() == 0));
+    const backend::Tensor& t = c.as_tensor();
+    if (t.numel() == 1) return t.item_bool();
+    // A tensor condition holds when every element does.
+    return backend::min(backend::astype(t, backend::DType::boolean)).item_bool();
+  };
+  def(vm, "assert", "c, msg=\"\"", [holds](Args& a) {
+    if (!holds(a[0])) {
       std::string msg = a[1].is_str() ? a[1].as_str() : to_str(a[1]);
       frontend::fail(a.call_span(), msg.empty() ? "assertion failed" : "assertion failed: " + msg);
     }
+    return Value();
+  });
+  // The stdlib's checks of its arguments: the message is the diagnostic,
+  // reported at the script's call of the stdlib function.
+  def(vm, "_check", "c, msg", [holds](Args& a) {
+    if (!holds(a[0])) frontend::fail(a.call_span(), a[1].is_str() ? a[1].as_str() : to_str(a[1]));
     return Value();
   });
   def(vm, "device", "name", [](Args& a) {

@@ -39,13 +39,14 @@ void install_rates(Interpreter& vm) {
       if (r.record.lock() == o) t = r.tensor;
     if (!t.defined()) {
       // In the params' own float type, so that graph fusion takes the rate
-      // into the update's kernel (an f64 rate would keep f32 updates apart).
+      // into the update's kernel (an f64 rate would keep f32 updates apart);
+      // f64 where any param is f64, which would lose digits to an f32 rate
+      // (the f32 ones round it once, as a host number: it is weak).
       backend::DType d = backend::DType::f32;
       static const Symbol params = intern("params");
-      if (const Value* ps = o->find(params); ps && ps->is_list() && !ps->as_list()->items.empty() &&
-                                             ps->as_list()->items[0].is_tensor() &&
-                                             ps->as_list()->items[0].as_tensor().dtype() == backend::DType::f64)
-        d = backend::DType::f64;
+      if (const Value* ps = o->find(params); ps && ps->is_list())
+        for (const Value& p : ps->as_list()->items)
+          if (p.is_tensor() && p.as_tensor().dtype() == backend::DType::f64) d = backend::DType::f64;
       t = on_default_device(backend::scalar(0.0, d));
       t.set_weak(true);
       t.impl()->fed = true;
