@@ -421,6 +421,11 @@ Tensor batch_norm(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta
   };
   Tensor gamma = param(gamma_in, "gamma", 1.0), beta = param(beta_in, "beta", 0.0);
   const bool have_running = running_mean.defined() && running_var.defined();
+  // One without the other was ignored, updates and all; PyTorch's eval
+  // refuses it too.
+  if (running_mean.defined() != running_var.defined())
+    throw Error(std::string("batch_norm: a running ") + (running_mean.defined() ? "mean" : "var") + " without a running " +
+                (running_mean.defined() ? "var" : "mean") + ": give both, or neither (statistics of each batch)");
   if (have_running) {
     check_channel_param("running mean", running_mean.type(), xt, g.c);
     check_channel_param("running var", running_var.type(), xt, g.c);

@@ -214,6 +214,13 @@ TEST_CASE("batch_norm errors") {
         "batch_norm: training needs more than one value per channel, got input f32[1, 3]");
   CHECK(error_of([&] { batch_norm(zeros({3}), ones({3}), zeros({3}), rm, rv, true); }) ==
         "batch_norm: input must have a batch and a channel axis [N, C, ...], got f32[3]");
+  // One running statistic without the other was ignored (no update, no
+  // shape check); PyTorch's eval refuses it.
+  Tensor none;
+  CHECK(error_of([&] { batch_norm(zeros({4, 3}), ones({3}), zeros({3}), rm, none, true); }) ==
+        "batch_norm: a running mean without a running var: give both, or neither (statistics of each batch)");
+  CHECK(error_of([&] { batch_norm(zeros({4, 3}), ones({3}), zeros({3}), none, rv, false); }) ==
+        "batch_norm: a running var without a running mean: give both, or neither (statistics of each batch)");
 }
 
 TEST_CASE("neural ops type f16 and bf16 alike on a GPU and on the CPU") {
