@@ -175,10 +175,10 @@ void install_autodiff(Interpreter& vm) {
   // that holds one param in two places (tied weights, a layer used twice)
   // has it once in params(m), as PyTorch's parameters().
   def(vm, "_unique_tensors", "xs", [](Args& a) {
-    if (!a[0].is_list()) a.fail(0, "expected a list, got " + a_type_name(a[0]));
+    if (!a[0].is_list() && !a[0].is_tuple()) a.fail(0, "expected a list of tensors, got " + a_type_name(a[0]));
     auto out = make_list();
     std::unordered_set<const backend::TensorImpl*> seen;
-    for (const Value& v : a[0].as_list()->items)
+    for (const Value& v : a[0].is_list() ? a[0].as_list()->items : a[0].as_tuple()->items)
       if (!v.is_tensor() || seen.insert(v.as_tensor().impl()).second) out->items.push_back(v);
     return Value(out);
   });

@@ -38,6 +38,8 @@ TEST_CASE("optimizers refuse what PyTorch's refuse") {
   CHECK(script_error(vm, "sgd(params({w: tensor([1.0])}), lr=0.1)") ==
         "sgd: the list of params is empty (a tensor becomes a param through param(...))");
   CHECK(script_error(vm, "adam([])") == "adam: the list of params is empty (a tensor becomes a param through param(...))");
+  CHECK(script_error(vm, "sgd(w, lr=0.1)") == "sgd: params are a list of tensors or a model, not a tensor");
+  CHECK(run(vm, "len(sgd((w,), lr=0.1).params)") == "1");
   CHECK(script_error(vm, "sgd([w, w], lr=0.1)") ==
         "sgd: the list of params holds a tensor twice; each step would update it twice");
   CHECK(script_error(vm, "sgd([w], lr=-0.1)") == "sgd: invalid learning rate -0.1 (it must be 0 or more)");
