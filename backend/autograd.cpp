@@ -219,18 +219,25 @@ class BackwardWalk {
       if (gin[i].defined()) pass_on(w, i, gin[i]);
   }
 
-  // The rule reads the node's inputs as they are now: one written in place
-  // since the op ran would give a wrong gradient without a word.
+  // The rule reads the node's inputs and outputs as they are now: one
+  // written in place since the op ran (an output through detach() or under
+  // no_grad) would give a wrong gradient without a word.
   static void check_unchanged(const GradNode& n) {
     if (n.writes == writes_so_far()) return;  // nothing anywhere was written in place since
+    auto refuse = [&](const Tensor& t, const std::string& which, bool output) {
+      throw ChangedInPlace("grad: " + t.type().str() + ", " + which + " of " + n.op->name +
+                               ", was changed in place after " + n.op->name + (output ? " made" : " used") +
+                               " it, so its gradient would be wrong; compute the loss again after the change, "
+                               "or change a copy",
+                           t, n.op->name, n.loc, t.block()->written_at(), output);
+    };
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Tensor& t = n.inputs[i];
-      if (!t.defined() || t.block()->version() == n.recorded[i].version) continue;
-      throw ChangedInPlace("grad: " + t.type().str() + ", input " + std::to_string(i) + " of " + n.op->name +
-                               ", was changed in place after " + n.op->name +
-                               " used it, so its gradient would be wrong; compute the loss again after the change, "
-                               "or change a copy",
-                           t, n.op->name, n.loc, t.block()->written_at());
+      if (t.defined() && t.block()->version() != n.recorded[i].version) refuse(t, "input " + std::to_string(i), false);
+    }
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const Tensor& t = n.outputs[k];
+      if (t.defined() && t.block()->version() != n.output_versions[k]) refuse(t, "output " + std::to_string(k), true);
     }
   }
 
@@ -395,7 +402,11 @@ void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, 
   node->outputs.reserve(out.size());
   // The node keeps views of its outputs without history: holding the
   // outputs themselves would be a cycle (output -> node -> output).
-  for (const Tensor& t : out) node->outputs.push_back(fresh_view(t));
+  node->output_versions.reserve(out.size());
+  for (const Tensor& t : out) {
+    node->outputs.push_back(fresh_view(t));
+    node->output_versions.push_back(t.defined() ? t.block()->version() : 0);
+  }
   for (size_t i = 0; i < out.size(); ++i) {
     if (!is_floating(out[i].dtype())) continue;
     TensorImpl* impl = out[i].impl();

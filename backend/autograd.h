@@ -28,6 +28,7 @@ struct GradNode {
     uint32_t version;
   };
   std::vector<Recorded> recorded;
+  std::vector<uint32_t> output_versions;  // per output, its block's version when the op ran
   uint64_t writes = 0;  // writes_so_far() when the op ran
   SourceLoc loc;
   uint32_t group = 0;  // the dispatch hook's group when the op ran (DispatchHook::group)
@@ -38,15 +39,18 @@ struct GradNode {
   ~GradNode();  // frees the tape behind it without recursion
 };
 
-// grad() met an input that was changed in place after an op saved it. The
-// frontend words it with the user's names and lines.
+// grad() met an input of an op, or an output (which rules such as exp's
+// and sigmoid's read), changed in place after the op ran. The frontend words
+// it with the user's names and lines.
 struct ChangedInPlace : Error {
-  ChangedInPlace(std::string message, Tensor tensor, std::string op, SourceLoc saved_at, SourceLoc changed_at)
+  ChangedInPlace(std::string message, Tensor tensor, std::string op, SourceLoc saved_at, SourceLoc changed_at,
+                 bool output)
       : Error(std::move(message)), tensor(std::move(tensor)), op(std::move(op)), saved_at(saved_at),
-        changed_at(changed_at) {}
+        changed_at(changed_at), output(output) {}
   Tensor tensor;
   std::string op;
   SourceLoc saved_at, changed_at;
+  bool output;  // the op made it, rather than used it
 };
 
 // A leaf that requires grad, sharing t's memory.

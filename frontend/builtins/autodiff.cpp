@@ -63,10 +63,11 @@ Value rebuild(const Value& v, const std::vector<backend::Tensor>& grads, size_t&
   const Span changed{e.changed_at.file, e.changed_at.begin, e.changed_at.end};
   const Span saved{e.saved_at.file, e.saved_at.begin, e.saved_at.end};
   Diagnostic d;
-  d.message = "grad: " + vm.describe_tensor(e.tensor) + " was changed in place after `" + e.op +
-              "` used it, so its gradient would be wrong";
+  const char* how = e.output ? "made" : "used";
+  d.message = "grad: " + vm.describe_tensor(e.tensor) + " was changed in place after `" + e.op + "` " + how +
+              " it, so its gradient would be wrong";
   d.span = changed.valid() ? changed : grad_span;
-  if (saved.valid()) d.notes.push_back("`" + e.op + "` used it at " + vm.sources().location(saved));
+  if (saved.valid()) d.notes.push_back("`" + e.op + "` " + how + " it at " + vm.sources().location(saved));
   // The script's line that asked (a `minimize` call rather than the stdlib's grad).
   const backend::SourceLoc asked = backend::library_entry();
   const Span asked_at = asked.valid() ? Span{asked.file, asked.begin, asked.end} : grad_span;
