@@ -60,11 +60,23 @@ std::string host_key(const Value& v) {
   }
 }
 
+// A param (a leaf autodiff tracks) given as an argument is the graph's by
+// reference, as a captured one is: a gradient with respect to it, and an
+// optimizer's update of it, then see it as eager code does (as an input it
+// was a constant copy: zero gradients, no update). The signature names it.
+bool passed_param(const backend::Tensor& t) { return t.impl()->requires_grad && !t.impl()->grad_fn; }
+
 // The signature of an argument, and its tensors in order (lists and tuples
-// are looked into).
+// are looked into); a param is no input, and its signature is itself.
 void flatten(const Value& v, const std::string& name, Signature& sig, std::vector<backend::Tensor>& tensors) {
   TensorVisitor visit;
   visit.tensor = [&](const backend::Tensor& t, const ValuePath& path) {
+    if (passed_param(t)) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "@%p", static_cast<const void*>(t.impl()));
+      sig.push_back({path.str(), false, {}, "param " + t.type().str() + buf});
+      return Walk::go_on;
+    }
     sig.push_back({path.str(), true, t.type(), {}});
     tensors.push_back(t);
     return Walk::go_on;
@@ -117,6 +129,8 @@ std::string what_changed(const Signature& old, const Signature& now) {
                  std::to_string(b.type.shape[d]);
       return who + " moved from " + a.type.device->name() + " to " + b.type.device->name();
     }
+    if (a.value.starts_with("param ") && b.value.starts_with("param "))
+      return who + " is another param";  // the graph holds the one it was traced with
     return who + " changed from " + (a.is_tensor ? a.type.str() : a.value) + " to " + (b.is_tensor ? b.type.str() : b.value);
   }
   return "the number of arguments changed";
@@ -434,7 +448,7 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
         const std::string& name = def.params[i].name;
         env->define(intern(name), map_tensors(args[i], name, Reach::sequences,
                                               [&](const backend::Tensor& t, const ValuePath& path) {
-                                                return tr.add_input(t.type(), path.str());
+                                                return passed_param(t) ? t : tr.add_input(t.type(), path.str());
                                               }));
       }
       exec_stmts(def.body->stmts, env, &traced.result);
