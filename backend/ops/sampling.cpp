@@ -72,8 +72,12 @@ void multinomial_kernel(std::span<const Tensor> in, std::span<Tensor> out, const
       }
       ids[r * n + j] = pick;
       if (!replacement) {
-        total -= left[size_t(pick)];
+        // The rest summed again, in order: subtracting the pick left a
+        // rounding residue (0.1 + 0.2 + 0.3 less the three was 1.1e-16), a
+        // total above 0 with no category left to find.
         left[size_t(pick)] = 0;
+        total = 0;
+        for (double x : left) total += x;
       }
     }
   }
