@@ -28,13 +28,19 @@ std::string list_str(const std::vector<int64_t>& v) {
 
 // As PyTorch: pieces of ceil(size / n), the last one smaller, and fewer than
 // n when they run out (a size of 5 in 4 chunks gives 2, 2, 1); an axis of
-// size 0 gives n empty pieces.
+// size 0 gives n empty pieces (at most kMaxEmptyChunks of them).
+constexpr int64_t kMaxEmptyChunks = int64_t(1) << 20;
+
 std::vector<Tensor> chunk(const Tensor& x, int64_t n, int64_t axis) {
   const int a = checked_axis("chunk", axis, x.type());
   if (n <= 0) throw Error("chunk: the number of chunks must be positive, got " + std::to_string(n));
-  const int64_t size = x.shape()[a], step = (size + n - 1) / n;
+  // ceil(size / n) without size + n - 1, which overflows for a huge n.
+  const int64_t size = x.shape()[a], step = size / n + (size % n != 0);
   std::vector<Tensor> out;
   if (size == 0) {
+    if (n > kMaxEmptyChunks)
+      throw Error("chunk: " + std::to_string(n) + " empty pieces of an axis of size 0 are more than " +
+                  std::to_string(kMaxEmptyChunks));
     for (int64_t i = 0; i < n; ++i) out.push_back(piece(x, a, 0, 0));
     return out;
   }
@@ -47,7 +53,9 @@ std::vector<Tensor> split_sizes(const Tensor& x, const std::vector<int64_t>& siz
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) throw Error("split_sizes: negative size " + std::to_string(s) + " in " + list_str(sizes));
-    total += s;
+    if (__builtin_add_overflow(total, s, &total))  // would wrap, and might wrap to the axis' size
+      throw Error("split_sizes: sizes " + list_str(sizes) + " add up to more than 2^63, but axis " + std::to_string(a) +
+                  " of " + x.type().str() + " has " + std::to_string(x.shape()[a]));
   }
   if (total != x.shape()[a])
     throw Error("split_sizes: sizes " + list_str(sizes) + " add up to " + std::to_string(total) + ", but axis " +

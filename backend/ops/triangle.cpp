@@ -28,7 +28,10 @@ template <OpId Id>
 void triangle_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const Tensor& x = in[0];
   const int nd = x.ndim();
-  const int64_t rows = x.shape()[nd - 2], cols = x.shape()[nd - 1], k = attrs.get_or<int64_t>("k", 0);
+  const int64_t rows = x.shape()[nd - 2], cols = x.shape()[nd - 1];
+  // k beyond the matrix acts as its edge: clamped first, so i + k + 1
+  // cannot overflow (k near 2^63 wrapped to a mask of the other side).
+  const int64_t k = std::clamp<int64_t>(attrs.get_or<int64_t>("k", 0), -rows - 1, cols + 1);
   const int64_t mats = rows * cols == 0 ? 0 : x.numel() / (rows * cols);
   const size_t es = dtype_size(x.dtype());
   const char* src = static_cast<const char*>(x.raw_data());

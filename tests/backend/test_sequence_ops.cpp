@@ -5,6 +5,8 @@
 // checked in test_sequence_grads.cpp.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "tensor_test_util.h"
 
 using namespace nn::backend;
@@ -24,6 +26,13 @@ TEST_CASE("tril and triu keep a triangle of the last two axes") {
   check_values(tril(x, -3), std::vector<double>(12, 0));
   check_values(triu(x, -10), vals(x));
   check_values(triu(x, 4), std::vector<double>(12, 0));
+  // k at the ends of int64: i + k + 1 wrapped, and the mask was the other side's.
+  const int64_t big = std::numeric_limits<int64_t>::max(), small = std::numeric_limits<int64_t>::min();
+  check_values(tril(x, big), vals(x));
+  check_values(tril(x, big - 1), vals(x));
+  check_values(triu(x, big), std::vector<double>(12, 0));
+  check_values(tril(x, small), std::vector<double>(12, 0));
+  check_values(triu(x, small), vals(x));
   // A batch: each matrix alike; other dtypes keep theirs.
   Tensor b = tril(astype(iota({2, 2, 2}), DType::i64));
   CHECK(b.dtype() == DType::i64);
@@ -157,6 +166,18 @@ TEST_CASE("chunk, split_sizes and unbind give lists of pieces") {
   CHECK_THROWS_WITH_AS(split_sizes(x, {2, 2}),
                        "split_sizes: sizes [2, 2] add up to 4, but axis 0 of f32[5, 2] has 5", Error);
   CHECK_THROWS_WITH_AS(split_sizes(x, {6, -1}), "split_sizes: negative size -1 in [6, -1]", Error);
+  // Sizes whose sum wraps around 2^64 to the axis' size: refused, not cut
+  // into overlapping pieces.
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  CHECK_THROWS_WITH_AS(split_sizes(x, {big, big, 7}),
+                       "split_sizes: sizes [9223372036854775807, 9223372036854775807, 7] add up to more than 2^63, but "
+                       "axis 0 of f32[5, 2] has 5",
+                       Error);
+  // A huge n: ceil(size / n) overflowed to a negative step, and the loop ran
+  // until memory ran out.
+  CHECK(chunk(x, big).size() == 5);
+  CHECK_THROWS_WITH_AS(chunk(zeros({0}), int64_t(1) << 40),
+                       "chunk: 1099511627776 empty pieces of an axis of size 0 are more than 1048576", Error);
   CHECK_THROWS_WITH_AS(unbind(x, 2), "unbind: axis 2 is out of range for f32[5, 2] (valid axes are -2..1)", Error);
 }
 
