@@ -131,11 +131,19 @@ std::vector<Tensor> div_backward(const BackwardArgs& a) {
 // a == 0 and b >= 0 (the limit of a^b log a as a -> 0+), and NaN for a < 0,
 // where a^b is not differentiable in b (log of a negative number).
 std::vector<Tensor> pow_backward(const BackwardArgs& a) {
-  const Tensor &x = a.inputs[0], &e = a.inputs[1], &out = a.outputs[0], &g = a.grads[0];
+  const Tensor &x_in = a.inputs[0], &e_in = a.inputs[1], &out = a.outputs[0], &g = a.grads[0];
+  // A host number alone computes in the default float dtype (log(10.0) and
+  // 0.1 - 1 in f32): in the result's dtype here, or an f64 gradient of
+  // 10.0 ** z had f32's digits.
+  auto in_result_dtype = [&](const Tensor& t) {
+    static const OpDef& cast = op(OpId::cast);
+    return t.weak() ? call(cast, {t}, Attrs{{"dtype", out.dtype()}}) : t;
+  };
+  const Tensor x = in_result_dtype(x_in), e = in_result_dtype(e_in);
   Tensor gx, gexp;
-  if (wants(x)) gx = fit(where(eq(e, num(0)), num(0), mul(mul(g, e), pow(x, sub(e, num(1))))), x);
-  if (wants(e))
-    gexp = fit(where(logical_and(eq(x, num(0)), ge(e, num(0))), num(0), mul(mul(g, out), log(x))), e);
+  if (wants(x_in)) gx = fit(where(eq(e, num(0)), num(0), mul(mul(g, e), pow(x, sub(e, num(1))))), x_in);
+  if (wants(e_in))
+    gexp = fit(where(logical_and(eq(x, num(0)), ge(e, num(0))), num(0), mul(mul(g, out), log(x))), e_in);
   return {gx, gexp};
 }
 
