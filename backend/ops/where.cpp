@@ -53,13 +53,17 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return call(op(OpId::where), {cond, a, b});
 }
 
-// A composite: maximum then minimum, so lo > hi gives hi (as NumPy), NaN in x
-// stays NaN, and tracing records two nodes that autodiff already knows.
-// minimum(maximum(x, lo), hi), the value (and where lo > hi, hi); where
-// lo <= x <= hi it is x itself, so that x gets the whole gradient at a bound
-// and the bound none, as PyTorch's clamp (maximum alone would split it).
+// A composite of ops autodiff knows, with PyTorch clamp's values and
+// gradients: the value is minimum(maximum(x, lo), hi) (lo > hi gives hi, a
+// NaN anywhere gives NaN); x gets the gradient where lo <= x <= hi (at a
+// bound too: maximum alone would split it), lo where x < lo <= hi, hi where
+// x > hi or lo > hi, and none of them where a NaN is involved (maximum's
+// rule gave a NaN x's gradient to x and to the bounds).
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
-  return where(logical_and(ge(x, lo), le(x, hi)), x, minimum(maximum(x, lo), hi));
+  const Tensor value = minimum(maximum(x, lo), hi);
+  const Tensor nan = mul(value, scalar(0.0, DType::f64, /*weak=*/true));  // NaN here, with no gradient
+  const Tensor to_hi = logical_or(gt(x, hi), gt(lo, hi)), to_lo = logical_and(lt(x, lo), le(lo, hi));
+  return where(logical_and(ge(x, lo), le(x, hi)), x, where(to_lo, lo, where(to_hi, hi, nan)));
 }
 
 }  // namespace nn::backend

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "backend/autograd.h"
@@ -177,6 +178,21 @@ TEST_CASE("gradients of where and clip; the condition gets none") {
   const Tensors gb = grad(sum(clip(x, lo, num(1))), {x, lo});
   CHECK(vals<double>(gb[0]) == std::vector<double>{1, 1, 0, 0, 1});
   CHECK(vals<double>(gb[1]) == std::vector<double>{0, 0, 0, 1, 0});
+  // A NaN x, or a NaN bound, gives no one a gradient (PyTorch's clamp); lo >
+  // hi gives hi the value and the gradient. maximum's rule gave a NaN x's
+  // gradient to x and to both bounds.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor xn = param(make<double>({nan, 0.5, 0.5, 0.5}, {4}));
+  Tensor lon = param(make<double>({0, nan, 2, 0}, {4}));
+  Tensor hin = param(make<double>({1, 1, 1, 1}, {4}));
+  Tensor cn = clip(xn, lon, hin);
+  CHECK(std::isnan(vals<double>(cn)[0]));
+  CHECK(std::isnan(vals<double>(cn)[1]));
+  CHECK(vals<double>(cn)[2] == 1);
+  const Tensors gn = grad(sum(cn), {xn, lon, hin});
+  CHECK(vals<double>(gn[0]) == std::vector<double>{0, 0, 0, 1});
+  CHECK(vals<double>(gn[1]) == std::vector<double>{0, 0, 0, 0});
+  CHECK(vals<double>(gn[2]) == std::vector<double>{0, 0, 1, 0});
 }
 
 // ---- casts ----------------------------------------------------------------------------
