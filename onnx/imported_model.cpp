@@ -7,8 +7,8 @@
 // shape arithmetic of exported models (Shape -> Gather -> Concat ->
 // Reshape) then gives Reshape its sizes while the graph is traced.
 #include <onnx/checker.h>
+#include <unistd.h>
 
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -17,6 +17,7 @@
 
 #include "backend/autograd.h"
 #include "backend/error.h"
+#include "backend/regular_file.h"
 #include "backend/ops.h"
 #include "backend/untraced.h"
 #include "onnx/import_table.h"
@@ -41,13 +42,30 @@ class ImportedModel {
 namespace {
 
 // The file's bytes parsed; Error on a file that is not there or not a model.
+// protobuf parses at most 2 GB; a model past that keeps its weights as
+// external data, which nn does not read.
+constexpr uint64_t kMaxModelBytes = uint64_t(2) << 30;
+
 onnx::ModelProto read_model(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read `" + path + "`");
-  std::stringstream bytes;
-  bytes << in.rdbuf();
+  // A regular file only: a FIFO blocked the open, /dev/zero was read until
+  // memory ran out.
+  const backend::RegularFile file = backend::open_regular_file(path);
+  if (file.fd < 0) throw Error("`" + path + "`: " + file.why);
+  if (file.size > kMaxModelBytes) {
+    ::close(file.fd);
+    throw Error("`" + path + "` is " + std::to_string(file.size) + " bytes, past protobuf's 2 GB");
+  }
+  std::string bytes(file.size, '\0');
+  uint64_t done = 0;
+  while (done < file.size) {
+    const ssize_t n = ::read(file.fd, bytes.data() + done, file.size - done);
+    if (n <= 0) break;
+    done += uint64_t(n);
+  }
+  ::close(file.fd);
+  bytes.resize(done);
   onnx::ModelProto m;
-  if (!m.ParseFromString(bytes.str()))
+  if (!m.ParseFromString(bytes))
     throw Error("`" + path + "` is not an ONNX model (it does not parse as one: truncated or another format)");
   if (!m.has_graph()) throw Error("`" + path + "` has no graph");
   return m;
@@ -71,6 +89,13 @@ backend::TensorType declared_type(const onnx::ValueInfoProto& v) {
   return t;
 }
 
+// A node as diagnostics name it: its name, else its first output, else its
+// op (a node of another domain may have no output at all).
+std::string node_label(const onnx::NodeProto& node) {
+  if (!node.name().empty()) return node.name();
+  return node.output_size() > 0 ? node.output(0) : node.op_type();
+}
+
 std::string list(const std::vector<std::string>& names) {
   std::string s;
   for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
@@ -85,8 +110,7 @@ std::vector<const ImportEntry*> match_nodes(const onnx::GraphProto& g, const std
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
     const ImportEntry* e = default_domain ? find_import(node.op_type()) : nullptr;
     if (!e) {
-      const std::string name = node.name().empty() ? node.output(0) : node.name();
-      const std::string what = "`" + path + "`: node `" + name + "` is ";
+      const std::string what = "`" + path + "`: node `" + node_label(node) + "` is ";
       if (!default_domain)  // the model's opset is the default domain's, not this one's
         throw Error(what + node.domain() + "." + node.op_type() + ", of the domain `" + node.domain() +
                     "`, which nn does not import; nn imports ONNX's own ops: " + list(importable_ops()));
@@ -234,8 +258,7 @@ std::vector<Tensor> run(const ImportedModel& m, std::span<const Tensor> initiali
       const std::string what = e.what();
       throw Error("`" + m.path + "`: " +
                   (what.rfind("node `", 0) == 0 ? what
-                                                : "node `" + (node.name().empty() ? node.output(0) : node.name()) +
-                                                      "` (" + node.op_type() + "): " + what));
+                                                : "node `" + node_label(node) + "` (" + node.op_type() + "): " + what));
     }
     for (int o = 0; o < node.output_size(); ++o) {
       if (node.output(o).empty()) continue;

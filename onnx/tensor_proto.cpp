@@ -97,7 +97,9 @@ Tensor to_tensor(const P& p, const std::string& what) {
     if (raw.size() != want)
       throw Error(what + " has " + std::to_string(raw.size()) + " bytes of data; its shape " + shape.str() +
                   " needs " + std::to_string(want));
-    if (onnx_size(type) == backend::dtype_size(*dtype)) {
+    if (*dtype == DType::boolean) {  // any byte but 0 is true; a bool holds only 0 or 1
+      for (int64_t i = 0; i < n; ++i) t.data<bool>()[i] = raw[size_t(i)] != 0;
+    } else if (onnx_size(type) == backend::dtype_size(*dtype)) {
       if (n) std::memcpy(t.raw_data(), raw.data(), want);
     } else if (*dtype == DType::i32) {
       for (int64_t i = 0; i < n; ++i) t.data<int32_t>()[i] = raw_at<int32_t>(raw, type, i);

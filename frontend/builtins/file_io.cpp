@@ -16,6 +16,7 @@
 
 #include "backend/device.h"
 #include "backend/ops.h"
+#include "backend/regular_file.h"
 #include "frontend/stdlib_path.h"
 
 namespace nn::frontend::fileio {
@@ -53,16 +54,14 @@ backend::Tensor on_cpu(const backend::Tensor& x) {
 // ---------------------------------------------------------------- InputFile
 
 InputFile::InputFile(std::string path) : path_(std::move(path)) {
-  f_ = std::fopen(path_.c_str(), "rb");
-  if (!f_) throw FileError(path_, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st {};
-  if (fstat(fileno(f_), &st) != 0 || !S_ISREG(st.st_mode)) {
-    bool dir = S_ISDIR(st.st_mode);
-    std::fclose(f_);
-    f_ = nullptr;
-    throw FileError(path_, dir ? "is a folder, not a file" : "is not a regular file");
+  backend::RegularFile file = backend::open_regular_file(path_);  // a FIFO is refused, not waited on
+  if (file.fd < 0) throw FileError(path_, file.why);
+  f_ = fdopen(file.fd, "rb");
+  if (!f_) {
+    ::close(file.fd);
+    throw FileError(path_, std::string("cannot open: ") + std::strerror(errno));
   }
-  size_ = uint64_t(st.st_size);
+  size_ = file.size;
 }
 
 InputFile::~InputFile() {

@@ -4,6 +4,7 @@
 // tensors are state()'s, training_state.cpp). Each
 // checks allow_files first; the format code lives in *_format.cpp beside
 // this file.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -226,17 +227,23 @@ std::vector<std::pair<std::string, Value>> leaves(const std::string& path, safet
   return out;
 }
 
+// Deeper dotted names are refused: the records and lists they make are
+// built and freed recursively (3,000,000 levels overflowed the stack).
+constexpr size_t kMaxNameDepth = 10000;
+
 Value nest(const std::string& path, const std::vector<std::pair<std::string, Value>>& items) {
   Node root;
   for (auto& [name, value] : items) {
+    if (size_t(std::count(name.begin(), name.end(), '.')) + 1 > kMaxNameDepth)
+      throw fileio::FileError(path, "a name of more than " + std::to_string(kMaxNameDepth) + " dotted parts (`" +
+                                        name.substr(0, 40) + "...`)");
     Node* n = &root;
-    std::string prefix;
     for (size_t start = 0;;) {
       size_t dot = name.find('.', start);
       std::string part = name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
       if (n->leaf)
-        throw fileio::FileError(path, "names clash: `" + prefix + "` is a value and has fields (`" + name + "`)");
-      prefix += (prefix.empty() ? "" : ".") + part;
+        throw fileio::FileError(path, "names clash: `" + name.substr(0, start - 1) + "` is a value and has fields (`" +
+                                          name + "`)");
       auto it = n->by_name.find(part);
       if (it == n->by_name.end()) {
         n->children.emplace_back(part, std::make_unique<Node>());

@@ -314,6 +314,14 @@ TEST_CASE("safetensors: bad files and bad values are diagnostics") {
                       R"( "a.b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})",
                       "abcd"));
   CHECK(script_error(vm, "load(p)") == p + ": names clash: `a` is a value and has fields (`a.b`)");
+  // A name of 10,001 dotted parts: refused (3,000,000 overflowed the stack
+  // that builds the records); 10,000 parts load.
+  std::string deep = "a";
+  for (int i = 0; i < 10000; ++i) deep += ".a";
+  write_bytes(p, file(R"({")" + deep + R"(": {"dtype": "F32", "shape": [], "data_offsets": [0, 4]}})", "abcd"));
+  CHECK(script_error(vm, "load(p)") == p + ": a name of more than 10000 dotted parts (`" + deep.substr(0, 40) + "...`)");
+  write_bytes(p, file(R"({")" + deep.substr(2) + R"(": {"dtype": "F32", "shape": [], "data_offsets": [0, 4]}})", "abcd"));
+  CHECK(run(vm, "let r = load(p)\ntype(r.a.a.a)") == "record");
   CHECK(script_error(vm, "save({a: {b: [zeros([1]), 0..2]}}, p)") ==
         "save: `a.b.1` is a range, which save cannot write (it writes tensors, numbers, strings, bools and none, "
         "in records, lists and tuples)");
@@ -393,6 +401,11 @@ TEST_CASE("saves write through links; a FIFO or a device is refused, never repla
   REQUIRE(mkfifo((tmp / "fifo").c_str(), 0600) == 0);
   CHECK(script_error(vm, "save({a: ones([1])}, dir + \"/fifo\")") == tmp / "fifo" + ": is not a regular file");
   CHECK(fs::is_fifo(tmp / "fifo"));
+  // Reading one is refused too, at once: opening a FIFO no one writes
+  // blocked every loader for ever.
+  for (const char* loader : {"load", "load_npy", "load_csv", "load_idx", "load_text"})
+    CHECK(script_error(vm, std::string(loader) + "(dir + \"/fifo\")") == tmp / "fifo" + ": is not a regular file");
+  CHECK(script_error(vm, "load_state({a: ones([1])}, dir + \"/fifo\")") == tmp / "fifo" + ": is not a regular file");
 }
 
 TEST_CASE("save: a container met again inside itself is written once (no endless walk)") {

@@ -5,6 +5,7 @@
 // this too). Also: a hand-built model's outputs against values by hand.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -139,8 +140,17 @@ TEST_CASE("onnx: a hand-built model computes relu(x @ w + b)") {
 
 TEST_CASE("onnx: missing, empty and foreign files are errors naming the file") {
   if (!io::built()) return;
-  CHECK_THROWS_WITH_AS(io::load("/nonexistent/model.onnx"), doctest::Contains("cannot read `/nonexistent/model.onnx`"),
-                       nn::backend::Error);
+  CHECK_THROWS_WITH_AS(io::load("/nonexistent/model.onnx"),
+                       doctest::Contains("`/nonexistent/model.onnx`: cannot open: No such file"), nn::backend::Error);
+  // Only regular files: /dev/zero was read until memory ran out, a FIFO
+  // no one writes blocked the open for ever.
+  CHECK_THROWS_WITH_AS(io::load("/dev/zero"), "`/dev/zero`: is not a regular file", nn::backend::Error);
+  CHECK_THROWS_WITH_AS(io::load("/tmp"), "`/tmp`: is a folder, not a file", nn::backend::Error);
+  const std::string fifo = temp_path("fifo.onnx");
+  std::remove(fifo.c_str());
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(io::load(fifo), ("`" + fifo + "`: is not a regular file").c_str(), nn::backend::Error);
+  std::remove(fifo.c_str());
   const std::string path = temp_path("text.onnx");
   write(path, "this is not a model\n");
   CHECK_THROWS_WITH_AS(io::load(path), doctest::Contains("is not an ONNX model"), nn::backend::Error);

@@ -212,6 +212,40 @@ TEST_CASE("onnx import: an op of another domain names its domain, not the defaul
   CHECK(msg.find("opset") == std::string::npos);
 }
 
+TEST_CASE("onnx import: a bool tensor's raw bytes other than 0 are true, held as 1") {
+  // Raw bytes 02 01 00: copied as they were, the first compared unequal to
+  // true and cast to 2.
+  const auto model = onnx_io::load(write_model(model_with([](onnx::GraphProto* g) {
+                                                 add_value(g->add_output(), "y", onnx::TensorProto::BOOL, {3});
+                                                 auto* c = g->add_initializer();
+                                                 c->set_name("c");
+                                                 c->set_data_type(onnx::TensorProto::BOOL);
+                                                 c->add_dims(3);
+                                                 c->set_raw_data(std::string("\x02\x01\x00", 3));
+                                                 add_node(g, "Identity", {"c"}, {"y"}, "same");
+                                               }),
+                                               "nn_test_bool_raw.onnx"));
+  const Tensor c = onnx_io::signature(*model).initializers.at(0).value;
+  const Tensor i = backend::astype(c, DType::i32);
+  CHECK(i.data<int32_t>()[0] == 1);
+  CHECK(i.data<int32_t>()[1] == 1);
+  CHECK(i.data<int32_t>()[2] == 0);
+}
+
+TEST_CASE("onnx import: a node of another domain with no name and no output is named by its op") {
+  // node.output(0) of no outputs made protobuf abort the process.
+  onnx::ModelProto m = model_with([](onnx::GraphProto* g) {
+    add_value(g->add_input(), "x", onnx::TensorProto::FLOAT, {2});
+    add_value(g->add_output(), "x", onnx::TensorProto::FLOAT, {2});
+    add_node(g, "Bar", {"x"}, {}, "")->set_domain("foo");
+  });
+  auto* custom = m.add_opset_import();
+  custom->set_domain("foo");
+  custom->set_version(1);
+  const std::string msg = load_error(write_model(m, "nn_test_no_output.onnx"));
+  CHECK(msg.find("node `Bar` is foo.Bar, of the domain `foo`") != std::string::npos);
+}
+
 TEST_CASE("onnx import: an input of another dtype than the model declares is an Error") {
   const std::string path = write_model(model_with([](onnx::GraphProto* g) {
                                          add_value(g->add_input(), "x", onnx::TensorProto::FLOAT, {3});
