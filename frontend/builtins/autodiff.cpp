@@ -83,6 +83,11 @@ Value grad_of(Interpreter& vm, const Value& y, const Span& y_span, const Value& 
     fail(y_span, "grad needs a scalar tensor as the loss, not " + (y.is_none() ? "none" : a_type_name(y)));
   std::vector<backend::Tensor> ts;
   collect(wrt, ts, wrt_span);
+  // The loss depends on none of an empty wrt (SPEC §17): often a model
+  // whose weights were made without param().
+  if (ts.empty())
+    fail(wrt_span, "grad: wrt holds no tensor, so there is nothing to differentiate with respect to; make weights "
+                   "with param(...)");
   // A tensor that is no param (nor computed from one) is a constant to
   // autodiff: the loss cannot depend on it (SPEC §17).
   bool any_tracked = false;

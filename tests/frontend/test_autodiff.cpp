@@ -26,8 +26,15 @@ TEST_CASE("grad answers in the structure of wrt") {
   REQUIRE(r.as_record()->fields.size() == 1);
   CHECK(symbol_name(r.as_record()->fields[0].first) == "a");
   CHECK(to_str(r.as_record()->fields[0].second) == "f32[2] [2.0, 4.0]");
-  // An empty structure is fine: nothing to differentiate.
-  CHECK(vm.run_code("d.nn", "len(grad(y, []))").as_int() == 0);
+  // An empty structure is refused, as PyTorch's "grad requires non-empty
+  // inputs": the loss depends on none of it (SPEC §17), as when weights
+  // were made without param().
+  CHECK(script_error(vm, "grad(y, [])") ==
+        "grad: wrt holds no tensor, so there is nothing to differentiate with respect to; make weights with "
+        "param(...)");
+  CHECK(script_error(vm, "grad(y, {})") ==
+        "grad: wrt holds no tensor, so there is nothing to differentiate with respect to; make weights with "
+        "param(...)");
 }
 
 TEST_CASE("value_and_grad calls f with its arguments") {
