@@ -1,7 +1,10 @@
 // Evaluation of expressions: literals, names, containers, fields, indexing
 // and lambdas. Operators are in operators.cpp, calls in calls.cpp.
+#include <optional>
+
 #include "backend/error.h"
 #include "backend/ops.h"
+#include "backend/untraced.h"
 #include "frontend/habits.h"
 #include "frontend/host_data.h"
 #include "frontend/index_items.h"
@@ -163,6 +166,12 @@ Value Interpreter::eval_list(const ListExpr& e, const EnvPtr& env, bool exact_fl
                                  " where rows have shape " + rows[0].shape().str());
   }
   try {
+    // Rows of numbers make a constant, inside a graph too (traced, the
+    // literal was no number tensor() could range-check).
+    bool constant = true;
+    for (const backend::Tensor& r : rows) constant = constant && !r.is_traced();
+    std::optional<backend::Untraced> untraced;
+    if (constant) untraced.emplace();
     backend::Tensor t = backend::stack(rows, 0);
     t.set_weak(exact_floats && t.dtype() != backend::DType::boolean);
     return Value(t);

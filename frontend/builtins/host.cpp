@@ -8,6 +8,7 @@
 #include "frontend/builtins/builtins.h"
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
+#include "frontend/tensor_walk.h"
 
 namespace nn::frontend::builtins {
 
@@ -23,12 +24,13 @@ void not_a_cast(Args& a, const char* fn, const char* dtype) {
 
 void install_host(Interpreter& vm) {
   def(vm, "print", "*values", [](Args& a) {
-    // Inside a graph, print the values of every run: a host call node.
+    // Inside a graph, print the values of every run: a host call node that
+    // gets every tensor of the arguments, in lists, tuples and records too.
     if (ir::Tracer* tr = ir::Tracer::active()) {
       std::vector<backend::Tensor> traced;
       std::vector<Value> items = a.rest();
       for (const Value& v : items)
-        if (v.is_tensor()) traced.push_back(v.as_tensor());
+        for_each_tensor(v, Reach::sequences_and_records, [&](const backend::Tensor& t) { traced.push_back(t); });
       if (!traced.empty()) {
         Interpreter* vm = &a.vm();
         tr->add_host_call("print", traced, [vm, items](std::span<const backend::Tensor> now) {
@@ -36,7 +38,9 @@ void install_host(Interpreter& vm) {
           size_t k = 0;
           for (size_t i = 0; i < items.size(); ++i) {
             if (i) line += ' ';
-            line += items[i].is_tensor() ? to_str(Value(now[k++])) : to_str(items[i]);
+            // The same walk, in the same order, puts this run's tensors in.
+            line += to_str(map_tensors(items[i], "", Reach::sequences_and_records,
+                                       [&](const backend::Tensor&, const ValuePath&) { return now[k++]; }));
           }
           vm->out() << line << '\n';
         });
