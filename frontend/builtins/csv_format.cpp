@@ -47,6 +47,16 @@ Table parse(const std::string& path, const std::string& text, bool header) {
       if (ec != std::errc() || end != digits.data() + digits.size())
         bad(path, line_no, "cell " + std::to_string(cells) + " is not a number: `" + std::string(cell) + "`");
       t.values.push_back(v);
+      if (t.all_ints) {
+        int64_t i = 0;
+        auto [iend, iec] = std::from_chars(digits.data(), digits.data() + digits.size(), i);
+        if (iec == std::errc() && iend == digits.data() + digits.size()) {
+          t.ints.push_back(i);
+        } else {
+          t.all_ints = false;
+          t.ints = {};
+        }
+      }
       if (comma == std::string_view::npos) break;
       start = comma + 1;
     }

@@ -6,6 +6,7 @@
 // this file.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -280,7 +281,15 @@ void install_files(Interpreter& vm) {
     bool header = a.boolean(1);
     DType d = data_dtype(a, 2);
     csv::Table t = csv::read(path, header);
-    return Value(on_default_device(backend::from_doubles(t.values, backend::Shape{t.rows, t.cols}, d)));
+    const backend::Shape shape{t.rows, t.cols};
+    // Integers read exactly into i64 (9007199254740993 is no double); into
+    // i32 when they fit, else saturated as astype does.
+    const bool fits = d == DType::i64 || std::all_of(t.ints.begin(), t.ints.end(), [](int64_t v) {
+                        return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+                      });
+    if (backend::is_integral(d) && t.all_ints && fits)
+      return Value(on_default_device(backend::astype(backend::from_ints(t.ints, shape, DType::i64), d)));
+    return Value(on_default_device(backend::from_doubles(t.values, shape, d)));
   });
   def(vm, "save", "record, path", [](Args& a) {
     const Value& v = a[0];

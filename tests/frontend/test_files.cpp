@@ -430,6 +430,12 @@ TEST_CASE("load_csv: numbers, header, blank lines, and cells that are not number
   CHECK(vm.run_code("t.nn", "load_csv(p, header=false, dtype=i64).shape").as_list()->items.size() == 2);
   CHECK(run(vm, "load_csv(p, header=false, dtype=i64)") == "i64[2, 2]\n[[1, 2],\n [3, 4]]");
   CHECK(run(vm, "load_csv(p)") == "f32[1, 2]\n[[3.0, 4.0]]");
+  // Integers past 2^53 read exactly into i64 (through a double they were
+  // 9007199254740992); into i32 past its range they saturate, as astype.
+  write_bytes(p, "9007199254740993,123456789012345679\n-5,+7\n");
+  CHECK(run(vm, "load_csv(p, header=false, dtype=i64)") ==
+        "i64[2, 2]\n[[9007199254740993, 123456789012345679],\n [              -5,                  7]]");
+  CHECK(run(vm, "load_csv(p, header=false, dtype=i32)") == "i32[2, 2]\n[[2147483647, 2147483647],\n [        -5,          7]]");
   write_bytes(p, "h\n1,2\n3,abc\n");
   CHECK(script_error(vm, "load_csv(p)") == p + ":3: cell 2 is not a number: `abc`");
   write_bytes(p, "1,2\n3\n");
