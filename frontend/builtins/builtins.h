@@ -19,6 +19,12 @@ Builtin& def(Interpreter& vm, const std::string& name, const std::string& params
 // An nn list of tensors (chunk's pieces, averaged gradients).
 Value list_of(const std::vector<backend::Tensor>& ts);
 
+// Host numbers made into a tensor of dtype d must fit it, as torch.tensor
+// and torch.full insist: check_fits for integer dtypes (tensor()),
+// check_fill_fits for a fill value of any dtype (full, pad). Argument i.
+void check_fits(Args& a, size_t i, const backend::Tensor& values, backend::DType d);
+void check_fill_fits(Args& a, size_t i, backend::DType d);
+
 // A diagnostic where a graph is being traced: for a built-in that would act
 // once, at trace time, and not on the graph's replays (seed, rng_state).
 void refuse_in_graph(Args& a, const char* name);

@@ -30,6 +30,25 @@ DType natural_dtype(const Value& v) {
   return DType::f32;
 }
 
+// The dtype of zeros/ones/rand/randn(shape, dtype): `randn(64, 8)`, the
+// PyTorch habit, gives the shape as separate ints.
+DType dtype_after_shape(Args& a, const char* fn) {
+  if (a[0].is_int() && a[1].is_int())
+    a.fail(1, std::string(fn) + " takes the shape as one list: " + fn + "([" + to_str(a[0]) + ", " + to_str(a[1]) + "])");
+  return a.dtype(1);
+}
+
+// rand_like/randn_like(x, dtype=none): x's shape, dtype and device.
+template <backend::Tensor (*Draw)(const backend::Shape&, DType)>
+Value draw_like(Args& a) {
+  backend::Tensor x = a.tensor(0);
+  backend::DeviceScope on(x.device());
+  const DType d = dtype_or(a, 1, x.dtype());
+  if (!backend::is_floating(d)) a.fail(0, "random values like " + x.type().str() + " need a float dtype; pass dtype=f32");
+  return Value(Draw(x.shape(), d));
+}
+}  // namespace
+
 // Host numbers made into an integer tensor must fit its dtype, as
 // torch.tensor and torch.full insist ("value cannot be converted to type
 // int32 without overflow"): the cast would wrap an int (3000000000 as i32
@@ -58,24 +77,22 @@ void check_fits(Args& a, size_t i, const backend::Tensor& values, DType d) {
   }
 }
 
-// The dtype of zeros/ones/rand/randn(shape, dtype): `randn(64, 8)`, the
-// PyTorch habit, gives the shape as separate ints.
-DType dtype_after_shape(Args& a, const char* fn) {
-  if (a[0].is_int() && a[1].is_int())
-    a.fail(1, std::string(fn) + " takes the shape as one list: " + fn + "([" + to_str(a[0]) + ", " + to_str(a[1]) + "])");
-  return a.dtype(1);
+// A host number filling a tensor of dtype d (full, pad) fits it: an
+// integer as check_fits says, and a finite float that d would make inf
+// (1e40 as f32, 70000 as f16) is refused as torch.full refuses it;
+// tensor() and astype round to inf as PyTorch's do.
+void check_fill_fits(Args& a, size_t i, DType d) {
+  check_fits(a, i, a.tensor(i), d);
+  const double v = a.number(i);
+  if (!backend::is_floating(d) || !std::isfinite(v)) return;
+  const double max = d == DType::f16    ? 65504.0
+                     : d == DType::bf16 ? 3.3895313892515355e38
+                     : d == DType::f32  ? double(std::numeric_limits<float>::max())
+                                        : std::numeric_limits<double>::max();
+  if (std::fabs(v) > max)
+    a.fail(i, "value " + format_float(v) + " cannot be converted to " + std::string(backend::dtype_name(d)) +
+                  " without overflow (its largest finite value is " + format_float(max) + ")");
 }
-
-// rand_like/randn_like(x, dtype=none): x's shape, dtype and device.
-template <backend::Tensor (*Draw)(const backend::Shape&, DType)>
-Value draw_like(Args& a) {
-  backend::Tensor x = a.tensor(0);
-  backend::DeviceScope on(x.device());
-  const DType d = dtype_or(a, 1, x.dtype());
-  if (!backend::is_floating(d)) a.fail(0, "random values like " + x.type().str() + " need a float dtype; pass dtype=f32");
-  return Value(Draw(x.shape(), d));
-}
-}  // namespace
 
 void install_creation(Interpreter& vm) {
   // A bracket literal comes exact (weak f64, Builtin::exact_literal) and is
@@ -101,21 +118,8 @@ void install_creation(Interpreter& vm) {
   });
   def(vm, "full", "shape, v, dtype=none", [](Args& a) {
     const DType d = dtype_or(a, 2, natural_dtype(a[1]));
-    check_fits(a, 1, a.tensor(1), d);
-    // torch.full refuses a finite fill its float dtype would make inf
-    // (1e40 as f32, 70000 as f16); tensor() and astype round to inf as
-    // PyTorch's do.
-    const double v = a.number(1);
-    if (backend::is_floating(d) && std::isfinite(v)) {
-      const double max = d == DType::f16 ? 65504.0
-                         : d == DType::bf16 ? 3.3895313892515355e38
-                         : d == DType::f32  ? double(std::numeric_limits<float>::max())
-                                            : std::numeric_limits<double>::max();
-      if (std::fabs(v) > max)
-        a.fail(1, "value " + format_float(v) + " cannot be converted to " + std::string(backend::dtype_name(d)) +
-                      " without overflow (its largest finite value is " + format_float(max) + ")");
-    }
-    return Value(backend::full(a.shape(0), v, d));
+    check_fill_fits(a, 1, d);
+    return Value(backend::full(a.shape(0), a.number(1), d));
   });
   def(vm, "zeros_like", "x, dtype=none", [](Args& a) {
     backend::Tensor x = a.tensor(0);

@@ -75,7 +75,9 @@ void install_sequence(Interpreter& vm) {
     return Value(backend::multinomial(a.tensor(0), a.integer(1), a.boolean(2)));
   });
   def(vm, "pad", "x, widths, value=0", [](Args& a) {
-    return Value(backend::pad(a.tensor(0), widths_of(a, 1), a.number(2)));
+    const backend::Tensor x = a.tensor(0);
+    check_fill_fits(a, 2, x.dtype());  // 3e9 into i32 saturated
+    return Value(backend::pad(x, widths_of(a, 1), a.number(2)));
   });
 }
 
