@@ -36,17 +36,6 @@ void each_char(const std::string& s, F&& f) {
   }
 }
 
-// vocab: a list of strings, one character each, no two alike.
-std::vector<std::string> vocab_of(Args& a, size_t i) {
-  if (!a[i].is_list()) a.fail(i, "expected a vocabulary: a list of characters (from chars(text)), got " + a_type_name(a[i]));
-  std::vector<std::string> out;
-  for (const Value& v : a[i].as_list()->items) {
-    if (!v.is_str()) a.fail(i, "a vocabulary holds strings of one character, not " + a_type_name(v));
-    out.push_back(v.as_str());
-  }
-  return out;
-}
-
 // A character as a diagnostic shows it: "a", "\n".
 std::string shown(std::string_view c) {
   if (c == "\n") return "\"\\n\"";
@@ -54,6 +43,27 @@ std::string shown(std::string_view c) {
   std::string out = "\"";
   out.append(c);
   return out += '"';
+}
+
+// vocab: a list of strings, one character each, no two alike.
+std::vector<std::string> vocab_of(Args& a, size_t i) {
+  if (!a[i].is_list()) a.fail(i, "expected a vocabulary: a list of characters (from chars(text)), got " + a_type_name(a[i]));
+  std::vector<std::string> out;
+  std::unordered_map<std::string, size_t> seen;
+  for (const Value& v : a[i].as_list()->items) {
+    if (!v.is_str()) a.fail(i, "a vocabulary holds strings of one character, not " + a_type_name(v));
+    const std::string& c = v.as_str();
+    // Checked, not assumed: "ab" decoded as two characters, and a repeated
+    // one gave encode the last of its places.
+    if (c.empty() || char_length(c, 0) != c.size())
+      a.fail(i, "a vocabulary holds strings of one character, not " + shown(c) + " (entry " +
+                    std::to_string(out.size()) + ")");
+    if (auto [at, fresh] = seen.emplace(c, out.size()); !fresh)
+      a.fail(i, "the vocabulary holds " + shown(c) + " twice (entries " + std::to_string(at->second) + " and " +
+                    std::to_string(out.size()) + ")");
+    out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace
