@@ -73,7 +73,7 @@ std::vector<backend::Tensor> Interpreter::check_against_eager(CompiledGraph& cg,
     before.push_back(copy_of(t));
   }
   const backend::RngState rng = backend::rng_state();
-  std::vector<backend::Tensor> outs = run_compiled(cg, inputs);
+  std::vector<backend::Tensor> outs = run_compiled(cg, inputs, span);
   // Every copy before any restore: two states may be one memory (q = reshape(p)).
   std::vector<backend::Tensor> after;
   for (const backend::Tensor& t : states) after.push_back(copy_of(t));

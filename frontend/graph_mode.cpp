@@ -265,7 +265,12 @@ void Interpreter::compile(CompiledGraph& cg, ir::Graph traced) {
   if (opts_.on_compiled) opts_.on_compiled(cg);
 }
 
-std::vector<backend::Tensor> Interpreter::run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs) {
+std::vector<backend::Tensor> Interpreter::run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs,
+                                                       Span span) {
+  // A state the run writes was written at the call (autodiff's diagnostic
+  // of a tensor changed after an op used it names that line, not the last
+  // built-in called before).
+  note_op_loc(span);
   backend::CachingPool& pool = graph_device(cg.graph)->pool();
   size_t before = pool.stats().current;
   size_t enclosing = pool.begin_window();
@@ -468,7 +473,7 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
       return result_tensors(r);
     }, call_span);
   } else {
-    outs = run_compiled(*cg, inputs);
+    outs = run_compiled(*cg, inputs, call_span);
   }
   return with_outputs(cg->result, outs);
 }
@@ -565,7 +570,7 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
       return ts;
     }, s.span);
   } else {
-    outs = run_compiled(*cg, inputs);
+    outs = run_compiled(*cg, inputs, s.span);
   }
   for (size_t i = 0; i < outs.size(); ++i) *env->find(cg->assigns[i]) = Value(outs[i]);
   return Flow::Normal;

@@ -285,7 +285,8 @@ class Interpreter {
                                    const std::function<TracedBody(ir::Tracer&)>& body, const std::string& why = {});
   void compile(CompiledGraph& cg, ir::Graph traced);
   std::string drop_if_stale(GraphCache& cache, CompiledGraph*& cg, const GuardScope& scope);
-  std::vector<backend::Tensor> run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs);
+  // `span`: the call; the run's writes (a state update) are said to happen there.
+  std::vector<backend::Tensor> run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs, Span span);
   // --check-graph: runs the graph, then `eager` on the same state and draws,
   // and fails at `span` when their results differ; returns the graph's.
   std::vector<backend::Tensor> check_against_eager(CompiledGraph& cg, std::span<const backend::Tensor> inputs,

@@ -1,0 +1,1 @@
+err_grad_changed_by_graph.nn
