@@ -52,7 +52,7 @@ void multinomial_kernel(std::span<const Tensor> in, std::span<Tensor> out, const
       const double x = w[r * k + c];
       if (!(x >= 0) || !std::isfinite(x))
         throw Error(fmt::format("multinomial: probabilities must be finite and not negative; row {} has {:g} at {}", r,
-                                x, c));
+                                std::isnan(x) ? std::nan("") : x, c));  // "nan", never "-nan"
       left[size_t(c)] = x;
       total += x;
     }
