@@ -38,6 +38,10 @@ struct CompiledGraph : ir::CompiledGraph {
   std::vector<Symbol> assigns;      // graph blocks: the variable of each output
   CaptureGuards guards;             // where its captured tensors were found
   HostReads host_reads;             // the host values it read from outside
+  // The functions and records its signature names by address, held so that
+  // no other one takes that address while the entry lives (a freed lambda's
+  // successor matched the entry and replayed the old lambda's code).
+  std::vector<Value> held_args;
   double trace_ms = 0;
   uint64_t runs = 0;
   size_t peak_bytes = 0;  // memory the last run took at its peak

@@ -56,6 +56,11 @@ std::string host_key(const Value& v) {
       std::snprintf(buf, sizeof buf, "fn@%p", static_cast<const void*>(v.as_function().get()));
       return buf;
     }
+    case Value::Kind::Range: {  // by value: 0..2 and 0..5 loop differently
+      const RangeValue r = v.as_range();
+      return "range(" + std::to_string(r.lo) + ", " + std::to_string(r.hi) + ", " + std::to_string(r.step) + ")";
+    }
+    case Value::Kind::Device: return "device " + v.as_device()->name();
     default: return type_name(v);
   }
 }
@@ -68,7 +73,8 @@ bool passed_param(const backend::Tensor& t) { return t.impl()->requires_grad && 
 
 // The signature of an argument, and its tensors in order (lists and tuples
 // are looked into); a param is no input, and its signature is itself.
-void flatten(const Value& v, const std::string& name, Signature& sig, std::vector<backend::Tensor>& tensors) {
+void flatten(const Value& v, const std::string& name, Signature& sig, std::vector<backend::Tensor>& tensors,
+             std::vector<Value>& by_address) {
   TensorVisitor visit;
   visit.tensor = [&](const backend::Tensor& t, const ValuePath& path) {
     if (passed_param(t)) {
@@ -87,6 +93,7 @@ void flatten(const Value& v, const std::string& name, Signature& sig, std::vecto
       sig.push_back({path.str(), false, {}, (x.is_list() ? "list " : "tuple ") + std::to_string(n)});
     } else {
       sig.push_back({path.str(), false, {}, host_key(x)});
+      if (x.is_record() || x.is_function()) by_address.push_back(x);
     }
   };
   for_each_tensor(v, name, Reach::sequences, visit);
@@ -436,7 +443,8 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
   GraphCache& cache = *f.graph_cache;
   Signature sig;
   std::vector<backend::Tensor> inputs;
-  for (size_t i = 0; i < args.size(); ++i) flatten(args[i], def.params[i].name, sig, inputs);
+  std::vector<Value> by_address;
+  for (size_t i = 0; i < args.size(); ++i) flatten(args[i], def.params[i].name, sig, inputs, by_address);
 
   GuardScope scope{{}, args, f.env.get(), prelude_.get()};
   CompiledGraph* cg = find_entry(cache, sig);
@@ -460,6 +468,7 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
       traced.outputs = result_tensors(traced.result);
       return traced;
     }, stale);
+    cg->held_args = std::move(by_address);
   }
   std::vector<backend::Tensor> outs;
   if (opts_.check_graphs) {

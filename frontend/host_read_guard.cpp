@@ -1,6 +1,8 @@
 // HostReads (frontend/host_read_guard.h).
 #include "frontend/host_read_guard.h"
 
+#include <cmath>
+
 #include "frontend/format.h"
 #include "frontend/symbol.h"
 
@@ -10,15 +12,52 @@ bool same(const Value& a, const Value& b) {
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
     case Value::Kind::Int: return a.as_int() == b.as_int();
-    case Value::Kind::Float: return a.as_float() == b.as_float() || (a.as_float() != a.as_float() && b.as_float() != b.as_float());
+    case Value::Kind::Float: {
+      // -0.0 is not 0.0 (1 / z is -inf, not inf); any NaN is NaN.
+      const double x = a.as_float(), y = b.as_float();
+      return (x == y && std::signbit(x) == std::signbit(y)) || (x != x && y != y);
+    }
     case Value::Kind::Bool: return a.as_bool() == b.as_bool();
     case Value::Kind::Str: return a.as_str() == b.as_str();
     case Value::Kind::DType: return a.as_dtype() == b.as_dtype();
     case Value::Kind::None: return true;
+    case Value::Kind::Range: {
+      const RangeValue x = a.as_range(), y = b.as_range();
+      return x.lo == y.lo && x.hi == y.hi && x.step == y.step;
+    }
+    case Value::Kind::Device: return a.as_device() == b.as_device();
+    case Value::Kind::Record: return a.as_record() == b.as_record();
+    case Value::Kind::Tuple: {
+      const auto &x = a.as_tuple()->items, &y = b.as_tuple()->items;
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (!same(x[i], y[i])) return false;
+      return true;
+    }
     default: return false;
   }
 }
+// "is now 0.05 (was 0.1)"; a record is compared by identity, and may be
+// large: "is another record".
+std::string change(const Value& now, const Value& was) {
+  if (now.is_record() && was.is_record()) return "is another record";
+  return "is now " + to_str(now) + " (was " + to_str(was) + ")";
+}
 }  // namespace
+
+bool HostReads::guarded(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::Int: case Value::Kind::Float: case Value::Kind::Bool: case Value::Kind::Str:
+    case Value::Kind::None: case Value::Kind::DType: case Value::Kind::Range: case Value::Kind::Device:
+    case Value::Kind::Record:
+      return true;
+    case Value::Kind::Tuple:
+      for (const Value& item : v.as_tuple()->items)
+        if (!guarded(item)) return false;
+      return true;
+    default: return false;
+  }
+}
 
 void HostReads::note_name(Symbol name, const Value& v) {
   for (const Name& n : names_)
@@ -65,7 +104,7 @@ std::string HostReads::why_not(Env* env) const {
   for (const Name& n : names_) {
     const Value* now = env ? env->find(n.name) : nullptr;
     if (!now) return "`" + symbol_name(n.name) + "` no longer exists";
-    if (!same(*now, n.value)) return "`" + symbol_name(n.name) + "` is now " + to_str(*now) + " (was " + to_str(n.value) + ")";
+    if (!same(*now, n.value)) return "`" + symbol_name(n.name) + "` " + change(*now, n.value);
   }
   for (const Fed& f : fed_) {
     const Value* now = f.record->find(f.field);
@@ -75,8 +114,7 @@ std::string HostReads::why_not(Env* env) const {
   for (const Field& f : fields_) {
     const Value* now = f.record->find(f.field);
     if (!now) return "a record's field `" + symbol_name(f.field) + "` no longer exists";
-    if (!same(*now, f.value))
-      return "a record's field `" + symbol_name(f.field) + "` is now " + to_str(*now) + " (was " + to_str(f.value) + ")";
+    if (!same(*now, f.value)) return "a record's field `" + symbol_name(f.field) + "` " + change(*now, f.value);
   }
   return "";
 }

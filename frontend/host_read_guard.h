@@ -23,11 +23,12 @@ std::optional<double> fed_number(const Value& v);
 
 class HostReads {
  public:
-  // Whether v is a value the guards compare (numbers, bools, strings, none,
-  // dtypes): what a trace folds into the graph as a constant.
-  static bool guarded(const Value& v) {
-    return v.is_number() || v.is_str() || v.is_none() || v.kind() == Value::Kind::DType;
-  }
+  // Whether v is a value the guards compare: what a trace folds into the
+  // graph as a constant (numbers, bools, strings, none, dtypes, ranges,
+  // devices, tuples of them), and records, by identity: a record rebound
+  // (`cfg = {scale: 3.0}`, `opt = sgd(...)`) is another record, whose
+  // fields the guards of the old one did not see.
+  static bool guarded(const Value& v);
   // A name read while tracing; `outside`: it lives outside the traced code.
   void note_name(Symbol name, const Value& v);
   // A record's field read while tracing.
