@@ -1,8 +1,12 @@
 // Assignment statements: `name = e`, `r.f = e`, `x[i] = e` and the compound
 // forms `+= -= *= /=`.
+#include <cmath>
+#include <cstdint>
+
 #include "backend/autograd.h"
 #include "backend/error.h"
 #include "backend/ops.h"
+#include "frontend/format.h"
 #include "frontend/index_items.h"
 #include "frontend/interpreter.h"
 #include "ir/tracer.h"
@@ -174,9 +178,29 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         fail(ix.span, "assigning into " + target.as_tensor().type().str() +
                           ", which autodiff is tracking, would make its gradient wrong; build a new tensor with where() or concat()");
       note_op_loc(s.span);
+      const backend::Tensor& t0 = target.as_tensor();
+      // A host number must fit an integer tensor, as tensor() and full()
+      // insist (3000000000 into i32 wrapped; 1e30 and NaN into i64 saturated).
+      if (backend::is_integral(t0.dtype()) && t0.dtype() != backend::DType::boolean && v.is_number()) {
+        const bool i32 = t0.dtype() == backend::DType::i32;
+        const double lo = i32 ? -2147483648.0 : -9223372036854775808.0;
+        const bool fits = v.is_int() ? (!i32 || (v.as_int() >= INT32_MIN && v.as_int() <= INT32_MAX))
+                                     : std::trunc(v.as_float()) >= lo && std::trunc(v.as_float()) < -lo;
+        if (!fits)
+          fail(s.value->span, "value " + to_str(v) + " cannot be converted to " +
+                                  std::string(backend::dtype_name(t0.dtype())) + " without overflow");
+      }
       try {
-        backend::Tensor t = target.as_tensor();
-        if (s.op != AssignOp::Set) v = binary(compound_op(s.op), Value(backend::index(t, items)), v, s.span);
+        backend::Tensor t = t0;
+        if (s.op != AssignOp::Set) {
+          v = binary(compound_op(s.op), Value(backend::index(t, items)), v, s.span);
+          // As `x op= v`: a float result is not stored into integers (it was
+          // truncated here, and refused there).
+          if (backend::category(v.as_tensor().dtype()) > backend::category(t.dtype()))
+            fail(s.span, std::string("`") + binop_symbol(compound_op(s.op)) + "=` writes into " + t.type().str() +
+                             " in place and cannot store a result of dtype " +
+                             std::string(backend::dtype_name(v.as_tensor().dtype())) + " in it");
+        }
         backend::index_assign(t, items, to_tensor(v, s.value->span));
       } catch (const backend::Error& e) {
         fail(s.span, e.what());

@@ -9,6 +9,7 @@
 #include "frontend/host_data.h"
 #include "frontend/index_items.h"
 #include "frontend/interpreter.h"
+#include "ir/tracer.h"
 
 namespace nn::frontend {
 
@@ -200,6 +201,12 @@ int64_t known_int(const backend::Tensor& t, Span span, const char* what) {
   if (t.is_traced())
     fail(span, std::string(what) + " must be known while the graph is traced: an int, not a tensor the graph " +
                    "computes (" + t.type().str() + ")");
+  // A tensor from outside is the graph's by reference: read now, its value
+  // would be a constant of every later run, however it changed.
+  if (ir::Tracer::active())
+    fail(span, std::string(what) + " inside a graph must be an int, not a tensor (" + t.type().str() +
+                   "): a graph reads a tensor from outside anew on every run, but a bound or a list's index is " +
+                   "fixed when it is traced");
   return t.item_int();
 }
 }  // namespace
@@ -245,9 +252,11 @@ std::vector<IndexArg> eval_index_args(Interpreter& vm, const IndexExpr& e, const
       if (v.is_int()) item.i = v.as_int();
       else if (v.is_none()) arg.kind = IndexArg::new_axis;
       // A 0-d integer tensor is an int; inside a graph, where its value is
-      // not known yet, an index tensor of no axes, which picks the same.
+      // not known yet or may change before a later run (one from outside,
+      // by reference: a ring buffer's step), an index tensor of no axes,
+      // which picks the same.
       else if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().ndim() == 0 &&
-               !v.as_tensor().is_traced())
+               !v.as_tensor().is_traced() && !ir::Tracer::active())
         item.i = v.as_tensor().item_int();
       else if (v.is_tensor() && is_integral(v.as_tensor().dtype())) {
         arg.kind = IndexArg::tensor;
@@ -267,6 +276,13 @@ std::vector<IndexArg> eval_index_args(Interpreter& vm, const IndexExpr& e, const
 std::vector<backend::IndexItem> eval_index_items(Interpreter& vm, const IndexExpr& e, const EnvPtr& env) {
   std::vector<backend::IndexItem> items;
   for (IndexArg& arg : eval_index_args(vm, e, env)) {
+    // A 0-d tensor from outside, inside a graph: read now, it would be a
+    // constant of every later run (a ring buffer's step wrote slot 0 on
+    // every call).
+    if (arg.kind == IndexArg::tensor && arg.ids.ndim() == 0 && !arg.ids.is_traced())
+      fail(arg.span, "assigning by index inside a graph takes ints and slices, not a tensor from outside (" +
+                         arg.ids.type().str() + "): the graph would fix its value when traced; index with an int, " +
+                         "or write outside the graph");
     if (arg.kind != IndexArg::basic)
       fail(arg.span, std::string("assigning by index takes ints and slices, not ") +
                          (arg.kind == IndexArg::new_axis ? "none" : "an integer tensor"));
@@ -325,7 +341,10 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
       fail(e.span, "out of memory on cpu: a slice of " + std::to_string(count) + " items");
     }
   }
-  for (int64_t i = a; step > 0 ? i < b : i > b; i += step) {
+  // By count, not `i += step`, which overflowed for a step near 2^63 (and
+  // read past the sequence).
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t i = a + k * step;
     if (seq) out.push_back((*seq)[size_t(i)]);
     else if (target.is_str()) sout += target.as_str()[size_t(i)];
     else out.push_back(Value(target.as_range().at(i)));

@@ -10,6 +10,7 @@
 #include "backend/ops.h"
 #include "backend/untraced.h"
 #include "frontend/index_items.h"
+#include "ir/tracer.h"
 
 namespace nn::frontend {
 namespace {
@@ -29,7 +30,9 @@ Tensor flat_ids(std::vector<Tensor> ids, const std::vector<int64_t>& sizes) {
   Tensor flat, bad;
   for (size_t j = 0; j < ids.size(); ++j) {
     Tensor t = backend::astype(ids[j], backend::DType::i64);
-    if (!t.is_traced() && t.numel() > 0) {
+    // Checked now when its value is known for good: not inside a trace,
+    // where a captured tensor may change before a later run.
+    if (!t.is_traced() && !ir::Tracer::active() && t.numel() > 0) {
       backend::Untraced eager;  // a value known while a graph is traced too (an int beside ids)
       const int64_t lo = backend::min(t).item_int(), hi = backend::max(t).item_int();
       if (lo < 0 || hi >= sizes[j])
@@ -79,7 +82,12 @@ Tensor index_tensor(const Tensor& x, const std::vector<IndexArg>& args) {
     }
     if (a.kind == IndexArg::tensor) {
       ids_axes.push_back(out_axis++);
-      ids.push_back(a.ids);
+      // A 0-d index tensor stands for an int (a graph's, or a captured
+      // one's inside a trace): a negative one counts from the end, as -1.
+      const int64_t n = x.shape()[int64_t(basic.size())];
+      ids.push_back(a.ids.ndim() == 0 ? backend::where(backend::lt(a.ids, backend::scalar_int(0)),
+                                                       backend::add(a.ids, backend::scalar_int(n)), a.ids)
+                                      : a.ids);
       basic.push_back(backend::IndexItem{});  // a slice of the whole axis
       continue;
     }
@@ -103,7 +111,11 @@ Tensor index_tensor(const Tensor& x, const std::vector<IndexArg>& args) {
     if (std::find(ids_axes.begin(), ids_axes.end(), d) == ids_axes.end()) order.push_back(d);
   for (int a : ids_axes) sizes.push_back(y.shape()[a]);
   Tensor moved = backend::permute(y, order);
-  std::vector<int64_t> flat_shape{-1};
+  // The flattened index axes' size written out: -1 is ambiguous beside a
+  // 0 (zeros([2, 0])[ids]).
+  int64_t indexed = 1;
+  for (int64_t s : sizes) indexed *= s;
+  std::vector<int64_t> flat_shape{indexed};
   for (int d = k; d < n; ++d) flat_shape.push_back(moved.shape()[d]);
   Tensor picked = backend::take(backend::reshape(moved, flat_shape), k == 1 ? ids[0] : flat_ids(ids, sizes));
   // take gives [B..., rest]; a 0-d B (ints alone) adds no axis.

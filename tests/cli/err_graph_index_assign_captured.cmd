@@ -1,0 +1,1 @@
+err_graph_index_assign_captured.nn
