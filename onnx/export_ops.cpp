@@ -140,13 +140,28 @@ void mod(C& c) {
   const std::string move = c.op1("And", {differ, c.op1("Not", {c.op1("Equal", {r, zero})})});
   c.add("Where", {move, c.op1("Add", {r, b}), r}, {c.out(0)});
 }
-// Python's a // b: floor(a / b), integers through f64 (exact below 2^53).
+// Python's a // b. Integers: floor(a / b) through f64 (exact below 2^53).
+// Floats as nn's kernel (backend/ops/elementwise_math.h, FloorDiv) and
+// CPython: from fmod, so that 0.7 // 0.1 is 6, as 0.7 % 0.1 says (floor(a /
+// b) gave 7); a divisor of 0 gives a / b. (A 0 quotient's sign is not kept.)
 void floordiv(C& c) {
   const DType t = out_dtype(c);
-  const DType w = backend::is_floating(t) ? t : DType::f64;
-  const std::string q = c.op1("Floor", {c.op1("Div", {c.in_as(0, w), c.in_as(1, w)})});
-  if (w == t) return (void)c.add("Identity", {q}, {c.out(0)});
-  set_attr(c.add("Cast", {q}, {c.out(0)}), "to", int64_t(onnx_type_of(t)));
+  if (!backend::is_floating(t)) {
+    const std::string q = c.op1("Floor", {c.op1("Div", {c.in_as(0, DType::f64), c.in_as(1, DType::f64)})});
+    set_attr(c.add("Cast", {q}, {c.out(0)}), "to", int64_t(onnx_type_of(t)));
+    return;
+  }
+  const std::string a = c.in_as(0, t), b = c.in_as(1, t), zero = c.number(0, t), one = c.number(1, t);
+  const std::string m = c.fresh();
+  set_attr(c.add("Mod", {a, b}, {m}), "fmod", int64_t(1));
+  const std::string q = c.op1("Div", {c.op1("Sub", {a, m}), b});
+  const std::string differ = c.op1("Xor", {c.op1("Less", {b, zero}), c.op1("Less", {m, zero})});
+  const std::string down = c.op1("And", {c.op1("Not", {c.op1("Equal", {m, zero})}), differ});
+  const std::string q1 = c.op1("Where", {down, c.op1("Sub", {q, one}), q});
+  const std::string f = c.op1("Floor", {q1});
+  const std::string up = c.op1("Greater", {c.op1("Sub", {q1, f}), c.number(0.5, t)});
+  const std::string r = c.op1("Where", {up, c.op1("Add", {f, one}), f});
+  c.add("Where", {c.op1("Equal", {b, zero}), c.op1("Div", {a, b}), r}, {c.out(0)});
 }
 
 // mean over the batch: sum(x, axes with 0) / count, the count a host
@@ -340,8 +355,32 @@ void take(C& c) {
   c.add("Gather", {c.in(0), c.in(1)}, {c.out(0)});  // axis 0
   c.set_batch(0, c.in_type(1).shape.ndim() >= 1 ? c.batch(1) : 0);
 }
+// nn's gather broadcasts axes of size 1 other than `axis` (index_select is
+// a gather of ids [1, .., k, .., 1]); GatherElements takes indices of the
+// output's shape. Both are expanded first to x's other axes, read at run
+// time so that a dynamic batch follows, with the ids' size on `axis` (the
+// plain GatherElements gave x[0, 0, ids] for every row, or failed the
+// checker).
 void gather(C& c) {
-  set_attr(c.add("GatherElements", {c.in(0), c.in(1)}, {c.out(0)}), "axis", c.attrs().get<int64_t>("axis"));
+  const int64_t axis = c.attrs().get<int64_t>("axis");
+  const backend::Shape &xs = c.in_type(0).shape, &is = c.in_type(1).shape;
+  const int r = xs.ndim();
+  bool same = true;
+  for (int d = 0; d < r; ++d) same = same && (d == axis || xs[d] == is[d]);
+  if (same) {
+    set_attr(c.add("GatherElements", {c.in(0), c.in(1)}, {c.out(0)}), "axis", axis);
+    return;
+  }
+  std::vector<int64_t> at_axis(size_t(r), 0), ids_size(size_t(r), 0);
+  at_axis[size_t(axis)] = 1;
+  ids_size[size_t(axis)] = is[int(axis)];
+  const std::string mask = c.op1("Equal", {c.ints(at_axis), c.ints({1})});
+  // Every other axis as broadcast between x and the ids (sizes equal or 1).
+  const std::string x_shape = c.op1("Shape", {c.in(0)}), ids_shape = c.op1("Shape", {c.in(1)});
+  const std::string both = c.op1("Max", {x_shape, ids_shape});
+  const std::string ids_e = c.op1("Expand", {c.in(1), c.op1("Where", {mask, c.ints(ids_size), both})});
+  const std::string x_e = c.op1("Expand", {c.in(0), c.op1("Where", {mask, x_shape, both})});
+  set_attr(c.add("GatherElements", {x_e, ids_e}, {c.out(0)}), "axis", axis);
 }
 void scatter_add(C& c) {
   const DType t = out_dtype(c);
