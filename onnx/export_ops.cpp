@@ -307,11 +307,15 @@ void broadcast_to(C& c) {
 void concat(C& c) {
   const int64_t axis = c.attrs().get<int64_t>("axis");
   const DType t = out_dtype(c);
+  // The inputs (and the casts in_as adds) before the Concat that reads
+  // them: nodes are in topological order.
+  std::vector<std::string> inputs;
+  for (size_t i = 0; i < c.num_inputs(); ++i) inputs.push_back(c.in_as(i, t));
   onnx::NodeProto& n = c.add("Concat", {}, {c.out(0)});
   int64_t sum = 0, common = 0;
   bool with = false, without = false, unequal = false;
   for (size_t i = 0; i < c.num_inputs(); ++i) {
-    n.add_input(c.in_as(i, t));
+    n.add_input(inputs[i]);
     const int64_t f = c.batch(i);
     (f > 0 ? with : without) = true;
     if (f > 0 && common > 0 && f != common) unequal = true;
@@ -328,6 +332,10 @@ void slice(C& c) {
   const Ints &start = ints_attr(c, "start"), &step = ints_attr(c, "step"), &size = ints_attr(c, "size");
   const Ints& drop = ints_attr(c, "drop");
   const backend::Shape& x = c.in_type(0).shape;
+  // Part of a batch that follows the input: its bounds would stay the
+  // traced ones (x[-1] read row 1 of every batch).
+  if (c.batch(0) > 0 && !start.empty() && !(start[0] == 0 && step[0] == 1 && size[0] == x[0]))
+    c.fail("it slices or indexes the batch axis (pass dynamic_batch=false)");
   Ints starts, ends, axes, steps;
   for (size_t d = 0; d < start.size(); ++d) {
     const bool all = start[d] == 0 && step[d] == 1 && size[d] == x[int(d)];

@@ -203,3 +203,38 @@ TEST_CASE("onnx export: a constant joined to the input (concat, pad) is written 
     std::filesystem::remove(path);
   }
 }
+
+TEST_CASE("onnx export: a concat of mixed dtypes casts before the Concat that reads the casts") {
+  // in_as made its Cast after the Concat node: the checker refused the model.
+  const auto joined = [](const Tensor& x) { return backend::concat({x, backend::astype(x, DType::i32)}, 1); };
+  const std::string path = temp_path("mixed_concat.onnx");
+  REQUIRE_NOTHROW(io::save(trace({DType::f32, Shape{2, 3}}, joined), options(), path));
+  const Tensor x = backend::from_doubles({1.5, 2, 3, 4, 5, 6}, Shape{2, 3}, DType::f32);
+  const auto out = io::run(*io::load(path), {}, std::vector<Tensor>{x});
+  REQUIRE(out.size() == 1);
+  CHECK(max_diff(out[0], joined(x)) == 0);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("onnx export: slicing the batch axis with a dynamic batch is refused") {
+  // x[-1] traced at batch 2 read row 1 of every batch: the bounds stayed
+  // the traced ones. With a fixed batch it is written.
+  const auto last = [](const Tensor& x) {
+    backend::IndexItem i;
+    i.kind = backend::IndexItem::index;
+    i.i = -1;
+    return backend::index(x, {i});
+  };
+  const std::string path = temp_path("batch_slice.onnx");
+  try {
+    io::save(trace({DType::f32, Shape{2, 3}}, last), options(), path);
+    FAIL("a slice of the batch axis was written with a dynamic batch");
+  } catch (const backend::Error& e) {
+    CHECK(std::string(e.what()).find("it slices or indexes the batch axis (pass dynamic_batch=false)") !=
+          std::string::npos);
+  }
+  io::ExportOptions o = options();
+  o.dynamic_batch = false;
+  REQUIRE_NOTHROW(io::save(trace({DType::f32, Shape{2, 3}}, last), o, path));
+  std::filesystem::remove(path);
+}
