@@ -40,6 +40,14 @@ namespace {
 constexpr int kOpset = 17;
 
 // "t12": a prefix and a number (one append: GCC 12 warns wrongly about `"t" + to_string(n)`).
+// Whether a name is one of the forms the exporter writes itself: values
+// (v12), intermediates (t3), constants (c4), captured tensors without a
+// script name (param0, state1, const2), inputs and outputs (input0, output1).
+bool is_written_form(const std::string& name) {
+  static const std::regex written("(v|t|c|param|state|const|input|output)[0-9]*");
+  return std::regex_match(name, written);
+}
+
 std::string numbered(const char* prefix, uint64_t n) {
   std::string s(prefix);
   s += std::to_string(n);
@@ -181,8 +189,7 @@ class Writer final : public ExportContext {
   // Names of the written forms ("v12", "param3") and the inputs' are taken.
   std::string script_name(const Tensor& t, const char* kind, int n) {
     std::string name = opt_.name_of ? opt_.name_of(t) : "";
-    static const std::regex written("(v|t|param|state|const|input|output)[0-9]*");
-    bool taken = name.empty() || std::regex_match(name, written) || !used_names_.insert(name).second;
+    bool taken = name.empty() || is_written_form(name) || !used_names_.insert(name).second;
     for (const auto& i : opt_.inputs) taken = taken || i == name;
     for (const auto& o : opt_.outputs) taken = taken || o == name;
     return taken ? numbered(kind, uint64_t(n)) : name;
@@ -249,6 +256,10 @@ class Writer final : public ExportContext {
       const ir::Value& val = g_.values[v];
       Slot& s = slot(v);
       s.name = k < opt_.inputs.size() ? opt_.inputs[k] : g_.name_of(v).empty() ? numbered("input", k) : g_.name_of(v);
+      // An argument named as the written forms are (`v1`, `t0`, `c0`,
+      // `output`) would be named twice in the model, which the checker
+      // refuses: it takes a trailing "_".
+      if (is_written_form(s.name) && !(k >= opt_.inputs.size() && g_.name_of(v).empty())) s.name += "_";
       const bool batched = opt_.dynamic_batch && val.type.shape.ndim() >= 1;
       if (batched) {
         const int64_t n = val.type.shape[0];
