@@ -225,7 +225,8 @@ void reduce(C& c, const char* op) {
 }
 void arg(C& c, const char* op) {
   const int64_t keep = c.attrs().get_or<bool>("keepdims", false) ? 1 : 0;
-  std::string x = c.in(0);
+  // ArgMax has no bool kernel (ONNX lists none): as i32, true the larger.
+  std::string x = c.in_type(0).dtype == DType::boolean ? c.in_as(0, DType::i32) : c.in(0);
   int64_t axis = 0;
   const bool flat = !c.attrs().has("axis");
   if (flat) x = c.op1("Reshape", {x, c.ints({-1})});
@@ -280,6 +281,10 @@ void reshape(C& c) {
       c.fail("with dynamic_batch=true the batch must stay a factor of axis 0, and this reshape of " +
              c.in_type(0).str() + " to " + c.out_type(0).str() +
              " does not keep it there (pass dynamic_batch=false to save_onnx for fixed sizes)");
+    // -1 beside a 0 is ambiguous (ONNX refuses it).
+    if (std::find(target.begin() + 1, target.end(), 0) != target.end())
+      c.fail("with dynamic_batch=true axis 0 is written as -1, which a shape holding a 0 (" +
+             c.out_type(0).str() + ") leaves ambiguous (pass dynamic_batch=false to save_onnx for fixed sizes)");
     c.set_batch(0, target[0] / n);
     target[0] = -1;
   } else {

@@ -238,3 +238,21 @@ TEST_CASE("onnx export: slicing the batch axis with a dynamic batch is refused")
   REQUIRE_NOTHROW(io::save(trace({DType::f32, Shape{2, 3}}, last), o, path));
   std::filesystem::remove(path);
 }
+
+TEST_CASE("onnx export: a reshape to a shape holding a 0 is refused with a dynamic batch") {
+  // Axis 0 written as -1 beside a 0 is ambiguous: ONNX refused the model,
+  // and nn called it its own bug.
+  const auto empty = [](const Tensor& x) {
+    backend::IndexItem all, none_of;
+    all.kind = none_of.kind = backend::IndexItem::slice;
+    none_of.start = 0;
+    none_of.stop = 0;
+    return backend::reshape(backend::index(x, {all, none_of}), {x.shape()[0], 0, 3});
+  };
+  try {
+    io::save(trace({DType::f32, Shape{2, 6}}, empty), options(), temp_path("empty_reshape.onnx"));
+    FAIL("an ambiguous reshape was written");
+  } catch (const backend::Error& e) {
+    CHECK(std::string(e.what()).find("leaves ambiguous (pass dynamic_batch=false") != std::string::npos);
+  }
+}

@@ -18,7 +18,7 @@ fi
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 "$nn" "$here/export_models.nn" || exit 1
 status=0
-for m in mlp cnn block digits lm loss unary floor_division selections binary reductions shapes convs; do
+for m in mlp cnn block digits lm loss unary floor_division selections bool_argmax binary reductions shapes convs; do
   node "$here/run_model.mjs" "$m.onnx" "$m"_input*.npy --expect "${m}_expected.npy" --tol 1e-4 >"$m.json" || status=1
 done
 exit $status
