@@ -237,7 +237,8 @@ class BackwardWalk {
     }
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       const Tensor& t = n.outputs[k];
-      if (t.defined() && t.block()->version() != n.output_versions[k]) refuse(t, "output " + std::to_string(k), true);
+      if (t.defined() && t.block()->version() != n.recorded[n.inputs.size() + k].version)
+        refuse(t, "output " + std::to_string(k), true);
     }
   }
 
@@ -391,7 +392,7 @@ void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, 
   auto node = std::make_shared<GradNode>();
   node->op = &op;
   node->inputs.assign(in.begin(), in.end());
-  node->recorded.reserve(in.size());
+  node->recorded.reserve(in.size() + out.size());
   for (const Tensor& t : in)
     node->recorded.push_back(t.defined() ? GradNode::Recorded{t.impl()->grad_fn.get(), t.block()->version()}
                                          : GradNode::Recorded{nullptr, 0});
@@ -402,10 +403,9 @@ void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, 
   node->outputs.reserve(out.size());
   // The node keeps views of its outputs without history: holding the
   // outputs themselves would be a cycle (output -> node -> output).
-  node->output_versions.reserve(out.size());
   for (const Tensor& t : out) {
     node->outputs.push_back(fresh_view(t));
-    node->output_versions.push_back(t.defined() ? t.block()->version() : 0);
+    node->recorded.push_back({nullptr, t.defined() ? t.block()->version() : 0});
   }
   for (size_t i = 0; i < out.size(); ++i) {
     if (!is_floating(out[i].dtype())) continue;

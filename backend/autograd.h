@@ -27,8 +27,9 @@ struct GradNode {
     GradNode* maker;
     uint32_t version;
   };
+  // Then, after the inputs', one per output: its block's version when the
+  // op ran (rules such as exp's read their output); maker null.
   std::vector<Recorded> recorded;
-  std::vector<uint32_t> output_versions;  // per output, its block's version when the op ran
   uint64_t writes = 0;  // writes_so_far() when the op ran
   SourceLoc loc;
   uint32_t group = 0;  // the dispatch hook's group when the op ran (DispatchHook::group)
