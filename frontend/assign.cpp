@@ -1,12 +1,10 @@
 // Assignment statements: `name = e`, `r.f = e`, `x[i] = e` and the compound
 // forms `+= -= *= /=`.
-#include <cmath>
-#include <cstdint>
-
 #include "backend/autograd.h"
 #include "backend/error.h"
 #include "backend/ops.h"
 #include "frontend/format.h"
+#include "frontend/host_data.h"
 #include "frontend/index_items.h"
 #include "frontend/interpreter.h"
 #include "ir/tracer.h"
@@ -182,10 +180,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
       // A host number must fit an integer tensor, as tensor() and full()
       // insist (3000000000 into i32 wrapped; 1e30 and NaN into i64 saturated).
       if (backend::is_integral(t0.dtype()) && t0.dtype() != backend::DType::boolean && v.is_number()) {
-        const bool i32 = t0.dtype() == backend::DType::i32;
-        const double lo = i32 ? -2147483648.0 : -9223372036854775808.0;
-        const bool fits = v.is_int() ? (!i32 || (v.as_int() >= INT32_MIN && v.as_int() <= INT32_MAX))
-                                     : std::trunc(v.as_float()) >= lo && std::trunc(v.as_float()) < -lo;
+        const bool fits = v.is_int() ? fits_integer(v.as_int(), t0.dtype()) : fits_integer(v.as_float(), t0.dtype());
         if (!fits)
           fail(s.value->span, "value " + to_str(v) + " cannot be converted to " +
                                   std::string(backend::dtype_name(t0.dtype())) + " without overflow");

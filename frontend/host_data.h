@@ -4,6 +4,10 @@
 // Host code that reads a tensor's values (a shape or axes given as a
 // tensor) copies them back.
 #pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 #include "backend/dispatch.h"
 #include "backend/ops.h"
 #include "backend/untraced.h"
@@ -16,6 +20,23 @@ namespace nn::frontend {
 // whose result would not be known until the graph runs (`mean(x, axis=[2,
 // 3])` reads its literal while tracing).
 using backend::Untraced;
+
+// Whether a host number survives a cast to the integer dtype d (i32 or
+// i64) unchanged but for truncation: floats truncate toward zero first
+// (3.7 is 3); NaN and inf fit no integer. tensor(), full(), pad, x[i] = v
+// and load_csv ask it, as PyTorch does ("cannot be converted ... without
+// overflow").
+inline int64_t int_min_of(backend::DType d) {
+  return d == backend::DType::i32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
+}
+inline int64_t int_max_of(backend::DType d) {
+  return d == backend::DType::i32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
+}
+inline bool fits_integer(int64_t v, backend::DType d) { return v >= int_min_of(d) && v <= int_max_of(d); }
+inline bool fits_integer(double v, backend::DType d) {
+  const double t = std::trunc(v), lo = double(int_min_of(d));  // -lo is 2^31 or 2^63, exact as a double
+  return t >= lo && t < -lo;
+}
 
 inline backend::Tensor on_default_device(const backend::Tensor& host) {
   backend::Device* d = backend::default_device();

@@ -79,9 +79,7 @@ void write_fed(const backend::Tensor& t, double v) {
 }
 
 void HostReads::note_fed(const RecordPtr& r, Symbol field, const backend::Tensor& t) {
-  for (const Fed& f : fed_)
-    if (f.record == r && f.field == field) return;
-  fed_.push_back({r, field, t});
+  if (!feeds(r, field)) fed_.push_back({r, field, t});
 }
 
 bool HostReads::feeds(const RecordPtr& r, Symbol field) const {

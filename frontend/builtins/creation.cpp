@@ -7,6 +7,7 @@
 #include "backend/ops.h"
 #include "frontend/builtins/builtins.h"
 #include "frontend/format.h"
+#include "frontend/host_data.h"
 #include "frontend/interpreter.h"
 
 namespace nn::frontend::builtins {
@@ -56,25 +57,21 @@ Value draw_like(Args& a) {
 // toward zero first (3.7 is 3); NaN and inf fit no integer.
 void check_fits(Args& a, size_t i, const backend::Tensor& values, DType d) {
   if (!backend::is_integral(d) || values.dtype() == DType::boolean) return;
-  const int64_t lo = d == DType::i32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
-  const int64_t hi = d == DType::i32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
   const std::string name(backend::dtype_name(d));
   auto fail = [&](const std::string& v) {
     a.fail(i, "value " + v + " cannot be converted to " + name + " without overflow (" + name + " holds " +
-                  std::to_string(lo) + " to " + std::to_string(hi) + ")");
+                  std::to_string(int_min_of(d)) + " to " + std::to_string(int_max_of(d)) + ")");
   };
   const backend::Tensor t = backend::to_device(values, backend::cpu_device());
   if (backend::is_integral(t.dtype())) {
     const backend::Tensor w = backend::astype(t, DType::i64);
     for (int64_t k = 0; k < w.numel(); ++k)
-      if (w.data<int64_t>()[k] < lo || w.data<int64_t>()[k] > hi) fail(std::to_string(w.data<int64_t>()[k]));
+      if (!fits_integer(w.data<int64_t>()[k], d)) fail(std::to_string(w.data<int64_t>()[k]));
     return;
   }
   const backend::Tensor w = backend::astype(t, DType::f64);
-  for (int64_t k = 0; k < w.numel(); ++k) {
-    const double v = std::trunc(w.data<double>()[k]);  // -lo is 2^31 or 2^63, exact as a double
-    if (!(v >= double(lo) && v < -double(lo))) fail(format_float(w.data<double>()[k]));
-  }
+  for (int64_t k = 0; k < w.numel(); ++k)
+    if (!fits_integer(w.data<double>()[k], d)) fail(format_float(w.data<double>()[k]));
 }
 
 // A host number filling a tensor of dtype d (full, pad) fits it: an

@@ -6,7 +6,6 @@
 // this file.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -284,9 +283,7 @@ void install_files(Interpreter& vm) {
     const backend::Shape shape{t.rows, t.cols};
     // Integers read exactly into i64 (9007199254740993 is no double); into
     // i32 when they fit, else saturated as astype does.
-    const bool fits = d == DType::i64 || std::all_of(t.ints.begin(), t.ints.end(), [](int64_t v) {
-                        return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
-                      });
+    const bool fits = std::all_of(t.ints.begin(), t.ints.end(), [d](int64_t v) { return fits_integer(v, d); });
     if (backend::is_integral(d) && t.all_ints && fits)
       return Value(on_default_device(backend::astype(backend::from_ints(t.ints, shape, DType::i64), d)));
     return Value(on_default_device(backend::from_doubles(t.values, shape, d)));
