@@ -24,6 +24,12 @@
 // (while nn waits), so that both see the same load on a shared machine; its
 // column is skipped with a note when torch is missing.
 //
+// Per model, also its floor (common/floor.h): the step's products and
+// convolutions, counted from the compiled graph, at the rate cblas_sgemm
+// reaches in this run (measured between the blocks of rounds, while nn and
+// PyTorch both wait); the CNNs' goal is a graph step of at most 1.3x that
+// floor and 0.5x PyTorch's step.
+//
 // Then the replay overhead per node on bench/models/tiny_chain.nn (2,000 x
 // `x = x * 1.0001 + 0.0001` on f32[4] in a graph function: 4,000 nodes of
 // almost no work), see replay_overhead().
@@ -50,6 +56,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/floor.h"
 #include "common/median.h"
 #include "backend/device.h"
 #include "backend/op_registry.h"
@@ -107,6 +114,7 @@ struct Runner {
   size_t graph_nodes = 0, planned_bytes = 0, lower_bound_bytes = 0;
   const char* order = "";
   double compile_ms = 0;
+  double flops = 0;  // of the step's products and convolutions (common/floor.h)
   std::vector<nn::backend::Tensor> final_state;  // model and optimizer tensors after the last step
 
   bool ok() const { return error.empty(); }
@@ -217,6 +225,7 @@ void graph_info(Runner& r) {
       r.lower_bound_bytes = cg->plan.lower_bound_bytes;
       r.order = nn::ir::schedule_name(cg->plan.kind);
       r.compile_ms = cg->trace_ms + cg->compile_ms;
+      r.flops = nn::bench::product_flops(cg->graph);
     }
 }
 
@@ -227,11 +236,12 @@ struct Model {
   const char* script;     // under bench/models/
   const char* torch_name;  // the model's name in torch_graph.py
   bool resnet;
+  bool cnn;  // judged against the CNN goals: graph at most 1.3x its floor and 0.5x PyTorch
 };
 const Model kModels[] = {
-    {"digits MLP 64-128-10, batch 64, SGD momentum 0.9", "digits_mlp.nn", "mlp", false},
-    {"digits CNN (examples/digits_cnn.nn), 1x8x8, batch 64, Adam", "digits_cnn.nn", "cnn", false},
-    {"ResNet-8, 3x32x32, batch 32, 10 classes, SGD momentum 0.9", "resnet8.nn", "resnet8", true},
+    {"digits MLP 64-128-10, batch 64, SGD momentum 0.9", "digits_mlp.nn", "mlp", false, false},
+    {"digits CNN (examples/digits_cnn.nn), 1x8x8, batch 64, Adam", "digits_cnn.nn", "cnn", false, true},
+    {"ResNet-8, 3x32x32, batch 32, 10 classes, SGD momentum 0.9", "resnet8.nn", "resnet8", true, true},
 };
 
 struct ModelResult {
@@ -239,6 +249,7 @@ struct ModelResult {
   int steps = 0;
   std::vector<double> torch_ms;  // PyTorch's timed steps
   std::string torch_why;         // why there are none
+  std::vector<double> sgemm;     // cblas_sgemm's GFLOP/s, measured between the blocks of rounds
 };
 
 constexpr int kLossSteps = 3;  // steps whose losses are printed
@@ -266,12 +277,16 @@ void bench_model(const Model& m, const Config& cfg, TorchPeer& torch, ModelResul
   const int total = first + kMemSteps + res.steps;
   int torch_due = 0;
   const int block = m.resnet ? kTorchBlockResNet : kTorchBlock;
+  // Between blocks: the sgemm rate of the floor, then PyTorch's block.
   auto run_torch = [&] {
-    if (torch_due == 0 || !torch.on()) return;
+    if (torch_due == 0) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(kSettleMs));
-    std::vector<double> t = torch.run(m.torch_name, torch_due);
+    res.sgemm.push_back(nn::bench::sgemm_gflops(cfg.threads));
+    if (torch.on()) {
+      std::vector<double> t = torch.run(m.torch_name, torch_due);
+      res.torch_ms.insert(res.torch_ms.end(), t.begin(), t.end());
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(kSettleMs));
-    res.torch_ms.insert(res.torch_ms.end(), t.begin(), t.end());
     torch_due = 0;
   };
   for (int i = 0; i < total; ++i) {
@@ -300,6 +315,7 @@ double mb(size_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
 
 struct Goals {
   int mem_pass = 0, mem_total = 0, speed_pass = 0, speed_near = 0, speed_total = 0;
+  int cnn_pass = 0, cnn_total = 0;  // graph auto at most 1.3x its floor and 0.5x PyTorch
 };
 
 void report_model(const Model& m, const ModelResult& res, const Config& cfg, Goals& goals) {
@@ -381,6 +397,22 @@ void report_model(const Model& m, const ModelResult& res, const Config& cfg, Goa
     if (r.graph_nodes)
       std::printf("   %s: %zu nodes, %s order, arena %.3f MB (lower bound %.3f MB), trace + plan %.1f ms\n",
                   r.mode->name, r.graph_nodes, r.order, mb(r.planned_bytes), mb(r.lower_bound_bytes), r.compile_ms);
+
+  // The floor: the step's products and convolutions at the sgemm rate of
+  // this run; graph auto against it and against PyTorch's step.
+  const Runner& best = res.runs[kNumModes - 1];
+  if (best.flops > 0 && !res.sgemm.empty() && !best.step_ms.empty()) {
+    const double rate = median(res.sgemm), floor_ms = best.flops / (rate * 1e9) * 1e3, ms = median(best.step_ms);
+    std::printf("   floor: %.1f MFLOP a step (products and convolutions) at cblas_sgemm's %.0f GFLOP/s (1024^2, %d "
+                "threads, median of %zu this run) = %.3f ms; %s %.2fx the floor",
+                best.flops * 1e-6, rate, cfg.threads, res.sgemm.size(), floor_ms, best.mode->name, ms / floor_ms);
+    if (torch_ms) std::printf(", %.2fx PyTorch's step", ms / *torch_ms);
+    std::printf("\n");
+    if (m.cnn && torch_ms) {
+      ++goals.cnn_total;
+      goals.cnn_pass += ms <= 1.3 * floor_ms && ms <= 0.5 * *torch_ms;
+    }
+  }
 
   // Summary line.
   std::printf("SUMMARY %-10s", m.script);
@@ -573,7 +605,8 @@ int main(int argc, char** argv) {
   auto t_start = Clock::now();
   std::printf("bench_graph: eager vs graph mode (serial, BFS) training steps on CPU, %d threads\n", cfg.threads);
   std::printf("goals: graph peak memory >= 50%% below eager; graph step no slower than eager; "
-              "replay overhead <= 0.2 us per node\n");
+              "replay overhead <= 0.2 us per node; "
+              "CNN graph step <= 1.3x its floor and <= 0.5x PyTorch\n");
   std::fflush(stdout);
 
   TorchPeer torch;
@@ -606,6 +639,9 @@ int main(int argc, char** argv) {
               goals.speed_total);
   std::printf("   replay overhead <= 0.2 us per node:    %.3f us %s\n", overhead,
               overhead <= 0.2 ? "MET" : "NOT MET");
+  if (goals.cnn_total)
+    std::printf("   CNN graph step <= 1.3x floor, <= 0.5x PyTorch: met by %d of %d models: %s\n", goals.cnn_pass,
+                goals.cnn_total, goals.cnn_pass == goals.cnn_total ? "MET" : "NOT MET");
   if (failed) std::printf("   %d run(s) FAILED: see above\n", failed);
   std::printf("(whole run: %.1f s)\n", ms_since(t_start) / 1000.0);
   return 0;

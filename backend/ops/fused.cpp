@@ -325,7 +325,7 @@ OutTypes fused_type(std::span<const TensorType> in, const Attrs& attrs) {
 void fused_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const FusedProgram& p = program_of(attrs);
   // More steps, more work per element: split shorter loops over the threads.
-  const int64_t grain = std::max<int64_t>(4096, kParallelGrain / int64_t(std::max<size_t>(1, p.steps.size())));
+  const int64_t grain = std::max<int64_t>(1024, kParallelGrain / 2 / int64_t(std::max<size_t>(1, p.steps.size())));
   parallel_for(p.shape.numel(), grain, [&](int64_t b, int64_t e) { run_fused(p, in, out, b, e); });
 }
 

@@ -386,10 +386,12 @@ void max_pool_blocked(const float* x, float* y, int32_t* idx, const PoolGeom& g)
 
 // Windows that do not overlap (stride >= window) give each pixel of a
 // window the gradient where the lane's index names it and 0 elsewhere, a
-// vector at a time; overlapping ones add, a lane at a time.
+// vector at a time; overlapping ones add, a lane at a time. Windows that
+// tile the plane (2x2, stride 2, even sizes) write every pixel: no fill.
 NN_SIMD_CLONES __attribute__((flatten)) void max_pool_scatter_block(const float* dy, const int32_t* idx, float* dx,
                                                                    const PoolGeom& g) {
-  std::fill(dx, dx + g.in_plane() * kChannelBlock, 0.0f);
+  const bool tiles = g.stride == g.k && g.pad == Pair{0, 0} && g.oh * g.k[0] == g.h && g.ow * g.k[1] == g.w;
+  if (!tiles) std::fill(dx, dx + g.in_plane() * kChannelBlock, 0.0f);
   if (g.stride[0] < g.k[0] || g.stride[1] < g.k[1]) {
     for (int64_t j = 0; j < g.out_plane() * kChannelBlock; ++j) dx[idx[j] * kChannelBlock + j % kChannelBlock] += dy[j];
     return;

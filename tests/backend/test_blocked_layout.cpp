@@ -197,3 +197,39 @@ TEST_CASE("max_pool2d and its backward with blocked activations equal the NCHW o
       check_close(plain_vals(dxb), vals(dx));
     }
 }
+
+TEST_CASE("blocked max_pool2d_backward writes every pixel: windows that tile the plane skip the zero fill") {
+  // 2x2 windows with stride 2 over even sizes cover each pixel once, so the
+  // kernel writes the plane without zeroing it first; over odd sizes the
+  // last row and column are in no window and must still be zeroed. The
+  // output starts as NaN: a pixel left unwritten shows.
+  for (int64_t h : {8, 7}) {
+    INFO("h=w=", h);
+    const Shape s{2, 16, h, h};
+    const Tensor x = rnd(s, DType::f32, 31);
+    const Attrs pool{{"kernel", pr(2, 2)}, {"stride", pr(2, 2)}, {"padding", pr(0, 0)}};
+    const Tensors y = run(OpId::max_pool2d, {blocked(x)}, with_blocked(pool));
+    Attrs back = with_blocked(pool);
+    back.set("input_shape", s);
+    const Tensor dy = rnd(plain_shape(y[0].shape()), DType::f32, 32);
+    Tensor dx = Tensor::empty(blocked_shape(s), DType::f32);
+    std::fill(dx.data<float>(), dx.data<float>() + dx.numel(), NAN);
+    const std::vector<Tensor> in{blocked(dy), y[1]};
+    std::vector<Tensor> out{dx};
+    op(OpId::max_pool2d_backward).cpu(in, out, back);
+    // Each window's gradient lands on its maximum; a pixel in no window is 0.
+    const std::vector<double> got = plain_vals(dx), xs = vals(x), dys = vals(dy);
+    const int64_t oh = h / 2;
+    std::vector<double> want(got.size(), 0.0);
+    for (int64_t p = 0; p < 2 * 16; ++p)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < oh; ++ox) {
+          int64_t at = (2 * oy) * h + 2 * ox;
+          for (int64_t a = 2 * oy; a < 2 * oy + 2; ++a)
+            for (int64_t b = 2 * ox; b < 2 * ox + 2; ++b)
+              if (xs[size_t(p * h * h + a * h + b)] > xs[size_t(p * h * h + at)]) at = a * h + b;
+          want[size_t(p * h * h + at)] = dys[size_t((p * oh + oy) * oh + ox)];
+        }
+    CHECK(got == want);
+  }
+}

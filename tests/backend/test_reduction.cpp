@@ -173,6 +173,32 @@ TEST_CASE("long reductions: parallel paths and f32 accuracy") {
   CHECK(am[299] == 6);
 }
 
+TEST_CASE("a sum keeping the innermost axis folds the rows in order, whatever their count") {
+  // A bias's gradient in nChw16c: [N, C/16, H, W, 16] over N, H and W. Each
+  // result adds its rows in a double, four rows to a pass (reduction.cpp's
+  // fold_rows), the last rows of a count that is not a multiple of four
+  // included. The values, 1 + k 2^-23, have 24 significant bits, so their
+  // sum in a double is exact and rounds once to the f32 result; an f32
+  // accumulator would round at almost every step, and a row left out shows.
+  for (int64_t n : {1, 3, 5, 17}) {
+    INFO("n=", n);
+    const Shape s{n, 2, 3, 5, 16};
+    std::vector<float> v(size_t(s.numel()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = 1.0f + std::ldexp(float(i % 97), -23) * float(1 + i % 3);
+    const auto got = vals<float>(sum(make(v, s), std::vector<int64_t>{0, 2, 3}));
+    REQUIRE(got.size() == 32);
+    bool same = true;
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t l = 0; l < 16; ++l) {
+        double want = 0;
+        for (int64_t b = 0; b < n; ++b)
+          for (int64_t p = 0; p < 15; ++p) want += double(v[size_t(((b * 2 + c) * 15 + p) * 16 + l)]);
+        same = same && got[size_t(c * 16 + l)] == float(want);
+      }
+    CHECK(same);
+  }
+}
+
 TEST_CASE("mean, var, std") {
   Tensor x = make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   CHECK(vals<float>(mean(x)) == std::vector<float>{3.5f});
