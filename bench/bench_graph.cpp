@@ -336,6 +336,12 @@ void report_model(const Model& m, const ModelResult& res, const Config& cfg, Goa
       else std::printf(" -");
   }
   std::printf("\n");
+  // A graph that rounds otherwise (blocked layouts add in another order)
+  // agrees on the first steps, then drifts as training compounds the
+  // rounding: ResNet-8 overfitting its four batches drifts alike between
+  // eager mode on 1 and on 2 threads (about 1% by step 40). Only the first
+  // steps judge the graph.
+  bool first_agree[kNumModes] = {};
   for (int k = 1; k < kNumModes; ++k) {
     const Runner& r = res.runs[k];
     size_t n = std::min(r.losses.size(), eager.losses.size());
@@ -347,10 +353,10 @@ void report_model(const Model& m, const ModelResult& res, const Config& cfg, Goa
       if (i < size_t(kLossSteps)) first = std::max(first, d);
       if (d > all) all = d, worst = i;
     }
-    const double tol = 1e-3;
+    first_agree[k] = first <= 1e-3;
     std::printf("   %-12s vs eager: max rel. loss diff %.2e on steps 0..%d, %.2e over all %zu steps (worst: step %zu) %s\n",
                 r.mode->name, first, kLossSteps - 1, all, n, worst,
-                first <= tol && all <= 1e-2 ? "[agree]" : "[MISMATCH]");
+                !first_agree[k] ? "[MISMATCH]" : all <= 1e-2 ? "[agree]" : "[agree, then rounding drifts]");
   }
   for (int k = 1; k < kNumModes; ++k) {
     const Runner& r = res.runs[k];
@@ -361,7 +367,8 @@ void report_model(const Model& m, const ModelResult& res, const Config& cfg, Goa
                   r.mode->name, r.final_state.size(), eager.final_state.size());
     else
       std::printf("   %-12s vs eager: final params, buffers and optimizer state (%zu tensors): max abs diff %.2e %s\n",
-                  r.mode->name, r.final_state.size(), d, d <= 1e-3 ? "[agree]" : "[MISMATCH]");
+                  r.mode->name, r.final_state.size(), d,
+                  d <= 1e-3 ? "[agree]" : first_agree[k] ? "[rounding drift]" : "[MISMATCH]");
   }
 
   const double torch_med = median(res.torch_ms);
