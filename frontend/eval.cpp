@@ -390,6 +390,7 @@ Value Interpreter::field_of(const Value& target, Symbol name, Span span, const E
   }
   // Method sugar: x.f means f with x as its first argument.
   if (Value* f = env->find(name); f && f->is_function()) {
+    if (host_reads_) note_host_read(*env, name, *f);
     auto bound = std::make_shared<Function>();
     bound->kind = Function::Kind::Bound;
     bound->self = target;

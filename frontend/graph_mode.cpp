@@ -356,9 +356,16 @@ bool Interpreter::outside_the_graph(const Env& env, Symbol name) const {
   return false;
 }
 
-// A name read while tracing is guarded when it lives outside the graph.
+// A name read while tracing is guarded when it lives outside the graph: in
+// the scopes around its definition, looked up as the graph sees them on each
+// call, or in another scope made before the trace (a module's variable read
+// through one of its functions), checked there.
 void Interpreter::note_host_read(const Env& env, Symbol name, const Value& v) {
-  if (outside_the_graph(env, name)) host_reads_->note_name(name, v);
+  if (outside_the_graph(env, name)) return host_reads_->note_name(name, v);
+  const Env* holder = &env;
+  while (holder && !const_cast<Env*>(holder)->find_local(name)) holder = holder->parent.get();
+  if (holder && holder != prelude_.get() && host_reads_->before_trace(*holder))
+    host_reads_->note_held(*holder, name, v);
 }
 
 // A fed field (an optimizer's `lr`) is read anew on every run of the graph;

@@ -27,6 +27,7 @@ bool same(const Value& a, const Value& b) {
     }
     case Value::Kind::Device: return a.as_device() == b.as_device();
     case Value::Kind::Record: return a.as_record() == b.as_record();
+    case Value::Kind::Function: return a.as_function() == b.as_function();
     case Value::Kind::Tuple: {
       const auto &x = a.as_tuple()->items, &y = b.as_tuple()->items;
       if (x.size() != y.size()) return false;
@@ -37,10 +38,11 @@ bool same(const Value& a, const Value& b) {
     default: return false;
   }
 }
-// "is now 0.05 (was 0.1)"; a record is compared by identity, and may be
-// large: "is another record".
+// "is now 0.05 (was 0.1)"; a record or function is compared by identity,
+// and may be large: "is another record".
 std::string change(const Value& now, const Value& was) {
   if (now.is_record() && was.is_record()) return "is another record";
+  if (now.is_function() && was.is_function()) return "is another function";
   return "is now " + to_str(now) + " (was " + to_str(was) + ")";
 }
 }  // namespace
@@ -49,7 +51,7 @@ bool HostReads::guarded(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::Int: case Value::Kind::Float: case Value::Kind::Bool: case Value::Kind::Str:
     case Value::Kind::None: case Value::Kind::DType: case Value::Kind::Range: case Value::Kind::Device:
-    case Value::Kind::Record:
+    case Value::Kind::Record: case Value::Kind::Function:
       return true;
     case Value::Kind::Tuple:
       for (const Value& item : v.as_tuple()->items)
@@ -63,6 +65,12 @@ void HostReads::note_name(Symbol name, const Value& v) {
   for (const Name& n : names_)
     if (n.name == name) return;  // the first read is what the trace used
   names_.push_back({name, v});
+}
+
+void HostReads::note_held(const Env& scope, Symbol name, const Value& v) {
+  for (const Held& h : held_)
+    if (h.name == name && h.scope.lock().get() == &scope) return;
+  held_.push_back({const_cast<Env&>(scope).weak_from_this(), name, v});
 }
 
 void HostReads::note_field(const RecordPtr& r, Symbol field, const Value& v) {
@@ -103,6 +111,13 @@ std::string HostReads::why_not(Env* env) const {
     const Value* now = env ? env->find(n.name) : nullptr;
     if (!now) return "`" + symbol_name(n.name) + "` no longer exists";
     if (!same(*now, n.value)) return "`" + symbol_name(n.name) + "` " + change(*now, n.value);
+  }
+  for (const Held& h : held_) {
+    const EnvPtr scope = h.scope.lock();
+    if (!scope) continue;
+    const Value* now = scope->find_local(h.name);
+    if (!now) return "`" + symbol_name(h.name) + "` no longer exists";
+    if (!same(*now, h.value)) return "`" + symbol_name(h.name) + "` " + change(*now, h.value);
   }
   for (const Fed& f : fed_) {
     const Value* now = f.record->find(f.field);

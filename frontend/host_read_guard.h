@@ -25,12 +25,21 @@ class HostReads {
  public:
   // Whether v is a value the guards compare: what a trace folds into the
   // graph as a constant (numbers, bools, strings, none, dtypes, ranges,
-  // devices, tuples of them), and records, by identity: a record rebound
-  // (`cfg = {scale: 3.0}`, `opt = sgd(...)`) is another record, whose
-  // fields the guards of the old one did not see.
+  // devices, tuples of them), and records and functions, by identity: a
+  // record rebound (`cfg = {scale: 3.0}`, `opt = sgd(...)`) is another
+  // record, whose fields the guards of the old one did not see, and a
+  // function rebound or defined again (`fn f(x) {...}` at the REPL) is other
+  // code, which the trace inlined.
   static bool guarded(const Value& v);
-  // A name read while tracing; `outside`: it lives outside the traced code.
+  // A name read while tracing that lives in the scope the graph was defined
+  // in or one around it: checked as the graph's code sees it on each call.
   void note_name(Symbol name, const Value& v);
+  // A name read while tracing from another scope that was there before the
+  // trace (a module's globals read by its functions, a closure's captured
+  // scope): checked in that scope, while it lives.
+  void note_held(const Env& scope, Symbol name, const Value& v);
+  // Whether `scope` was made before this trace began.
+  bool before_trace(const Env& scope) const { return scope.serial < since_; }
   // A record's field read while tracing.
   void note_field(const RecordPtr& r, Symbol field, const Value& v);
 
@@ -46,10 +55,15 @@ class HostReads {
   bool hold(Env* env) const { return why_not(env).empty(); }
   // "`lr` is now 0.05"; "" when they hold.
   std::string why_not(Env* env) const;
-  bool empty() const { return names_.empty() && fields_.empty() && fed_.empty(); }
+  bool empty() const { return names_.empty() && held_.empty() && fields_.empty() && fed_.empty(); }
 
  private:
   struct Name {
+    Symbol name;
+    Value value;
+  };
+  struct Held {
+    std::weak_ptr<Env> scope;  // not kept alive: once it is gone, nothing can rebind its names
     Symbol name;
     Value value;
   };
@@ -63,7 +77,9 @@ class HostReads {
     Symbol field;
     backend::Tensor tensor;
   };
+  uint64_t since_ = Env::next_serial();
   std::vector<Name> names_;
+  std::vector<Held> held_;
   std::vector<Field> fields_;
   std::vector<Fed> fed_;
 };
