@@ -3,12 +3,14 @@
 #include "backend/dispatch.h"
 
 #include <array>
+#include <limits>
 
 #include "backend/autocast.h"
 #include "backend/autograd.h"
 #include "backend/half.h"
 #include "backend/interrupt.h"
 #include "backend/ops/elementwise.h"
+#include "backend/ops/type_rules.h"
 #include "backend/profiler.h"
 
 namespace nn::backend {
@@ -17,6 +19,22 @@ thread_local DispatchHook* t_hook = nullptr;
 
 // A host number: a 0-d tensor in CPU memory, which kernels of any device read.
 bool host_scalar(const TensorType& t) { return t.shape.ndim() == 0 && t.device && t.device->type() == DeviceType::cpu; }
+
+// A host integer meets an i32 tensor in i32 (SPEC §3). One that i32 cannot
+// hold would wrap in the kernel (zeros of i32 == 2**32 was true), so it is
+// refused, as PyTorch refuses it.
+void check_host_ints_fit(const OpDef& op, std::span<const Tensor> in, std::span<const TensorType> types) {
+  bool any = false;
+  for (const Tensor& t : in) any |= t.defined() && t.weak() && t.dtype() == DType::i64;
+  if (!any || promote_types(types).dtype != DType::i32) return;
+  for (const Tensor& t : in) {
+    if (!t.defined() || !t.weak() || t.dtype() != DType::i64 || t.is_traced() || !host_scalar(t.type())) continue;
+    const int64_t v = t.item_int();
+    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+      throw Error(op.name + ": " + std::to_string(v) + " does not fit i32, the dtype it meets the i32 tensor in; " +
+                  "make the tensor i64 (astype(x, i64))");
+  }
+}
 }  // namespace
 
 Kernel kernel_for(const OpDef& op, std::span<const Tensor> in, std::span<const Tensor> out) {
@@ -107,6 +125,7 @@ OutTypes infer_types(const OpDef& op, std::span<const Tensor> in, const Attrs& a
     for (auto& t : types)
       if (host_scalar(t)) t.device = types[first].device;
   OutTypes out = op.type_rule(types, attrs);
+  if (op.elementwise) check_host_ints_fit(op, in, types);
   if (in.empty()) {
     Device* dev = default_device();
     for (auto& t : out) t.device = dev;

@@ -279,6 +279,10 @@ Interpreter::Flow Interpreter::exec_stmts(const std::vector<StmtPtr>& stmts, con
       f = exec(*s, env, last);
     } catch (const backend::OutOfMemory& e) {  // a host value past the cap (tensors' are caught at their op)
       fail(s->span, e.what());
+    } catch (const std::bad_alloc&) {  // a host string or list the machine cannot hold
+      fail(s->span, "out of memory on cpu");
+    } catch (const std::length_error&) {  // one longer than a vector or string can be
+      fail(s->span, "out of memory on cpu: a value longer than the host can hold");
     }
     if (f != Flow::Normal) return f;
     if (top) maybe_collect(1);

@@ -58,12 +58,34 @@ bool seq_equal(const std::vector<Value>& a, const std::vector<Value>& b) {
   return true;
 }
 
+// Tensors met inside containers compare as Python compares them there:
+// the same tensor is equal to itself, one-element tensors (and numbers) by
+// value, and others have no single truth value (a tuple of two equal [2]
+// tensors was silently unequal).
+bool tensor_item_equal(const Value& a, const Value& b) {
+  if (a.is_tensor() && b.is_tensor() && a.as_tensor().impl() == b.as_tensor().impl()) return true;
+  for (const Value* v : {&a, &b})
+    if (v->is_tensor() && v->as_tensor().numel() != 1)
+      throw backend::Error("== of containers holding a tensor of " + v->as_tensor().type().str() +
+                           " is ambiguous (its elements compare one by one); compare the tensors themselves: "
+                           "x == y compares their elements");
+  auto number = [](const Value& v) {
+    if (!v.is_tensor()) return v.as_number();
+    if (v.as_tensor().is_traced())
+      throw backend::Error("== of containers reads a tensor's value, which is not known while a graph is traced");
+    return v.as_tensor().item_double();
+  };
+  return number(a) == number(b);
+}
+
 // == on host values: by value for scalars, strings and containers (a
 // container is equal to itself); by identity for functions and iterators.
 // Two containers that hold themselves recurse until the stack guard stops
 // them, as Python's do.
 bool host_equal(const Value& a, const Value& b) {
   if (stack_nearly_full()) throw backend::Error("comparison nests too deeply (a container holding itself?)");
+  if ((a.is_tensor() && (b.is_tensor() || b.is_number())) || (b.is_tensor() && a.is_number()))
+    return tensor_item_equal(a, b);
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_number() == b.as_number();
     return (a.is_bool() ? int64_t(a.as_bool()) : a.as_int()) == (b.is_bool() ? int64_t(b.as_bool()) : b.as_int());

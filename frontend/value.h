@@ -39,11 +39,16 @@ struct NoneValue {};
 // lo, lo + step, ... up to hi (excluded), as Python's range; step != 0.
 struct RangeValue {
   int64_t lo = 0, hi = 0, step = 1;
-  int64_t size() const {
-    if (step > 0) return hi > lo ? (hi - lo + step - 1) / step : 0;
-    return lo > hi ? (lo - hi - step - 1) / -step : 0;
+  // The number of items, in unsigned arithmetic: hi - lo overflowed for a
+  // range over most of the int64 line, whose length came out negative.
+  uint64_t count() const {
+    if (step > 0) return hi > lo ? (uint64_t(hi) - uint64_t(lo) - 1) / uint64_t(step) + 1 : 0;
+    return lo > hi ? (uint64_t(lo) - uint64_t(hi) - 1) / (0 - uint64_t(step)) + 1 : 0;
   }
-  int64_t at(int64_t i) const { return lo + i * step; }
+  // count(), or INT64_MAX past it (which len() refuses): as many as a loop
+  // can ever take.
+  int64_t size() const { return int64_t(std::min<uint64_t>(count(), uint64_t(INT64_MAX))); }
+  int64_t at(int64_t i) const { return int64_t(uint64_t(lo) + uint64_t(i) * uint64_t(step)); }
 };
 struct DeviceValue {
   backend::Device* device = nullptr;
@@ -162,6 +167,8 @@ struct Iterator {
 // pass the memory cap: asked before they are made, which could take hours.
 inline void check_items_fit(int64_t n) {
   constexpr int64_t most = int64_t(SIZE_MAX / 2 / sizeof(Value));
+  if (n > most)  // past what a vector can reserve
+    throw backend::OutOfMemory("out of memory on cpu: " + std::to_string(n) + " items", SIZE_MAX);
   backend::AccountCharge probe;
   probe.resize(size_t(std::clamp<int64_t>(n, 0, most)) * sizeof(Value));
 }

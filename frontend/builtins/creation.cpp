@@ -165,7 +165,12 @@ void install_creation(Interpreter& vm) {
   def(vm, "randint", "lo, hi, shape, dtype=i64", [](Args& a) {
     int64_t lo = a.integer(0), hi = a.integer(1);
     if (hi <= lo) a.fail(1, "randint needs lo < hi, got " + std::to_string(lo) + " and " + std::to_string(hi));
-    return Value(backend::randint(lo, hi, a.shape(2), a.dtype(3)));
+    const backend::DType d = a.dtype(3);
+    // Draws outside the dtype would wrap (PyTorch: "to - 1 is out of bounds").
+    if (!fits_integer(lo, d)) a.fail(0, "randint: lo " + std::to_string(lo) + " does not fit " + std::string(backend::dtype_name(d)));
+    if (!fits_integer(hi - 1, d))
+      a.fail(1, "randint: hi - 1 = " + std::to_string(hi - 1) + " does not fit " + std::string(backend::dtype_name(d)));
+    return Value(backend::randint(lo, hi, a.shape(2), d));
   });
   def(vm, "seed", "n", [](Args& a) {
     refuse_in_graph(a, "seed");

@@ -1,6 +1,7 @@
 // Parsing numeric CSV text into a row-major table of doubles.
 #include "frontend/builtins/csv_format.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 
@@ -24,13 +25,17 @@ std::string_view trim(std::string_view s) {
 Table parse(const std::string& path, const std::string& text, bool header) {
   Table t;
   std::string_view rest(text);
-  int64_t line_no = 0;
+  int64_t line_no = 0, header_cols = 0;
   while (!rest.empty()) {
     size_t nl = rest.find('\n');
     std::string_view line = rest.substr(0, nl);
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     ++line_no;
-    if (header && line_no == 1) continue;
+    if (header && line_no == 1) {
+      // A file of its header alone is a table of no rows and its columns.
+      if (!trim(line).empty()) header_cols = int64_t(std::count(line.begin(), line.end(), ',')) + 1;
+      continue;
+    }
     if (trim(line).empty()) continue;
     int64_t cells = 0;
     for (size_t start = 0;;) {
@@ -67,6 +72,7 @@ Table parse(const std::string& path, const std::string& text, bool header) {
           "this row has " + std::to_string(cells) + " cells, the first row has " + std::to_string(t.cols));
     ++t.rows;
   }
+  if (t.rows == 0) t.cols = header_cols;
   return t;
 }
 

@@ -64,7 +64,10 @@ void install_host(Interpreter& vm) {
       case Value::Kind::List: return Value(int64_t(v.as_list()->items.size()));
       case Value::Kind::Tuple: return Value(int64_t(v.as_tuple()->items.size()));
       case Value::Kind::Record: return Value(int64_t(v.as_record()->fields.size()));
-      case Value::Kind::Range: return Value(v.as_range().size());
+      case Value::Kind::Range:
+        if (v.as_range().count() > uint64_t(INT64_MAX))
+          a.fail(0, "len: the range has " + std::to_string(v.as_range().count()) + " items, more than an int holds");
+        return Value(v.as_range().size());
       case Value::Kind::Tensor:
         if (v.as_tensor().ndim() == 0) a.fail(0, "len() of a 0-d tensor");
         return Value(v.as_tensor().shape()[0]);

@@ -442,7 +442,12 @@ TEST_CASE("load_csv: numbers, header, blank lines, and cells that are not number
   CHECK(script_error(vm, "load_csv(p, header=false)") == p + ":2: this row has 1 cells, the first row has 2");
   write_bytes(p, "1,,2\n");
   CHECK(script_error(vm, "load_csv(p, header=false)") == p + ":1: cell 2 is empty");
+  // A header alone: no rows, the header's columns (it was [0, 0]).
   write_bytes(p, "h\n");
+  CHECK(run(vm, "load_csv(p).shape") == "[0, 1]");
+  write_bytes(p, "a,b\n\n");
+  CHECK(run(vm, "load_csv(p).shape") == "[0, 2]");
+  write_bytes(p, "");
   CHECK(run(vm, "load_csv(p).shape") == "[0, 0]");
 }
 
