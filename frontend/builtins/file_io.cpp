@@ -54,6 +54,7 @@ backend::Tensor on_cpu(const backend::Tensor& x) {
 // ---------------------------------------------------------------- InputFile
 
 InputFile::InputFile(std::string path) : path_(std::move(path)) {
+  if (path_.empty()) throw backend::Error("the path is empty: name the file to read");
   backend::RegularFile file = backend::open_regular_file(path_);  // a FIFO is refused, not waited on
   if (file.fd < 0) throw FileError(path_, file.why);
   f_ = fdopen(file.fd, "rb");
@@ -120,6 +121,7 @@ fs::path folder_of(const std::string& path) {
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   std::error_code ec;
+  if (path_.empty()) throw backend::Error("the path is empty: name the file to write");
   if (fs::path(path_).filename().empty()) throw FileError(path_, "names a folder, not a file");
   // A link is written through: the file it names gets the new contents
   // (renaming over the link would replace the link and leave that file old).
