@@ -45,6 +45,7 @@ void install_distributed(Interpreter& vm) {
   def(vm, "barrier", "", [](Args&) {
     // In a graph, every run waits: a host call node.
     if (ir::Tracer* tr = ir::Tracer::active()) {
+      backend::check_collective_call("barrier()");
       tr->add_host_call("barrier", {}, [](std::span<const backend::Tensor>) { communicator().barrier(); });
       return Value();
     }
