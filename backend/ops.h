@@ -188,9 +188,9 @@ void set_collective_loc_text(std::function<std::string(const SourceLoc&)> f);
 // all_reduce_start then all_reduce_wait (a graph runs other nodes between them).
 std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp op);
 // Each gradient's mean over the ranks (data_parallel): in buckets of at most
-// bucket_bytes (backend/comm/buckets.h); traced, one all_reduce each, which
-// the graph pass `bucket-all-reduce` groups in the graph's backward order.
-std::vector<Tensor> average_gradients(std::span<const Tensor> grads, size_t bucket_bytes);
+// bucket_mb megabytes (backend/comm/buckets.h); traced, one all_reduce each,
+// which the graph pass `bucket-all-reduce` groups in the graph's backward order.
+std::vector<Tensor> average_gradients(std::span<const Tensor> grads, double bucket_mb);
 
 // ---- ops that backward rules use (backend/autograd.h) ----
 // The gradient of take: a [rows, ...] tensor of zeros into which row i of g

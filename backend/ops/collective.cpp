@@ -7,6 +7,7 @@
 // backward of earlier layers) while the bucket travels.
 // Each kernel works on host memory: a GPU tensor is staged through it.
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -366,13 +367,18 @@ std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp
   return dispatch(backend::op(OpId::all_reduce_wait), {&bucket, 1}, comm::wait_attrs(pieces));
 }
 
-std::vector<Tensor> average_gradients(std::span<const Tensor> grads, size_t bucket_bytes) {
+std::vector<Tensor> average_gradients(std::span<const Tensor> grads, double bucket_mb) {
+  const size_t bucket_bytes = size_t(bucket_mb * 1024 * 1024);
   std::vector<Tensor> out(grads.size());
   if (comm::communicator().world().size == 1) {
     out.assign(grads.begin(), grads.end());
     return out;
   }
-  check_same_call("data_parallel's gradient average", grads);
+  // The bucket cap is compared too: buckets split otherwise on two ranks
+  // would be messages of different lengths.
+  char cap[64];
+  std::snprintf(cap, sizeof cap, "(bucket_mb=%g)", bucket_mb);
+  check_same_call("data_parallel" + std::string(cap) + "'s gradient average", grads);
   // Traced: one all-reduce a gradient, marked for the graph pass that puts
   // them into buckets in the order the graph's backward makes them
   // (ir/passes/bucket_all_reduce.cpp).

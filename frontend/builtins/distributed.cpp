@@ -76,7 +76,7 @@ void install_distributed(Interpreter& vm) {
     return Value();
   });
   def(vm, "_average_gradients", "grads, bucket_mb", [](Args& a) {
-    return list_of(backend::average_gradients(tensor_list(a, 0), size_t(a.number(1) * 1024 * 1024)));
+    return list_of(backend::average_gradients(tensor_list(a, 0), a.number(1)));
   });
 }
 
