@@ -4,13 +4,16 @@
 // and, later, backward rules call these.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "backend/comm/communicator.h"
 #include "backend/dispatch.h"
+#include "backend/source_loc.h"
 #include "backend/ops/elementwise_ops.h"
 #include "backend/ops/reduction_ops.h"
 
@@ -157,13 +160,37 @@ void barrier();
 // Called by every rank whose script ended well: an Error where another rank
 // makes a collective call instead (it would wait for ever), naming both.
 void check_end_of_run();
+// A collective call made outside these ops (a traced barrier), checked as they are.
+void check_collective_call(const std::string& what);
+// While it lives, the collective calls of this thread are noted, not
+// checked (a graph's trace, which sends nothing): run_of() names them as a run of graph `graph` ("a run of graph g
+// (all_reduce(op="sum") of f32[2])"; "" for none), what each run is checked as.
+class CollectiveRecording {
+ public:
+  CollectiveRecording();
+  ~CollectiveRecording();
+  CollectiveRecording(const CollectiveRecording&) = delete;
+  CollectiveRecording& operator=(const CollectiveRecording&) = delete;
+  std::string run_of(const std::string& graph) const;
+
+ private:
+  std::vector<std::string> calls_;
+  std::vector<std::string>* outer_;
+};
+// Before a run of a compiled graph that makes collective calls (`calls`:
+// what its trace recorded): the ranks check that they all run graphs of the
+// same calls (an Error naming both otherwise), once a run, as an eager call
+// is checked; the run's location is the op location (set_op_loc).
+void check_graph_run(const std::string& calls);
+// How diagnostics of mismatched calls write a location ("f.nn:3:5").
+void set_collective_loc_text(std::function<std::string(const SourceLoc&)> f);
 // One all-reduce over several tensors of one dtype, as one flat bucket:
 // all_reduce_start then all_reduce_wait (a graph runs other nodes between them).
 std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp op);
 // Each gradient's mean over the ranks (data_parallel): in buckets of at most
-// bucket_bytes (backend/comm/buckets.h); traced, one all_reduce each, which
-// the graph pass `bucket-all-reduce` groups in the graph's backward order.
-std::vector<Tensor> average_gradients(std::span<const Tensor> grads, size_t bucket_bytes);
+// bucket_mb megabytes (backend/comm/buckets.h); traced, one all_reduce each,
+// which the graph pass `bucket-all-reduce` groups in the graph's backward order.
+std::vector<Tensor> average_gradients(std::span<const Tensor> grads, double bucket_mb);
 
 // ---- ops that backward rules use (backend/autograd.h) ----
 // The gradient of take: a [rows, ...] tensor of zeros into which row i of g

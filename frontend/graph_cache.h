@@ -42,6 +42,9 @@ struct CompiledGraph : ir::CompiledGraph {
   // no other one takes that address while the entry lives (a freed lambda's
   // successor matched the entry and replayed the old lambda's code).
   std::vector<Value> held_args;
+  // Its collective calls as its trace made them ("" for none): what every
+  // rank checks before each run (SPEC §14), as it checks an eager call.
+  std::string collective_run;
   double trace_ms = 0;
   uint64_t runs = 0;
   size_t peak_bytes = 0;  // memory the last run took at its peak

@@ -16,6 +16,7 @@
 
 #include "backend/autocast.h"
 #include "backend/error.h"
+#include "backend/ops.h"
 #include "frontend/graph_cache.h"
 #include "frontend/interpreter.h"
 #include "frontend/tensor_walk.h"
@@ -278,6 +279,13 @@ std::vector<backend::Tensor> Interpreter::run_compiled(CompiledGraph& cg, std::s
   // of a tensor changed after an op used it names that line, not the last
   // built-in called before).
   note_op_loc(span);
+  // Ranks about to do other things (another graph, an eager call, the end
+  // of the script) would mix their messages or wait for ever: one check a run.
+  try {
+    if (!cg.collective_run.empty()) backend::check_graph_run(cg.collective_run);
+  } catch (const backend::Error& e) {
+    fail(span, e.what());
+  }
   backend::CachingPool& pool = graph_device(cg.graph)->pool();
   size_t before = pool.stats().current;
   size_t enclosing = pool.begin_window();
@@ -399,6 +407,7 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   // graph: noted, to be checked on every call.
   HostReads reads;
   HostReadRecording recording(*this, reads, scope.env);
+  backend::CollectiveRecording collectives;
   try {
     traced = body(tr);
     refuse_fed_fields_written(reads);
@@ -422,6 +431,7 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   cg->host_reads = std::move(reads);
   cg->result = std::move(traced.result);
   cg->assigns = std::move(traced.assigns);
+  cg->collective_run = collectives.run_of((cache.name.starts_with("graph block") ? "" : "graph ") + cache.name);
   cg->trace_ms = ms_since(t0);
   compile(*cg, std::move(g));
   return *cg;

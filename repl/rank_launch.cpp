@@ -4,9 +4,13 @@
 // split between the ranks (unless --threads says otherwise), oversubscription
 // allowed when N passes the cores (with a note on a terminal), root allowed, the ob1
 // messaging layer (a faster start), and mpiexec's own notices kept quiet: a
-// rank's diagnostic is printed once, by nn.
+// rank's diagnostic is printed once, by nn. mpiexec runs as a child, so
+// that a rank ended by a signal, which mpiexec no longer reports, is named.
 #include "repl/rank_launch.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,6 +24,48 @@
 #include "backend/comm/communicator.h"
 
 namespace nn::repl {
+namespace {
+
+pid_t g_mpiexec = 0;
+volatile sig_atomic_t g_passed = 0;
+
+// A timeout's SIGTERM: for mpiexec, which ends the ranks. Ctrl-C reaches
+// mpiexec from the terminal itself (a second one would make it give up
+// ending the ranks cleanly).
+void pass_on(int sig) {
+  g_passed = 1;
+  if (g_mpiexec > 0 && sig != SIGINT) kill(g_mpiexec, sig);
+}
+
+// Runs mpiexec and returns its exit code; where a rank was ended by a
+// signal (mpiexec exits with 128 + the signal, and with --quiet says
+// nothing), says so, since no rank could.
+int run_mpiexec(std::vector<char*>& cargs) {
+  const pid_t parent = getpid();
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) signal(sig, pass_on);  // exec resets them in mpiexec
+  g_mpiexec = fork();
+  if (g_mpiexec < 0) return -1;
+  if (g_mpiexec == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);  // this launcher killed: the run ends too
+    if (getppid() != parent) _exit(1);
+    execv(cargs[0], cargs.data());
+    std::cerr << "error: --nproc: could not run " << cargs[0] << ": " << std::strerror(errno) << "\n";
+    _exit(1);
+  }
+  int status = 0;
+  while (waitpid(g_mpiexec, &status, 0) < 0 && errno == EINTR) {
+  }
+  int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + sig;
+  if (!sig && code > 128 && code < 128 + 32) sig = code - 128;
+  if (sig && !g_passed) {
+    std::cerr << "error: a rank was ended by signal " << sig << " (" << strsignal(sig)
+              << "); the run ended with it (exit code " << code << ")\n";
+  }
+  return code;
+}
+
+}  // namespace
 
 int launch_ranks(const CliOptions& cli, int argc, char** argv) {
   namespace comm = backend::comm;
@@ -59,8 +105,8 @@ int launch_ranks(const CliOptions& cli, int argc, char** argv) {
   std::vector<char*> cargs;
   for (std::string& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);
-  execv(cargs[0], cargs.data());
-  std::cerr << "error: --nproc: could not run " << args[0] << ": " << std::strerror(errno) << "\n";
+  if (const int code = run_mpiexec(cargs); code >= 0) return code;
+  std::cerr << "error: --nproc: could not start " << args[0] << ": " << std::strerror(errno) << "\n";
   return 1;
 }
 

@@ -7,6 +7,7 @@
 // backward of earlier layers) while the bucket travels.
 // Each kernel works on host memory: a GPU tensor is staged through it.
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -21,6 +22,7 @@
 #include "backend/ops/backward.h"
 #include "backend/ops/register.h"
 #include "backend/profiler.h"
+#include "backend/source_loc.h"
 
 namespace nn::backend {
 namespace {
@@ -256,18 +258,23 @@ void wait_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs&) {
   }
 }
 
+// Where the script made the call, as "file:line:col" (set by the frontend).
+std::function<std::string(const SourceLoc&)> g_loc_text;
+// While a graph is traced: its collective calls, in order.
+thread_local std::vector<std::string>* t_recording = nullptr;
+
 // Every rank must make the same collective call with tensors of the same
-// types (SPEC §14): checked where the script makes it, so once per trace in
-// a graph. The ranks compare a hash of the call (`what`, with its op or
-// root) and the types; on a difference the lowest rank that differs from
-// rank 0 reports both, and the others wait for its diagnostic to end the
-// run (a collective of mismatched sizes would write past its buffers).
-void check_same_call(const std::string& what, std::span<const Tensor> xs) {
+// types (SPEC §14). Every point where a rank may meet a collective (an eager
+// call, a graph's run, the end of the script) takes part in one exchange: the ranks all-gather a hash of what they are about
+// to do, so whatever two ranks do they meet here and never hang. On a
+// difference the lowest rank that differs from rank 0 reports both, with
+// where each made its call, and the others wait for its diagnostic to end
+// the run (a collective of mismatched sizes would write past its buffers).
+// `where` is shown, not compared: the same call may be on different lines.
+void check_same(const std::string& mine, const SourceLoc& where) {
   comm::Communicator& c = comm::communicator();
   const comm::World& w = c.world();
   if (w.size == 1) return;
-  std::string mine = what + (xs.empty() ? "" : " of ");
-  for (size_t i = 0; i < xs.size(); ++i) mine += (i ? ", " : "") + xs[i].type().str();
   const uint64_t hash = std::hash<std::string>{}(mine);
   std::vector<uint64_t> hashes(size_t(w.size));
   c.all_gather(&hash, hashes.data(), sizeof hash);
@@ -275,16 +282,35 @@ void check_same_call(const std::string& what, std::span<const Tensor> xs) {
   for (int r = 1; r < w.size && differs < 0; ++r)
     if (hashes[size_t(r)] != hashes[0]) differs = r;
   if (differs < 0) return;
-  constexpr size_t kText = 256;
+  std::string shown = mine;
+  if (where.valid() && g_loc_text) shown += " at " + g_loc_text(where);
+  constexpr size_t kText = 320;
   std::vector<char> texts(kText * size_t(w.size)), text(kText, '\0');
-  std::memcpy(text.data(), mine.data(), std::min(mine.size(), kText - 1));
+  // Cut in the middle, so that a long call keeps its location.
+  if (shown.size() >= kText) shown = shown.substr(0, kText / 2 - 3) + "..." + shown.substr(shown.size() - kText / 2 + 1);
+  std::memcpy(text.data(), shown.data(), std::min(shown.size(), kText - 1));
   c.all_gather(text.data(), texts.data(), kText);
   if (w.rank != differs) {
     c.barrier();  // never passed: rank `differs` ends the run
     throw Error("the ranks' collective calls differ");
   }
   throw Error("every rank must make the same collective call with the same types, but rank 0 made " +
-              std::string(texts.data()) + " and rank " + std::to_string(differs) + " made " + mine);
+              std::string(texts.data()) + " and rank " + std::to_string(differs) + " made " + shown);
+}
+
+void check_same_call(const std::string& what, std::span<const Tensor> xs) {
+  if (comm::communicator().world().size == 1) return;
+  std::string mine = what + (xs.empty() ? "" : " of ");
+  for (size_t i = 0; i < xs.size(); ++i) mine += (i ? ", " : "") + xs[i].type().str();
+  // A trace makes no MPI call: its calls are checked as one, before each
+  // run of its graph, so that every exchange is followed by just the
+  // messages it described (a rank tracing then running meets another's
+  // eager call at the run's check, not at the trace's).
+  if (t_recording) {
+    t_recording->push_back(mine);
+    return;
+  }
+  check_same(mine, script_loc());
 }
 
 std::string with_op(const char* what, ReduceOp op) { return std::string(what) + "(op=\"" + comm::reduce_op_name(op) + "\")"; }
@@ -315,7 +341,23 @@ void barrier() {
 // The end of a rank's script is a call like the collectives: a rank still
 // making one meets it there and the check names both, where MPI would have
 // let that rank wait for ever.
-void check_end_of_run() { check_same_call("the end of its script", {}); }
+void check_end_of_run() { check_same("the end of its script", {}); }
+
+void check_collective_call(const std::string& what) { check_same_call(what, {}); }
+
+CollectiveRecording::CollectiveRecording() : outer_(t_recording) { t_recording = &calls_; }
+CollectiveRecording::~CollectiveRecording() { t_recording = outer_; }
+
+std::string CollectiveRecording::run_of(const std::string& graph) const {
+  if (calls_.empty()) return "";
+  std::string s = "a run of " + graph + " (";
+  for (size_t i = 0; i < calls_.size(); ++i) s += (i ? ", " : "") + calls_[i];
+  return s + ")";
+}
+
+void check_graph_run(const std::string& calls) { check_same(calls, op_loc()); }
+
+void set_collective_loc_text(std::function<std::string(const SourceLoc&)> f) { g_loc_text = std::move(f); }
 
 std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp op) {
   const Attrs with_op = op == ReduceOp::sum ? Attrs{} : Attrs{{"op", std::string(comm::reduce_op_name(op))}};
@@ -325,13 +367,18 @@ std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp
   return dispatch(backend::op(OpId::all_reduce_wait), {&bucket, 1}, comm::wait_attrs(pieces));
 }
 
-std::vector<Tensor> average_gradients(std::span<const Tensor> grads, size_t bucket_bytes) {
+std::vector<Tensor> average_gradients(std::span<const Tensor> grads, double bucket_mb) {
+  const size_t bucket_bytes = size_t(bucket_mb * 1024 * 1024);
   std::vector<Tensor> out(grads.size());
   if (comm::communicator().world().size == 1) {
     out.assign(grads.begin(), grads.end());
     return out;
   }
-  check_same_call("data_parallel's gradient average", grads);
+  // The bucket cap is compared too: buckets split otherwise on two ranks
+  // would be messages of different lengths.
+  char cap[64];
+  std::snprintf(cap, sizeof cap, "(bucket_mb=%g)", bucket_mb);
+  check_same_call("data_parallel" + std::string(cap) + "'s gradient average", grads);
   // Traced: one all-reduce a gradient, marked for the graph pass that puts
   // them into buckets in the order the graph's backward makes them
   // (ir/passes/bucket_all_reduce.cpp).

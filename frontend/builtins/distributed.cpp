@@ -45,18 +45,29 @@ void install_distributed(Interpreter& vm) {
   def(vm, "barrier", "", [](Args&) {
     // In a graph, every run waits: a host call node.
     if (ir::Tracer* tr = ir::Tracer::active()) {
+      backend::check_collective_call("barrier()");
       tr->add_host_call("barrier", {}, [](std::span<const backend::Tensor>) { communicator().barrier(); });
       return Value();
     }
     backend::barrier();
     return Value();
   });
-  // data_parallel's start: checks the bucket size, and every rank's params
-  // take rank 0's values, in place.
-  def(vm, "_data_parallel_start", "params, bucket_mb", [](Args& a) {
+  // data_parallel's start: checks the optimizer and the bucket size, and
+  // every rank's params take rank 0's values, in place.
+  def(vm, "_data_parallel_start", "opt, bucket_mb", [](Args& a) {
+    const Value* params = a[0].is_record() ? a[0].as_record()->find(intern("params")) : nullptr;
+    const Value* step = a[0].is_record() ? a[0].as_record()->find(intern("step")) : nullptr;
+    if (!params || !step || !step->is_function())
+      a.fail(0, "data_parallel: expected an optimizer record (sgd(params(model)), adam(...)), got " +
+                    a_type_name(a[0]));
     const double mb = a.number(1);
     if (!(mb > 0)) a.fail(1, "data_parallel: bucket_mb must be positive, got " + to_str(a[1]));
-    const std::vector<backend::Tensor> ps = tensor_list(a, 0);
+    if (!params->is_list()) a.fail(0, "data_parallel: the optimizer's params are not a list of tensors");
+    std::vector<backend::Tensor> ps;
+    for (const Value& v : params->as_list()->items) {
+      if (!v.is_tensor()) a.fail(0, "data_parallel: the optimizer's params hold " + a_type_name(v));
+      ps.push_back(v.as_tensor());
+    }
     if (communicator().world().size == 1) return Value();
     for (const backend::Tensor& p : ps) {
       backend::Tensor target = p;
@@ -65,7 +76,7 @@ void install_distributed(Interpreter& vm) {
     return Value();
   });
   def(vm, "_average_gradients", "grads, bucket_mb", [](Args& a) {
-    return list_of(backend::average_gradients(tensor_list(a, 0), size_t(a.number(1) * 1024 * 1024)));
+    return list_of(backend::average_gradients(tensor_list(a, 0), a.number(1)));
   });
 }
 

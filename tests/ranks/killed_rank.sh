@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # A rank killed by a signal ends the others within seconds (SPEC §14): two
 # ranks spin in all-reduces; rank 1 gets SIGKILL; the run must end, with a
-# failing exit code, within 10 s. Usage: killed_rank.sh path/to/nn
+# failing exit code, within 10 s, and `nn --nproc` says that a rank was
+# killed (no rank can). Usage: killed_rank.sh path/to/nn
 set -u
 nn=$1
 script=$(mktemp --suffix=.nn)
-trap 'rm -f "$script"' EXIT
+errors=$(mktemp)
+trap 'rm -f "$script" "$errors"' EXIT
 echo 'let x = ones([4])
 for i in 0..1000000000 { x = all_reduce(x) / 2 }' > "$script"
-"$nn" --nproc 2 "$script" >/dev/null 2>&1 &
+"$nn" --nproc 2 "$script" >/dev/null 2>"$errors" &
 launcher=$!
 # Rank 1: the process whose environment says so, once it is running.
 victim=""
@@ -34,5 +36,11 @@ if kill -0 $launcher 2>/dev/null; then
 fi
 wait $launcher
 rc=$?
-if [[ $rc -eq 0 ]]; then echo "exit code 0 after a rank was killed"; exit 1; fi
+if [[ $rc -ne 137 ]]; then echo "exit code $rc after a rank was killed, not 137 (128 + SIGKILL)"; exit 1; fi
+expected="error: a rank was ended by signal 9 (Killed); the run ended with it (exit code 137)"
+if [[ "$(cat "$errors")" != "$expected" ]]; then
+  echo "expected stderr: $expected"
+  echo "got: $(cat "$errors")"
+  exit 1
+fi
 echo "ended in $((SECONDS - start)) s with exit code $rc"
