@@ -127,10 +127,6 @@ Outs prelu_entry(const NodeContext& n) {
   }
   return {where(lt(x, like(0, x)), mul(x, slope), x)};
 }
-Outs mish_entry(const NodeContext& n) {
-  const Tensor& x = n.input(0);
-  return {mul(x, tanh(softplus(x)))};
-}
 
 const ImportEntry entries[] = {
     {"Add", binary<add>},
@@ -173,7 +169,6 @@ const ImportEntry entries[] = {
     {"ThresholdedRelu", thresholded_relu_entry},
     {"Shrink", shrink_entry},
     {"PRelu", prelu_entry},
-    {"Mish", mish_entry},
 };
 
 }  // namespace

@@ -131,3 +131,27 @@ TEST_CASE("onnx import: Resize pytorch_half_pixel to one row reads row 0") {
   const Tensor x = backend::from_doubles({0, 1, 10, 11, 20, 21, 30, 31}, backend::Shape{1, 1, 4, 2}, DType::f32);
   check_values(run_one(model_file("rz_pyhp", g), {x}), {0, 1});
 }
+
+// ---- opsets
+
+TEST_CASE("onnx import: a model of an opset past nn's is refused by load and --info alike") {
+  const std::string reduce =
+      "node { op_type: \"ReduceMean\" input: \"x\" input: \"axes\" output: \"y\" name: \"rm\" } "
+      "initializer { name: \"axes\" data_type: 7 dims: 1 int64_data: 0 } " + input("x", 1, {3}) + output("y", {1});
+  for (int opset : {18, 30}) {
+    const std::string path = model_file("opset" + std::to_string(opset), reduce, opset);
+    const std::string e = load_error(path);
+    CHECK(e.find("opset " + std::to_string(opset) + "; nn reads opsets up to 17") != std::string::npos);
+    CHECK(e.find("checker") == std::string::npos);
+    std::string info;
+    try {
+      onnx_io::describe(path);
+    } catch (const backend::Error& d) {
+      info = d.what();
+    }
+    CHECK(info == e);
+  }
+  // Mish is an opset-18 op: nn does not claim it.
+  const auto ops = onnx_io::importable_ops();
+  CHECK(std::find(ops.begin(), ops.end(), "Mish") == ops.end());
+}
