@@ -20,6 +20,7 @@
 #include "backend/regular_file.h"
 #include "backend/ops.h"
 #include "backend/untraced.h"
+#include "onnx/element_types.h"
 #include "onnx/import_table.h"
 #include "onnx/onnx_io.h"
 #include "onnx/tensor_proto.h"
@@ -161,15 +162,19 @@ std::shared_ptr<const ImportedModel> load(const std::string& path) {
   for (const auto& node : g.node()) {
     std::vector<int>& types = m->input_types.emplace_back();
     for (const auto& in : node.input()) {
-      auto it = elem.find(in);
+      auto it = in.empty() ? elem.end() : elem.find(in);
       types.push_back(it == elem.end() ? 0 : it->second);
     }
+    const std::string refusal = unsigned_refusal(node, types);
+    if (!refusal.empty())
+      throw Error("`" + path + "`: node `" + node_label(node) + "` (" + node.op_type() + "): " + refusal);
     // ONNX's shape inference is not run (it crashes on some bad attribute
-    // values); a Cast's result type is all the entries need beyond the
-    // declared ones.
-    if (node.op_type() == "Cast" && node.output_size() > 0)
-      for (const auto& a : node.attribute())
-        if (a.name() == "to") elem[node.output(0)] = int(a.i());
+    // values): the types undeclared results have are followed here. A
+    // Cast's is its `to`, whatever is declared.
+    for (int o = 0; o < node.output_size(); ++o) {
+      if (node.output(o).empty() || (elem.count(node.output(o)) && node.op_type() != "Cast")) continue;
+      if (const int t = output_element_type(node, o, types)) elem[node.output(o)] = t;
+    }
   }
 
   // Batch norm's running statistics are state, not params.

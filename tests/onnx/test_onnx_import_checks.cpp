@@ -132,6 +132,81 @@ TEST_CASE("onnx import: Resize pytorch_half_pixel to one row reads row 0") {
   check_values(run_one(model_file("rz_pyhp", g), {x}), {0, 1});
 }
 
+// ---- unsigned integers
+
+// `op`(a, b) on two inputs of ONNX type `elem` (nn feeds them widened).
+std::string unsigned_binary(const std::string& op, int elem, int64_t n) {
+  return "node { op_type: \"" + op + "\" input: \"a\" input: \"b\" output: \"y\" name: \"node_" + op + "\" } " +
+         input("a", elem, {n}) + input("b", elem, {n}) + output("y", {n}, elem);
+}
+
+TEST_CASE("onnx import: unsigned Add, Sub and Mul wrap as ONNX's do") {
+  using P = onnx::TensorProto;
+  auto i32 = [](std::vector<double> v) { return backend::from_doubles(v, backend::Shape{int64_t(v.size())}, DType::i32); };
+  auto i64 = [](std::vector<double> v) { return backend::from_doubles(v, backend::Shape{int64_t(v.size())}, DType::i64); };
+  // u8: 1 - 5 = 252, 200 - 5 = 195 (mod 256); 200 + 100 = 44; 16 * 17 = 16.
+  check_values(run_one(model_file("u8_sub", unsigned_binary("Sub", P::UINT8, 3)), {i32({1, 200, 255}), i32({5, 5, 5})}),
+               {252, 195, 250});
+  check_values(run_one(model_file("u8_add", unsigned_binary("Add", P::UINT8, 2)), {i32({200, 1}), i32({100, 2})}), {44, 3});
+  check_values(run_one(model_file("u8_mul", unsigned_binary("Mul", P::UINT8, 2)), {i32({16, 3}), i32({17, 5})}), {16, 15});
+  // u16: 300^2 = 90000 = 65536 + 24464; 65535^2 = (-1)^2 = 1 (mod 2^16).
+  check_values(run_one(model_file("u16_mul", unsigned_binary("Mul", P::UINT16, 2)), {i32({300, 65535}), i32({300, 65535})}),
+               {24464, 1});
+  // u32: (2^32 - 1)^2 = 1 and 10^10 - 2 * 2^32 = 1410065408 (mod 2^32); 0 - 1 = 2^32 - 1.
+  check_values(run_one(model_file("u32_mul", unsigned_binary("Mul", P::UINT32, 2)),
+                       {i64({4294967295.0, 100000}), i64({4294967295.0, 100000})}),
+               {1, 1410065408});
+  check_values(run_one(model_file("u32_sub", unsigned_binary("Sub", P::UINT32, 1)), {i64({0}), i64({1})}), {4294967295.0});
+  // Div on unsigned values is exact in nn's signed dtype: 200 / 7 = 28, 255 / 5 = 51.
+  check_values(run_one(model_file("u8_div", unsigned_binary("Div", P::UINT8, 2)), {i32({200, 255}), i32({7, 5})}), {28, 51});
+}
+
+TEST_CASE("onnx import: a value's unsigned type follows it through nodes that keep it") {
+  // Gather's result is u8 as its data is, undeclared: its Sub wraps.
+  const std::string g =
+      "node { op_type: \"Gather\" input: \"a\" input: \"ids\" output: \"g\" name: \"gather\" } "
+      "node { op_type: \"Sub\" input: \"g\" input: \"five\" output: \"y\" name: \"sub\" } "
+      "initializer { name: \"ids\" data_type: 7 dims: 2 int64_data: 1 int64_data: 0 } "
+      "initializer { name: \"five\" data_type: 2 dims: 1 int32_data: 5 } " +
+      input("a", onnx::TensorProto::UINT8, {2}) + output("y", {2}, onnx::TensorProto::UINT8);
+  check_values(run_one(model_file("u8_follow", g), {backend::from_doubles({1, 200}, backend::Shape{2}, DType::i32)}),
+               {195, 252});
+}
+
+TEST_CASE("onnx import: unsigned arithmetic nn cannot wrap is refused, naming the node and why") {
+  using P = onnx::TensorProto;
+  const std::string e = load_error(model_file("u8_reduce", "node { op_type: \"ReduceSum\" input: \"a\" output: \"y\" name: "
+                                                           "\"total\" } " + input("a", P::UINT8, {3}) + output("y", {1}, P::UINT8)));
+  CHECK(e.find("node `total` (ReduceSum)") != std::string::npos);
+  CHECK(e.find("UINT8") != std::string::npos);
+  CHECK(e.find("wraps around modulo 2^8") != std::string::npos);
+  const std::string p = load_error(model_file("u64_add", unsigned_binary("Add", P::UINT64, 2)));
+  CHECK(p.find("node `node_Add` (Add)") != std::string::npos);
+  CHECK(p.find("2^64") != std::string::npos);
+  CHECK(load_error(model_file("u8_pow", unsigned_binary("Pow", P::UINT8, 2))).find("(Pow)") != std::string::npos);
+  const std::string c = load_error(model_file(
+      "cast_u64", "node { op_type: \"Cast\" input: \"a\" output: \"y\" name: \"to_u64\" attribute { name: \"to\" type: "
+                  "INT i: 13 } } " + input("a", P::INT64, {2}) + output("y", {2}, P::UINT64)));
+  CHECK(c.find("node `to_u64` (Cast)") != std::string::npos);
+}
+
+TEST_CASE("onnx import: a UINT64 value past i64's range is an error naming the tensor") {
+  // 2^64 - 1 would read as -1, 2^63 as -2^63.
+  const std::string g =
+      "node { op_type: \"Cast\" input: \"big\" output: \"y\" name: \"c\" attribute { name: \"to\" type: INT i: 1 } } "
+      "initializer { name: \"big\" data_type: 13 dims: 3 uint64_data: 1 uint64_data: 18446744073709551615 "
+      "uint64_data: 9223372036854775808 } " + output("y", {3});
+  const std::string e = load_error(model_file("u64_big", g));
+  CHECK(e.find("initializer `big`") != std::string::npos);
+  CHECK(e.find("18446744073709551615") != std::string::npos);
+  // The largest that fits reads as itself.
+  const std::string ok =
+      "node { op_type: \"Identity\" input: \"big\" output: \"y\" name: \"c\" } "
+      "initializer { name: \"big\" data_type: 13 dims: 1 uint64_data: 9223372036854775807 } " + output("y", {1}, onnx::TensorProto::UINT64);
+  auto model = onnx_io::load(model_file("u64_max", ok));
+  CHECK(onnx_io::signature(*model).initializers[0].value.item_int() == INT64_MAX);
+}
+
 // ---- opsets
 
 TEST_CASE("onnx import: a model of an opset past nn's is refused by load and --info alike") {
