@@ -271,13 +271,14 @@ std::vector<Tensor> run(const ImportedModel& m, std::span<const Tensor> initiali
       std::optional<backend::Untraced> fold;  // a known node runs now, inside a trace too
       if (foldable(in)) fold.emplace();
       out = m.entries[k]->fn(ctx);
-    } catch (const backend::OutOfMemory&) {
-      throw;
     } catch (const Error& e) {
       const std::string what = e.what();
-      throw Error("`" + m.path + "`: " +
-                  (what.rfind("node `", 0) == 0 ? what
-                                                : "node `" + node_label(node) + "` (" + node.op_type() + "): " + what));
+      const std::string message =
+          "`" + m.path + "`: " +
+          (what.rfind("node `", 0) == 0 ? what : "node `" + node_label(node) + "` (" + node.op_type() + "): " + what);
+      // Still an OutOfMemory, which callers tell apart, but naming the node as other errors do.
+      if (const auto* oom = dynamic_cast<const backend::OutOfMemory*>(&e)) throw backend::OutOfMemory(message, oom->asked());
+      throw Error(message);
     }
     for (int o = 0; o < node.output_size(); ++o) {
       if (node.output(o).empty()) continue;

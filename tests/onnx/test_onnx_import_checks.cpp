@@ -230,3 +230,42 @@ TEST_CASE("onnx import: a model of an opset past nn's is refused by load and --i
   const auto ops = onnx_io::importable_ops();
   CHECK(std::find(ops.begin(), ops.end(), "Mish") == ops.end());
 }
+
+// ---- what node errors name
+
+TEST_CASE("onnx import: Gather's index out of range is reported as written") {
+  const std::string g =
+      "node { op_type: \"Gather\" input: \"x\" input: \"ids\" output: \"y\" name: \"pick\" } "
+      "initializer { name: \"ids\" data_type: 7 dims: 1 int64_data: -3 } " + input("x", 1, {2}) + output("y", {1});
+  const std::string path = model_file("gather_oob", g);
+  auto model = onnx_io::load(path);
+  std::string e;
+  try {
+    onnx_io::run(*model, std::vector<Tensor>{onnx_io::signature(*model).initializers[0].value},
+                 std::vector<Tensor>{backend::from_doubles({1, 2}, backend::Shape{2}, DType::f32)});
+  } catch (const backend::Error& err) {
+    e = err.what();
+  }
+  CHECK(e.find("node `pick` (Gather)") != std::string::npos);
+  CHECK(e.find("id -3 is out of range") != std::string::npos);
+}
+
+TEST_CASE("onnx import: running out of memory in a node names the model and the node") {
+  const std::string g =
+      "node { op_type: \"ConstantOfShape\" input: \"shape\" output: \"y\" name: \"huge\" } "
+      "initializer { name: \"shape\" data_type: 7 dims: 3 int64_data: 100000 int64_data: 100000 int64_data: 100000 } " +
+      output("y", {100000, 100000, 100000});
+  const std::string path = model_file("oom", g);
+  auto model = onnx_io::load(path);
+  bool out_of_memory = false;
+  std::string e;
+  try {
+    onnx_io::run(*model, std::vector<Tensor>{onnx_io::signature(*model).initializers[0].value}, {});
+  } catch (const backend::OutOfMemory& err) {
+    out_of_memory = true;
+    e = err.what();
+  }
+  CHECK(out_of_memory);
+  CHECK(e.find(path) != std::string::npos);
+  CHECK(e.find("node `huge` (ConstantOfShape)") != std::string::npos);
+}
