@@ -269,3 +269,47 @@ TEST_CASE("onnx import: running out of memory in a node names the model and the 
   CHECK(e.find(path) != std::string::npos);
   CHECK(e.find("node `huge` (ConstantOfShape)") != std::string::npos);
 }
+
+// ---- index ops inside a graph
+
+namespace {
+// The model's single output computed by a graph traced from it.
+std::vector<double> run_traced(const std::string& path, const std::vector<Tensor>& inputs) {
+  auto model = onnx_io::load(path);
+  std::vector<Tensor> inits;
+  for (const auto& i : onnx_io::signature(*model).initializers) inits.push_back(i.value);
+  ir::Tracer tr("t");
+  tr.start();
+  std::vector<Tensor> traced_in;
+  for (size_t i = 0; i < inputs.size(); ++i) traced_in.push_back(tr.add_input(inputs[i].type(), "x" + std::to_string(i)));
+  std::vector<Tensor> traced;
+  REQUIRE_NOTHROW(traced = onnx_io::run(*model, inits, traced_in));
+  REQUIRE(traced.size() == 1);
+  CHECK(traced[0].is_traced());
+  ir::Graph g = tr.finish(traced);
+  tr.stop();
+  const ir::CompiledGraph c = ir::compile(std::move(g));
+  const auto out = ir::run(c.graph, c.plan, inputs);
+  REQUIRE(out.size() == 1);
+  const Tensor y = backend::astype(backend::to_device(out[0], backend::cpu_device()), DType::f64);
+  return std::vector<double>(y.data<double>(), y.data<double>() + y.numel());
+}
+}  // namespace
+
+TEST_CASE("onnx import: ScatterElements and GatherND with constant indices run inside a graph") {
+  // [1, 2, 3] with 10 written at 2 and 20 at -3 (= 0): [20, 2, 10].
+  const std::string scatter =
+      "node { op_type: \"ScatterElements\" input: \"x\" input: \"ids\" input: \"upd\" output: \"y\" name: \"sc\" } "
+      "initializer { name: \"ids\" data_type: 7 dims: 2 int64_data: 2 int64_data: -3 } "
+      "initializer { name: \"upd\" data_type: 1 dims: 2 float_data: 10 float_data: 20 } " +
+      input("x", 1, {3}) + output("y", {3});
+  const Tensor x = backend::from_doubles({1, 2, 3}, backend::Shape{3}, DType::f32);
+  check_values(run_traced(model_file("scatter_graph", scatter), {x}), {20, 2, 10});
+  // [[1, 2], [3, 4]] at [1, 0] and [0, -1]: 3 and 2.
+  const std::string gather =
+      "node { op_type: \"GatherND\" input: \"x\" input: \"ids\" output: \"y\" name: \"gnd\" } "
+      "initializer { name: \"ids\" data_type: 7 dims: 2 dims: 2 int64_data: 1 int64_data: 0 int64_data: 0 "
+      "int64_data: -1 } " + input("x", 1, {2, 2}) + output("y", {2});
+  const Tensor x2 = backend::from_doubles({1, 2, 3, 4}, backend::Shape{2, 2}, DType::f32);
+  check_values(run_traced(model_file("gathernd_graph", gather), {x2}), {3, 2});
+}
