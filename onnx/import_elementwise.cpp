@@ -127,15 +127,34 @@ Outs prelu_entry(const NodeContext& n) {
   }
   return {where(lt(x, like(0, x)), mul(x, slope), x)};
 }
-Outs mish_entry(const NodeContext& n) {
-  const Tensor& x = n.input(0);
-  return {mul(x, tanh(softplus(x)))};
+
+// ONNX's unsigned Add, Sub and Mul wrap modulo 2^bits; nn holds u8 and u16
+// in i32 and u32 in i64 (element_types.h refuses u64), so the result is
+// worked out in i64 and reduced into the type's range. A u32 product may pass
+// i64: it is put together from the 16-bit halves of one factor.
+template <Tensor (*F)(const Tensor&, const Tensor&)>
+Outs wrapping_binary(const NodeContext& n) {
+  using P = onnx::TensorProto;
+  const int t = n.input_type(0) ? n.input_type(0) : n.input_type(1);
+  if ((t != P::UINT8 && t != P::UINT16 && t != P::UINT32) || !is_integral(n.input(0).dtype()))
+    return {F(n.input(0), n.input(1))};
+  const double span = t == P::UINT8 ? 256.0 : t == P::UINT16 ? 65536.0 : 4294967296.0;
+  const Tensor a = astype(n.input(0), DType::i64), b = astype(n.input(1), DType::i64);
+  const Tensor m = like(span, a);
+  Tensor r;
+  if (t == P::UINT32 && n.node().op_type() == "Mul") {
+    const Tensor half = like(65536, a), a_lo = mod(a, half), a_hi = floordiv(a, half);
+    r = add(mul(a_lo, b), mul(mod(mul(a_hi, mod(b, m)), m), half));  // a_lo * b < 2^48; (a_hi * b mod 2^32) * 2^16 < 2^48
+  } else {
+    r = F(a, b);
+  }
+  return {astype(mod(r, m), n.input(0).dtype())};
 }
 
 const ImportEntry entries[] = {
-    {"Add", binary<add>},
-    {"Sub", binary<sub>},
-    {"Mul", binary<mul>},
+    {"Add", wrapping_binary<add>},
+    {"Sub", wrapping_binary<sub>},
+    {"Mul", wrapping_binary<mul>},
     {"Div", div_entry},
     {"Mod", mod_entry},
     {"Pow", pow_entry},
@@ -173,7 +192,6 @@ const ImportEntry entries[] = {
     {"ThresholdedRelu", thresholded_relu_entry},
     {"Shrink", shrink_entry},
     {"PRelu", prelu_entry},
-    {"Mish", mish_entry},
 };
 
 }  // namespace

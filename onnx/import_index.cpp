@@ -58,10 +58,11 @@ Outs slice_entry(const NodeContext& n) {
   return {index(x, items)};
 }
 
-// Negative indices count from the end of the axis.
+// Negative indices count from the end of the axis. One below -dim is left
+// as written, so that the op's range error names the index the model gave.
 Tensor wrap_ids(const Tensor& ids, int64_t dim) {
   const Tensor i = astype(ids, DType::i64);
-  return where(lt(i, scalar_int(0)), add(i, scalar_int(dim)), i);
+  return where(logical_and(lt(i, scalar_int(0)), ge(i, scalar_int(-dim))), add(i, scalar_int(dim)), i);
 }
 
 // np.take: x.shape[:axis] + ids.shape + x.shape[axis+1:].

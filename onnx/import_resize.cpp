@@ -41,34 +41,39 @@ std::vector<double> coefficients(const NodeContext& n, const ResizeMode& m, doub
 
 // The [out, in] weights of one axis, and for tf_crop_and_resize which output
 // positions fall outside the input (they take the extrapolation value).
+// The coordinate transforms are the spec's, with length_resized the output
+// length `out` as onnxruntime and PyTorch take it (ONNX's reference takes
+// scale * in, unrounded, which differs for a non-integer scale).
 void axis_weights(const NodeContext& n, const ResizeMode& m, int64_t in, int64_t out, double scale, double roi_lo,
                   double roi_hi, std::vector<double>& w, std::vector<double>& outside) {
   w.assign(size_t(out * in), 0.0);
   outside.assign(size_t(out), 0.0);
-  const double out_width = scale * double(in);  // the reference's, not rounded
+  // In float, as onnxruntime computes them: a position that is a tie in
+  // float (nearest's rounding) but not in double picks onnxruntime's side.
+  const float s = float(scale), lo = float(roi_lo), hi = float(roi_hi), last = float(in - 1);
   for (int64_t xo = 0; xo < out; ++xo) {
-    const double x = double(xo);
-    double ori = 0;
+    const float x = float(xo);
+    float orif = 0;
     if (m.coord == "half_pixel") {
-      ori = (x + 0.5) / scale - 0.5;
+      orif = (x + 0.5f) / s - 0.5f;
     } else if (m.coord == "pytorch_half_pixel") {
-      ori = out_width == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+      orif = out > 1 ? (x + 0.5f) / s - 0.5f : 0;
     } else if (m.coord == "align_corners") {
-      ori = out_width == 1 ? 0 : x * double(in - 1) / (out_width - 1);
+      orif = out > 1 ? x * last / float(out - 1) : 0;
     } else if (m.coord == "asymmetric") {
-      ori = x / scale;
+      orif = x / s;
     } else if (m.coord == "tf_half_pixel_for_nn") {
-      ori = (x + 0.5) / scale;
+      orif = (x + 0.5f) / s;
     } else if (m.coord == "tf_crop_and_resize") {
-      ori = out_width == 1 ? (roi_hi - roi_lo) * double(in - 1) / 2 : x * (roi_hi - roi_lo) * double(in - 1) / (out_width - 1);
-      ori += roi_lo * double(in - 1);
-      if (ori < 0 || ori > double(in - 1)) {
+      orif = out > 1 ? lo * last + x * (hi - lo) * last / float(out - 1) : 0.5f * (lo + hi) * last;
+      if (orif < 0 || orif > last) {
         outside[size_t(xo)] = 1;
         continue;
       }
     } else {
       n.fail("attribute coordinate_transformation_mode=" + m.coord + " is not supported");
     }
+    const double ori = orif;
     const double fl = std::floor(ori);
     const double ratio = ori == fl ? 1 : ori - fl;
     std::vector<double> c = coefficients(n, m, ratio);

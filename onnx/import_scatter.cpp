@@ -7,6 +7,7 @@
 #include <array>
 
 #include "backend/ops.h"
+#include "backend/untraced.h"
 #include "onnx/import_table.h"
 #include "onnx/import_util.h"
 
@@ -25,6 +26,21 @@ std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
 Tensor wrap(const Tensor& ids, const Tensor& dims) {
   const Tensor i = astype(ids, DType::i64);
   return where(lt(i, scalar_int(0)), add(i, dims), i);
+}
+
+// Whether an index, negative ones counted from the end, lies outside its
+// axis (dims: the axes' lengths, broadcast against ids). Out-of-range
+// indices would land in another row, so they are refused; the check reads
+// them on the host, eagerly, which a graph being traced allows for constant
+// indices and not for ones computed from its inputs.
+bool out_of_range(const NodeContext& n, const Tensor& ids, const std::vector<int64_t>& dims) {
+  if (ids.is_traced())
+    n.fail("its indices are computed from the graph's inputs: nn checks their range on the host, so it runs this "
+           "node eagerly only");
+  backend::Untraced eager;
+  const Tensor d = from_ints(dims, Shape{int64_t(dims.size())}, DType::i64);
+  const Tensor w = wrap(ids, d);
+  return max(astype(logical_or(lt(w, scalar_int(0)), ge(w, d)), DType::i64)).item_int() != 0;
 }
 
 // data with updates written (reduction none) or added (add) at the
@@ -51,11 +67,8 @@ Outs scatter_elements(const NodeContext& n) {
     for (int64_t k = r - 1; k >= 0 && ++c[size_t(k)] == id[size_t(k)]; --k) c[size_t(k)] = 0;
   }
   const Tensor w = wrap(ids, scalar_int(dd[size_t(axis)]));
-  if (ids.numel()) {
-    // Out-of-range indices would land in another row: refuse them.
-    const auto lo = min(w).item_int(), hi = max(w).item_int();
-    if (lo < 0 || hi >= dd[size_t(axis)]) n.fail("an index is out of range for axis " + std::to_string(axis));
-  }
+  if (ids.numel() && out_of_range(n, ids, {dd[size_t(axis)]}))
+    n.fail("an index is out of range for axis " + std::to_string(axis));
   const Tensor lin = add(from_ints(base, Shape{ids.numel()}, DType::i64),
                          mul(reshape(w, {ids.numel()}), scalar_int(ds[size_t(axis)])));
   const Tensor flat = reshape(data, {data.numel()}), u = reshape(astype(upd, data.dtype()), {upd.numel()});
@@ -89,10 +102,7 @@ Outs gather_nd(const NodeContext& n) {
   if (k > 0) {
     const Tensor dims_t = from_ints(indexed, Shape{k}, DType::i64);
     const Tensor w = wrap(reshape(ids, {lookups, k}), dims_t);
-    if (lookups) {
-      const Tensor bad = logical_or(lt(w, scalar_int(0)), ge(w, dims_t));
-      if (max(astype(bad, DType::i64)).item_int()) n.fail("an index is out of range");
-    }
+    if (lookups && out_of_range(n, ids, indexed)) n.fail("an index is out of range");
     lin = add(lin, sum(mul(w, from_ints(strides_of(indexed), Shape{k}, DType::i64)), std::vector<int64_t>{1}));
   }
   std::vector<int64_t> flat_dims{batches * block};

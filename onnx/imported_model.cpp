@@ -20,6 +20,7 @@
 #include "backend/regular_file.h"
 #include "backend/ops.h"
 #include "backend/untraced.h"
+#include "onnx/element_types.h"
 #include "onnx/import_table.h"
 #include "onnx/onnx_io.h"
 #include "onnx/tensor_proto.h"
@@ -71,10 +72,25 @@ onnx::ModelProto read_model(const std::string& path) {
   return m;
 }
 
-int default_opset(const onnx::ModelProto& m) {
+int64_t default_opset(const onnx::ModelProto& m) {
   for (const auto& o : m.opset_import())
-    if (o.domain().empty() || o.domain() == "ai.onnx") return int(o.version());
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
   return 0;
+}
+
+// The newest opset of the default domain nn reads: its entries follow the
+// ops as opset 17 defines them, and ONNX 1.12's checker knows no later one
+// (it checked an opset-18 node against opset 17's schema, or no schema).
+constexpr int64_t kMaxOpset = 17;
+
+// The model's default-domain opset; an Error when nn cannot read it.
+int checked_opset(const onnx::ModelProto& m, const std::string& path) {
+  const int64_t opset = default_opset(m);
+  if (opset <= 0) throw Error("`" + path + "` imports no opset of the default ONNX domain");
+  if (opset > kMaxOpset)
+    throw Error("`" + path + "` is a model of opset " + std::to_string(opset) + "; nn reads opsets up to " +
+                std::to_string(kMaxOpset) + " (export it again at opset " + std::to_string(kMaxOpset) + " or lower)");
+  return int(opset);
 }
 
 // "FLOAT[N, 3]" of a graph input or output.
@@ -128,13 +144,12 @@ std::shared_ptr<const ImportedModel> load(const std::string& path) {
   auto m = std::make_shared<ImportedModel>();
   m->path = path;
   m->proto = read_model(path);
+  m->opset = checked_opset(m->proto, path);  // before the checker, which knows only the opsets it has
   try {
     onnx::checker::check_model(m->proto);
   } catch (const std::exception& e) {
     throw Error("`" + path + "` fails ONNX's checker: " + e.what());
   }
-  m->opset = default_opset(m->proto);
-  if (m->opset == 0) throw Error("`" + path + "` imports no opset of the default ONNX domain");
   const onnx::GraphProto& g = m->proto.graph();
   m->entries = match_nodes(g, path, m->opset);
   // Element types as declared, for the entries that need ONNX's
@@ -147,15 +162,19 @@ std::shared_ptr<const ImportedModel> load(const std::string& path) {
   for (const auto& node : g.node()) {
     std::vector<int>& types = m->input_types.emplace_back();
     for (const auto& in : node.input()) {
-      auto it = elem.find(in);
+      auto it = in.empty() ? elem.end() : elem.find(in);
       types.push_back(it == elem.end() ? 0 : it->second);
     }
+    const std::string refusal = unsigned_refusal(node, types);
+    if (!refusal.empty())
+      throw Error("`" + path + "`: node `" + node_label(node) + "` (" + node.op_type() + "): " + refusal);
     // ONNX's shape inference is not run (it crashes on some bad attribute
-    // values); a Cast's result type is all the entries need beyond the
-    // declared ones.
-    if (node.op_type() == "Cast" && node.output_size() > 0)
-      for (const auto& a : node.attribute())
-        if (a.name() == "to") elem[node.output(0)] = int(a.i());
+    // values): the types undeclared results have are followed here. A
+    // Cast's is its `to`, whatever is declared.
+    for (int o = 0; o < node.output_size(); ++o) {
+      if (node.output(o).empty() || (elem.count(node.output(o)) && node.op_type() != "Cast")) continue;
+      if (const int t = output_element_type(node, o, types)) elem[node.output(o)] = t;
+    }
   }
 
   // Batch norm's running statistics are state, not params.
@@ -252,13 +271,14 @@ std::vector<Tensor> run(const ImportedModel& m, std::span<const Tensor> initiali
       std::optional<backend::Untraced> fold;  // a known node runs now, inside a trace too
       if (foldable(in)) fold.emplace();
       out = m.entries[k]->fn(ctx);
-    } catch (const backend::OutOfMemory&) {
-      throw;
     } catch (const Error& e) {
       const std::string what = e.what();
-      throw Error("`" + m.path + "`: " +
-                  (what.rfind("node `", 0) == 0 ? what
-                                                : "node `" + node_label(node) + "` (" + node.op_type() + "): " + what));
+      const std::string message =
+          "`" + m.path + "`: " +
+          (what.rfind("node `", 0) == 0 ? what : "node `" + node_label(node) + "` (" + node.op_type() + "): " + what);
+      // Still an OutOfMemory, which callers tell apart, but naming the node as other errors do.
+      if (const auto* oom = dynamic_cast<const backend::OutOfMemory*>(&e)) throw backend::OutOfMemory(message, oom->asked());
+      throw Error(message);
     }
     for (int o = 0; o < node.output_size(); ++o) {
       if (node.output(o).empty()) continue;
@@ -282,9 +302,10 @@ std::vector<Tensor> run(const ImportedModel& m, std::span<const Tensor> initiali
 
 std::string describe(const std::string& path) {
   onnx::ModelProto proto = read_model(path);
+  const int opset = checked_opset(proto, path);  // refused as load() refuses it
   std::ostringstream s;
   const onnx::GraphProto& g = proto.graph();
-  s << path << ": ONNX IR version " << proto.ir_version() << ", opset " << default_opset(proto);
+  s << path << ": ONNX IR version " << proto.ir_version() << ", opset " << opset;
   if (!proto.producer_name().empty()) s << ", made by " << proto.producer_name();
   if (!proto.producer_version().empty()) s << " " << proto.producer_version();
   s << "\n";
@@ -320,7 +341,17 @@ std::string describe(const std::string& path) {
     s << "  " << op << " x" << count << "\n";
     if (!find_import(op)) missing.push_back(op);
   }
-  s << (missing.empty() ? "nn imports every op of this model\n" : "nn cannot import: " + list(missing) + "\n");
+  if (!missing.empty()) {
+    s << "nn cannot import: " + list(missing) + "\n";
+    return s.str();
+  }
+  try {  // load() refuses what the checker refuses
+    onnx::checker::check_model(proto);
+  } catch (const std::exception& e) {
+    s << "nn imports every op of this model, but it fails ONNX's checker: " << e.what() << "\n";
+    return s.str();
+  }
+  s << "nn imports every op of this model\n";
   return s.str();
 }
 

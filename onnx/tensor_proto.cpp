@@ -1,6 +1,7 @@
 // TensorProto <-> nn tensors (tensor_proto.h).
 #include "onnx/tensor_proto.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "backend/error.h"
@@ -73,6 +74,15 @@ size_t onnx_size(int t) {
   }
 }
 
+// nn holds u64 in i64: a value past i64's range would read as a negative
+// number, so it is an Error rather than a silently different value.
+int64_t u64_as_i64(uint64_t v, const std::string& what) {
+  if (v > uint64_t(INT64_MAX))
+    throw Error(what + " holds the UINT64 value " + std::to_string(v) +
+                ", past the largest nn's i64 holds (2^63 - 1)");
+  return int64_t(v);
+}
+
 }  // namespace
 
 Tensor to_tensor(const P& p, const std::string& what) {
@@ -103,6 +113,8 @@ Tensor to_tensor(const P& p, const std::string& what) {
       if (n) std::memcpy(t.raw_data(), raw.data(), want);
     } else if (*dtype == DType::i32) {
       for (int64_t i = 0; i < n; ++i) t.data<int32_t>()[i] = raw_at<int32_t>(raw, type, i);
+    } else if (type == P::UINT64) {
+      for (int64_t i = 0; i < n; ++i) t.data<int64_t>()[i] = u64_as_i64(raw_at<uint64_t>(raw, type, i), what);
     } else {
       for (int64_t i = 0; i < n; ++i) t.data<int64_t>()[i] = raw_at<int64_t>(raw, type, i);
     }
@@ -129,7 +141,7 @@ Tensor to_tensor(const P& p, const std::string& what) {
       break;
     case P::UINT32: case P::UINT64:
       check(p.uint64_data_size());
-      for (int64_t i = 0; i < n; ++i) t.data<int64_t>()[i] = int64_t(p.uint64_data(int(i)));
+      for (int64_t i = 0; i < n; ++i) t.data<int64_t>()[i] = u64_as_i64(p.uint64_data(int(i)), what);
       break;
     case P::FLOAT16: case P::BFLOAT16:  // bits in int32_data
       check(p.int32_data_size());

@@ -14,6 +14,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -143,6 +144,17 @@ bool data_contradicts_model(const fs::path& dir, const onnx::ModelProto& m) {
   return false;
 }
 
+// Cases whose data nn does not follow: ONNX 1.12's reference resized with an
+// unrounded output length (scale * in) in align_corners, where the spec and
+// onnxruntime take the output's length. Their expected output 0 instead, as
+// onnxruntime 1.30 (node) gives it for the case's inputs and scales; by hand,
+// x * (in - 1) / (out - 1) picks columns 0 and 3 of [1 2 3 4] (4 -> 2), and
+// rows and columns 0, 1.5 and 3 of 1..16 (4 -> 3), cubic being exact on a ramp.
+const std::map<std::string, std::vector<double>> kFollowsRuntime = {
+    {"test_resize_downsample_scales_linear_align_corners", {1, 4}},
+    {"test_resize_downsample_scales_cubic_align_corners", {1, 2.5, 4, 7, 8.5, 10, 13, 14.5, 16}},
+};
+
 // "" when every data set of a claimed case passes; else the first failure.
 std::string run_case(const fs::path& dir, const onnx::ModelProto& proto) {
   auto model = nn::onnx_io::load((dir / "model.onnx").string());
@@ -166,8 +178,11 @@ std::string run_case(const fs::path& dir, const onnx::ModelProto& proto) {
     if (outs.size() != out_files.size())
       return set.filename().string() + ": " + std::to_string(outs.size()) + " outputs, expected " +
              std::to_string(out_files.size());
+    const auto follows = kFollowsRuntime.find(dir.filename().string());
     for (size_t k = 0; k < outs.size(); ++k) {
-      const Tensor want = read_tensor(out_files[k], declared_type(proto.graph().output(), sig.outputs[k]));
+      Tensor want = read_tensor(out_files[k], declared_type(proto.graph().output(), sig.outputs[k]));
+      if (follows != kFollowsRuntime.end() && k == 0)
+        want = nn::backend::from_doubles(follows->second, want.shape(), want.dtype());
       const std::string why = compare(outs[k], want);
       if (!why.empty()) return set.filename().string() + ": output " + std::to_string(k) + ": " + why;
     }
