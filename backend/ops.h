@@ -163,8 +163,9 @@ void check_end_of_run();
 // A collective call made outside these ops (a traced barrier), checked as they are.
 void check_collective_call(const std::string& what);
 // While it lives, the collective calls of this thread are noted, not
-// checked (a graph's trace, which sends nothing): run_of() names them as a run of graph `graph` ("a run of graph g
-// (all_reduce(op="sum") of f32[2])"; "" for none), what each run is checked as.
+// checked (a graph's trace, which sends nothing): run_of() names them as a
+// run of graph `graph` ("a run of graph g (all_reduce(op="sum") of f32[2])";
+// "" for none), what each run is checked as.
 class CollectiveRecording {
  public:
   CollectiveRecording();

@@ -7,8 +7,8 @@
 // backward of earlier layers) while the bucket travels.
 // Each kernel works on host memory: a GPU tensor is staged through it.
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -265,8 +265,9 @@ thread_local std::vector<std::string>* t_recording = nullptr;
 
 // Every rank must make the same collective call with tensors of the same
 // types (SPEC §14). Every point where a rank may meet a collective (an eager
-// call, a graph's run, the end of the script) takes part in one exchange: the ranks all-gather a hash of what they are about
-// to do, so whatever two ranks do they meet here and never hang. On a
+// call, a graph's run, the end of the script) takes part in one exchange:
+// the ranks all-gather a hash of what they are about to do, so whatever two
+// ranks do they meet here and never hang. On a
 // difference the lowest rank that differs from rank 0 reports both, with
 // where each made its call, and the others wait for its diagnostic to end
 // the run (a collective of mismatched sizes would write past its buffers).
