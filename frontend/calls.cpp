@@ -182,7 +182,7 @@ Value Interpreter::call_closure(const Function& f, CallArgs& call) {
     if (def.is_graph && graph_mode_on()) {
       result = call_graph(f, values, call_span);
     } else {
-      auto env = std::make_shared<Env>(f.env);
+      auto env = new_scope(f.env);
       ScopeEnd end(env);
       for (size_t i = 0; i < params.fixed.size(); ++i) env->define(params.fixed[i].sym, std::move(values[i]));
       if (params.rest_sym) env->define(params.rest_sym, std::move(values.back()));

@@ -1,7 +1,6 @@
 // Scopes: an Env maps symbols to values and points to its enclosing scope.
 // Small scopes are scanned; big ones (module globals, the prelude) keep an index.
 #pragma once
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,17 +14,14 @@ namespace nn::frontend {
 struct Env;
 using EnvPtr = std::shared_ptr<Env>;
 
-struct Env : std::enable_shared_from_this<Env> {
+struct Env {
   explicit Env(EnvPtr parent_env = nullptr) : parent(std::move(parent_env)) {}
   EnvPtr parent;
-  // Scopes are numbered as they are made: a trace tells the scopes that
-  // were there before it (a module's, a closure's) from those of the code
-  // it runs (frontend/host_read_guard.h).
-  const uint64_t serial = next_serial();
-  static uint64_t next_serial() {
-    static std::atomic<uint64_t> count{0};
-    return count.fetch_add(1, std::memory_order_relaxed);
-  }
+  // Whether a trace made it (a frame, block or loop turn of the code a
+  // graph runs, Interpreter::new_scope): a trace guards the names it reads
+  // from the scopes that were there before it (a module's, a closure's;
+  // frontend/host_read_guard.h), not those of its own code.
+  bool made_in_trace = false;
   std::vector<Symbol> names;
   std::vector<Value> values;
 

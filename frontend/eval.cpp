@@ -101,7 +101,7 @@ Value Interpreter::literal_tensor(const Expr& e) {
 
 Value Interpreter::eval_name(const NameExpr& e, const EnvPtr& env) {
   if (Value* v = env->find(e.sym)) {
-    if (host_reads_ && HostReads::guarded(*v)) note_host_read(*env, e.sym, *v);
+    if (host_reads_ && HostReads::guarded(*v)) note_host_read(env, e.sym, *v);
     return *v;
   }
   std::vector<std::string> known;
@@ -390,7 +390,7 @@ Value Interpreter::field_of(const Value& target, Symbol name, Span span, const E
   }
   // Method sugar: x.f means f with x as its first argument.
   if (Value* f = env->find(name); f && f->is_function()) {
-    if (host_reads_) note_host_read(*env, name, *f);
+    if (host_reads_) note_host_read(env, name, *f);
     auto bound = std::make_shared<Function>();
     bound->kind = Function::Kind::Bound;
     bound->self = target;

@@ -368,12 +368,11 @@ bool Interpreter::outside_the_graph(const Env& env, Symbol name) const {
 // the scopes around its definition, looked up as the graph sees them on each
 // call, or in another scope made before the trace (a module's variable read
 // through one of its functions), checked there.
-void Interpreter::note_host_read(const Env& env, Symbol name, const Value& v) {
-  if (outside_the_graph(env, name)) return host_reads_->note_name(name, v);
-  const Env* holder = &env;
-  while (holder && !const_cast<Env*>(holder)->find_local(name)) holder = holder->parent.get();
-  if (holder && holder != prelude_.get() && host_reads_->before_trace(*holder))
-    host_reads_->note_held(*holder, name, v);
+void Interpreter::note_host_read(const EnvPtr& env, Symbol name, const Value& v) {
+  if (outside_the_graph(*env, name)) return host_reads_->note_name(name, v);
+  const EnvPtr* holder = &env;
+  while (*holder && !(*holder)->find_local(name)) holder = &(*holder)->parent;
+  if (*holder && *holder != prelude_ && !(*holder)->made_in_trace) host_reads_->note_held(*holder, name, v);
 }
 
 // A fed field (an optimizer's `lr`) is read anew on every run of the graph;
@@ -472,7 +471,7 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
     scope.arg_names = arg_names;
     cg = &trace_and_compile(cache, std::move(sig), call_span, scope, [&](ir::Tracer& tr) {
       TracedBody traced;
-      auto env = std::make_shared<Env>(f.env);
+      auto env = new_scope(f.env);
       ScopeEnd end(env);
       for (size_t i = 0; i < args.size(); ++i) {
         const std::string& name = def.params[i].name;

@@ -67,10 +67,10 @@ void HostReads::note_name(Symbol name, const Value& v) {
   names_.push_back({name, v});
 }
 
-void HostReads::note_held(const Env& scope, Symbol name, const Value& v) {
+void HostReads::note_held(const EnvPtr& scope, Symbol name, const Value& v) {
   for (const Held& h : held_)
-    if (h.name == name && h.scope.lock().get() == &scope) return;
-  held_.push_back({const_cast<Env&>(scope).weak_from_this(), name, v});
+    if (h.name == name && !h.scope.owner_before(scope) && !scope.owner_before(h.scope)) return;
+  held_.push_back({scope, name, v});
 }
 
 void HostReads::note_field(const RecordPtr& r, Symbol field, const Value& v) {

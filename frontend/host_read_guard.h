@@ -37,9 +37,7 @@ class HostReads {
   // A name read while tracing from another scope that was there before the
   // trace (a module's globals read by its functions, a closure's captured
   // scope): checked in that scope, while it lives.
-  void note_held(const Env& scope, Symbol name, const Value& v);
-  // Whether `scope` was made before this trace began.
-  bool before_trace(const Env& scope) const { return scope.serial < since_; }
+  void note_held(const EnvPtr& scope, Symbol name, const Value& v);
   // A record's field read while tracing.
   void note_field(const RecordPtr& r, Symbol field, const Value& v);
 
@@ -77,7 +75,6 @@ class HostReads {
     Symbol field;
     backend::Tensor tensor;
   };
-  uint64_t since_ = Env::next_serial();
   std::vector<Name> names_;
   std::vector<Held> held_;
   std::vector<Field> fields_;

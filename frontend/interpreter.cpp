@@ -305,7 +305,7 @@ Interpreter::Flow Interpreter::exec_top(const std::vector<StmtPtr>& stmts, const
 }
 
 Interpreter::Flow Interpreter::exec_block(const Block& b, const EnvPtr& env, Value* last) {
-  auto scope = std::make_shared<Env>(env);
+  auto scope = new_scope(env);
   ScopeEnd end(scope);
   return exec_stmts(b.stmts, scope, last);
 }
@@ -447,7 +447,7 @@ Interpreter::Flow Interpreter::exec_for(const ForStmt& s, const EnvPtr& env, Val
     check_interrupt(s.span);
     Flow f;
     {
-      auto scope = std::make_shared<Env>(env);
+      auto scope = new_scope(env);
       ScopeEnd end(scope);
       bind_pattern(s.var, std::move(*item), scope, s.iterable->span);
       f = exec_stmts(s.body->stmts, scope, &result);

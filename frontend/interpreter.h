@@ -302,7 +302,13 @@ class Interpreter {
   // noted (frontend/host_read_guard.h), and the scope that is outside.
   HostReads* host_reads_ = nullptr;
   Env* host_reads_outside_ = nullptr;
-  void note_host_read(const Env& env, Symbol name, const Value& v);
+  void note_host_read(const EnvPtr& env, Symbol name, const Value& v);
+  // A scope for a call's frame, a block or a loop turn, marked when a trace makes it.
+  EnvPtr new_scope(const EnvPtr& parent) const {
+    auto env = std::make_shared<Env>(parent);
+    env->made_in_trace = host_reads_ != nullptr;
+    return env;
+  }
   bool outside_the_graph(const Env& env, Symbol name) const;
  public:
   // While a graph is traced: r.field is read into the fed tensor t, which
