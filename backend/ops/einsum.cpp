@@ -99,6 +99,8 @@ Tensor einsum(const std::string& spec, const std::vector<Tensor>& xs) {
   for (char c : spec)
     if (c != ' ') text += c;
   const size_t arrow = text.find("->");
+  if (arrow != std::string::npos && text.find("->", arrow + 2) != std::string::npos)
+    fail(spec, "has two `->`; one separates the operands from the output");
   const std::string lhs = text.substr(0, arrow);
   std::vector<std::string> subs;
   for (size_t at = 0;;) {
