@@ -183,8 +183,6 @@ class CollectiveRecording {
 // same calls (an Error naming both otherwise), once a run, as an eager call
 // is checked; the run's location is the op location (set_op_loc).
 void check_graph_run(const std::string& calls);
-// How diagnostics of mismatched calls write a location ("f.nn:3:5").
-void set_collective_loc_text(std::function<std::string(const SourceLoc&)> f);
 // One all-reduce over several tensors of one dtype, as one flat bucket:
 // all_reduce_start then all_reduce_wait (a graph runs other nodes between them).
 std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp op);

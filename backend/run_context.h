@@ -7,10 +7,13 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <string>
 
 #include "backend/device.h"
 #include "backend/dtype.h"
 #include "backend/memory_account.h"
+#include "backend/source_loc.h"
 
 namespace nn::backend {
 
@@ -25,6 +28,11 @@ struct Generator {
 // The generator random ops on this thread draw from.
 Generator& current_generator();
 
+// How the running interpreter writes a script location ("f.nn:3:5"), for
+// the diagnostics the backend makes itself; null outside any.
+using LocText = std::function<std::string(const SourceLoc&)>;
+const LocText* current_loc_text();
+
 // What an interpreter installs on the calling thread while it runs.
 struct RunState {
   Generator* generator = nullptr;
@@ -33,6 +41,7 @@ struct RunState {
   DType autocast = DType::f32;  // f32: off
   MemoryAccount* account = nullptr;  // null: nothing counted
   std::atomic<bool>* stop = nullptr;  // its interrupt() (backend/interrupt.h)
+  const LocText* loc_text = nullptr;
 };
 
 // Installs a RunState on this thread; the destructor puts back what was
@@ -53,6 +62,7 @@ class RunScope {
   DType saved_autocast_;
   MemoryAccount* saved_account_;
   std::atomic<bool>* saved_stop_;
+  const LocText* saved_loc_text_;
   bool nested_;
 };
 

@@ -54,10 +54,6 @@ Interpreter::Interpreter(InterpreterOptions opts)
   verify_graphs_ = true;
 #endif
   if (const char* v = std::getenv("NN_VERIFY_IR")) verify_graphs_ = verify_graphs_ || std::string_view(v) == "1";
-  // Where a rank made a collective call that another rank did not match.
-  backend::set_collective_loc_text([this, alive = std::weak_ptr<const uint64_t>(alive_)](const backend::SourceLoc& l) {
-    return alive.lock() ? sources_.location(Span{l.file, l.begin, l.end}) : std::string("?");
-  });
   prelude_ = std::make_shared<Env>();
   install_builtins();
   globals_ = std::make_shared<Env>(prelude_);

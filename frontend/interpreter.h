@@ -343,6 +343,11 @@ class Interpreter {
   }
   void check_stop(Span span);
   std::atomic<bool> stop_{false};
+  // How the backend's own diagnostics (a collective another rank did not
+  // match) write this interpreter's locations; installed with run_scope().
+  backend::LocText loc_text_ = [this](const backend::SourceLoc& l) {
+    return sources_.location(Span{l.file, l.begin, l.end});
+  };
   bool deadline_on_ = false;
   uint32_t deadline_tick_ = 0;
   double time_limit_s_ = 0;
@@ -365,7 +370,7 @@ class Interpreter {
   // interpreter.
   backend::Ref<backend::MemoryAccount> account_;
   backend::RunScope run_scope() {
-    return backend::RunScope({&rng_, threads_, device_, autocast_, account_.get(), &stop_});
+    return backend::RunScope({&rng_, threads_, device_, autocast_, account_.get(), &stop_, &loc_text_});
   }
 
   SourceManager sources_;

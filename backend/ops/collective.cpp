@@ -22,6 +22,7 @@
 #include "backend/ops/backward.h"
 #include "backend/ops/register.h"
 #include "backend/profiler.h"
+#include "backend/run_context.h"
 #include "backend/source_loc.h"
 
 namespace nn::backend {
@@ -258,8 +259,6 @@ void wait_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs&) {
   }
 }
 
-// Where the script made the call, as "file:line:col" (set by the frontend).
-std::function<std::string(const SourceLoc&)> g_loc_text;
 // While a graph is traced: its collective calls, in order.
 thread_local std::vector<std::string>* t_recording = nullptr;
 
@@ -284,7 +283,7 @@ void check_same(const std::string& mine, const SourceLoc& where) {
     if (hashes[size_t(r)] != hashes[0]) differs = r;
   if (differs < 0) return;
   std::string shown = mine;
-  if (where.valid() && g_loc_text) shown += " at " + g_loc_text(where);
+  if (const LocText* loc = current_loc_text(); loc && where.valid()) shown += " at " + (*loc)(where);
   constexpr size_t kText = 320;
   std::vector<char> texts(kText * size_t(w.size)), text(kText, '\0');
   // Cut in the middle, so that a long call keeps its location.
@@ -358,7 +357,6 @@ std::string CollectiveRecording::run_of(const std::string& graph) const {
 
 void check_graph_run(const std::string& calls) { check_same(calls, op_loc()); }
 
-void set_collective_loc_text(std::function<std::string(const SourceLoc&)> f) { g_loc_text = std::move(f); }
 
 std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp op) {
   const Attrs with_op = op == ReduceOp::sum ? Attrs{} : Attrs{{"op", std::string(comm::reduce_op_name(op))}};
