@@ -2,6 +2,7 @@
 // part in is recorded on the autodiff tape (backend/autograd.h).
 #include "backend/dispatch.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 
@@ -24,11 +25,10 @@ bool host_scalar(const TensorType& t) { return t.shape.ndim() == 0 && t.device &
 // hold would wrap in the kernel (zeros of i32 == 2**32 was true), so it is
 // refused, as PyTorch refuses it.
 void check_host_ints_fit(const OpDef& op, std::span<const Tensor> in, std::span<const TensorType> types) {
-  bool any = false;
-  for (const Tensor& t : in) any |= t.defined() && t.weak() && t.dtype() == DType::i64;
-  if (!any || promote_types(types).dtype != DType::i32) return;
+  auto host_int = [](const Tensor& t) { return t.defined() && t.weak() && t.dtype() == DType::i64; };
+  if (std::none_of(in.begin(), in.end(), host_int) || promote_types(types).dtype != DType::i32) return;
   for (const Tensor& t : in) {
-    if (!t.defined() || !t.weak() || t.dtype() != DType::i64 || t.is_traced() || !host_scalar(t.type())) continue;
+    if (!host_int(t) || t.is_traced() || !host_scalar(t.type())) continue;
     const int64_t v = t.item_int();
     if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
       throw Error(op.name + ": " + std::to_string(v) + " does not fit i32, the dtype it meets the i32 tensor in; " +

@@ -107,18 +107,17 @@ void HostReads::feed() const {
 }
 
 std::string HostReads::why_not(Env* env) const {
-  for (const Name& n : names_) {
-    const Value* now = env ? env->find(n.name) : nullptr;
-    if (!now) return "`" + symbol_name(n.name) + "` no longer exists";
-    if (!same(*now, n.value)) return "`" + symbol_name(n.name) + "` " + change(*now, n.value);
-  }
-  for (const Held& h : held_) {
-    const EnvPtr scope = h.scope.lock();
-    if (!scope) continue;
-    const Value* now = scope->find_local(h.name);
-    if (!now) return "`" + symbol_name(h.name) + "` no longer exists";
-    if (!same(*now, h.value)) return "`" + symbol_name(h.name) + "` " + change(*now, h.value);
-  }
+  // "" when `name` still holds `was`; `now`: what it holds now, if anything.
+  auto differs = [](Symbol name, const Value* now, const Value& was) -> std::string {
+    if (!now) return "`" + symbol_name(name) + "` no longer exists";
+    if (!same(*now, was)) return "`" + symbol_name(name) + "` " + change(*now, was);
+    return "";
+  };
+  for (const Name& n : names_)
+    if (std::string why = differs(n.name, env ? env->find(n.name) : nullptr, n.value); !why.empty()) return why;
+  for (const Held& h : held_)
+    if (const EnvPtr scope = h.scope.lock())
+      if (std::string why = differs(h.name, scope->find_local(h.name), h.value); !why.empty()) return why;
   for (const Fed& f : fed_) {
     const Value* now = f.record->find(f.field);
     if (!now || !fed_number(*now))
