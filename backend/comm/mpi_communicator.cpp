@@ -1,15 +1,20 @@
 // The communicator over MPI (Open MPI; backend/comm/communicator.h), made
 // when nn runs under mpirun or mpiexec. MPI is asked for serialized threads:
 // a mutex keeps calls from two interpreter threads apart. Errors come back
-// as Error (MPI_ERRORS_RETURN), never as MPI's own abort.
+// as Error (MPI_ERRORS_RETURN), never as MPI's own abort. Where every rank
+// is on this machine, non-blocking all-reduces go through shared memory
+// (comm/shared_memory_all_reduce.h) in an MPI window; MPI carries the rest.
 #include <climits>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "backend/comm/communicator.h"
 #include "backend/comm/mpi_library.h"
+#include "backend/comm/shared_memory_all_reduce.h"
 #include "backend/error.h"
 
 namespace nn::backend::comm {
@@ -54,6 +59,14 @@ void divide(void* data, int64_t count, DType t, int size) {
   }
 }
 
+// "0" keeps every all-reduce on MPI's messages (docs/distributed.md).
+constexpr const char* kSharedMemoryVariable = "NN_SHARED_MEMORY_COLLECTIVES";
+
+bool env_says_no(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string_view(v) == "0";
+}
+
 int int_count(int64_t count, const char* what) {
   if (count > INT_MAX) throw Error(std::string(what) + ": more than 2^31 - 1 elements in one collective");
   return int(count);
@@ -75,11 +88,19 @@ class Mpi final : public Communicator {
     check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_.rank, MPI_INFO_NULL, &local),
           "MPI_Comm_split_type");
     MPI_Comm_rank(local, &world_.local_rank);
+    int local_size = 0;
+    MPI_Comm_size(local, &local_size);
     MPI_Comm_free(&local);
+    if (world_.size > 1 && local_size == world_.size && !env_says_no(kSharedMemoryVariable)) map_shared_areas();
   }
 
   void all_reduce(void* data, int64_t count, DType dtype, ReduceOp op) override {
+    if (shared_ && SharedMemoryAllReduce::supports(dtype, op)) {
+      wait(start_all_reduce(data, count, dtype, op));
+      return;
+    }
     std::lock_guard lock(mu_);
+    drain_shared();
     check(MPI_Allreduce(MPI_IN_PLACE, data, int_count(count, "all_reduce"), mpi_type(dtype), mpi_op(op),
                         MPI_COMM_WORLD),
           "all_reduce");
@@ -87,28 +108,34 @@ class Mpi final : public Communicator {
   }
   void broadcast(void* data, size_t bytes, int root) override {
     std::lock_guard lock(mu_);
+    drain_shared();
     check(MPI_Bcast(data, int_count(int64_t(bytes), "broadcast"), MPI_BYTE, root, MPI_COMM_WORLD), "broadcast");
   }
   void all_gather(const void* send, void* recv, size_t bytes) override {
     std::lock_guard lock(mu_);
+    drain_shared();
     const int n = int_count(int64_t(bytes), "all_gather");
     check(MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, MPI_COMM_WORLD), "all_gather");
   }
   void barrier() override {
     std::lock_guard lock(mu_);
+    drain_shared();
     check(MPI_Barrier(MPI_COMM_WORLD), "barrier");
   }
 
   Request start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op) override {
     std::lock_guard lock(mu_);
-    Started s{MPI_REQUEST_NULL, data, count, dtype, op == ReduceOp::mean, 0};
+    Started s{MPI_REQUEST_NULL, data, count, dtype, op == ReduceOp::mean, 0, false, 0};
+    if (shared_ && SharedMemoryAllReduce::supports(dtype, op)) {
+      s.via_shared = true;
+      s.shared = shared_->start(data, count, dtype, op);
+      return remember(s);
+    }
+    drain_shared();
     check(MPI_Iallreduce(MPI_IN_PLACE, data, int_count(count, "all_reduce"), mpi_type(dtype), mpi_op(op),
                          MPI_COMM_WORLD, &s.request),
           "all_reduce");
-    const Request id = ++next_;
-    started_.emplace(id, s);
-    ++pending_;
-    return id;
+    return remember(s);
   }
   int64_t wait(Request id) override {
     std::lock_guard lock(mu_);
@@ -117,12 +144,19 @@ class Mpi final : public Communicator {
     Started s = it->second;
     started_.erase(it);
     --pending_;
-    check(MPI_Wait(&s.request, MPI_STATUS_IGNORE), "all_reduce");
+    if (s.via_shared) return shared_->wait(s.shared);
+    // Shared memory requests started since move on meanwhile: a peer may be
+    // waiting on them before it lets this one finish.
+    for (int done = 0; !done;) {
+      check(MPI_Test(&s.request, &done, MPI_STATUS_IGNORE), "all_reduce");
+      if (shared_) shared_->progress();
+    }
     if (s.mean) divide(s.data, s.count, s.dtype, world_.size);
     return s.done_ns ? s.done_ns : now_ns();
   }
   void progress() override {
     std::lock_guard lock(mu_);
+    if (shared_) shared_->progress();
     for (auto& [id, s] : started_) {
       int done = 0;
       if (s.request == MPI_REQUEST_NULL) continue;
@@ -143,8 +177,46 @@ class Mpi final : public Communicator {
     DType dtype;
     bool mean;
     int64_t done_ns;  // when a progress call saw it done; 0: not yet
+    bool via_shared;  // through shared memory: `shared` is its request there
+    Request shared;
   };
+
+  Request remember(const Started& s) {
+    const Request id = ++next_;
+    started_.emplace(id, s);
+    ++pending_;
+    return id;
+  }
+
+  // Each rank's area in one window over the world (all on this machine):
+  // pages are taken only as requests reach them.
+  void map_shared_areas() {
+    constexpr size_t kAreaBytes = SharedMemoryAllReduce::kHeaderBytes + (size_t(64) << 20);
+    char* mine = nullptr;
+    MPI_Win window;
+    if (MPI_Win_allocate_shared(MPI_Aint(kAreaBytes), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &window) !=
+        MPI_SUCCESS)
+      return;  // MPI's messages carry every all-reduce
+    SharedMemoryAllReduce::init_area(mine);
+    check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    std::vector<void*> areas;
+    for (int k = 0; k < world_.size; ++k) {
+      MPI_Aint bytes = 0;
+      int unit = 0;
+      void* base = nullptr;
+      check(MPI_Win_shared_query(window, k, &bytes, &unit, &base), "MPI_Win_shared_query");
+      areas.push_back(base);
+    }
+    shared_ = std::make_unique<SharedMemoryAllReduce>(std::move(areas), kAreaBytes, world_.rank);
+  }
+
+  // A blocking MPI call must not leave a peer waiting on this rank's shared
+  // memory phases: started all-reduces complete first.
+  void drain_shared() {
+    if (shared_) shared_->drain();
+  }
   std::mutex mu_;
+  std::unique_ptr<SharedMemoryAllReduce> shared_;
   std::unordered_map<Request, Started> started_;
   Request next_ = 0;
 };

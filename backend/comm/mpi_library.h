@@ -28,6 +28,8 @@
   S(MPI_Initialized)                                                                                           \
   S(MPI_Test)                                                                                                  \
   S(MPI_Wait)                                                                                                  \
+  S(MPI_Win_allocate_shared)                                                                                   \
+  S(MPI_Win_shared_query)                                                                                      \
   S(ompi_mpi_byte)                                                                                             \
   S(ompi_mpi_comm_world)                                                                                       \
   S(ompi_mpi_double)                                                                                           \
@@ -76,6 +78,8 @@ const MpiLibrary& mpi_library();
 #define MPI_Initialized NN_MPI_CALL(MPI_Initialized)
 #define MPI_Test NN_MPI_CALL(MPI_Test)
 #define MPI_Wait NN_MPI_CALL(MPI_Wait)
+#define MPI_Win_allocate_shared NN_MPI_CALL(MPI_Win_allocate_shared)
+#define MPI_Win_shared_query NN_MPI_CALL(MPI_Win_shared_query)
 #define ompi_mpi_byte NN_MPI_OBJECT(ompi_mpi_byte)
 #define ompi_mpi_comm_world NN_MPI_OBJECT(ompi_mpi_comm_world)
 #define ompi_mpi_double NN_MPI_OBJECT(ompi_mpi_double)

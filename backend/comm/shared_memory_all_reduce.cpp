@@ -1,0 +1,267 @@
+// The all-reduce through shared memory areas (comm/shared_memory_all_reduce.h).
+#include "backend/comm/shared_memory_all_reduce.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+#include "backend/error.h"
+
+namespace nn::backend::comm {
+namespace {
+
+// Requests a peer may be behind by: the header keeps the offsets of the last
+// kSlots requests.
+constexpr uint64_t kSlots = 64;
+constexpr size_t kAlign = 64;
+
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// out = src[0] ∘ src[1] ∘ ... in rank order; the last pass also divides a
+// mean and writes `copy`. `copy` may be src[k]: each element is read before
+// it is written.
+template <typename T, typename F>
+void fold(const std::vector<const T*>& src, T* out, T* copy, int64_t n, F f, T divisor) {
+  const size_t count = src.size();
+  for (size_t k = 1; k < count; ++k) {
+    const T* a = k == 1 ? src[0] : out;
+    const T* b = src[k];
+    if (k + 1 < count) {
+      for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+    } else if (divisor != T(1)) {
+      for (int64_t i = 0; i < n; ++i) {
+        const T v = f(a[i], b[i]) / divisor;
+        out[i] = v;
+        copy[i] = v;
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        const T v = f(a[i], b[i]);
+        out[i] = v;
+        copy[i] = v;
+      }
+    }
+  }
+}
+
+template <typename T>
+void fold_op(const std::vector<const char*>& src, char* out, char* copy, int64_t n, ReduceOp op, int size) {
+  std::vector<const T*> s;
+  for (const char* p : src) s.push_back(reinterpret_cast<const T*>(p));
+  T* o = reinterpret_cast<T*>(out);
+  T* c = reinterpret_cast<T*>(copy);
+  // As MPI's path: a mean of integers stays their sum.
+  const T divisor = op == ReduceOp::mean && std::is_floating_point_v<T> ? T(size) : T(1);
+  switch (op) {
+    case ReduceOp::sum: case ReduceOp::mean: fold(s, o, c, n, [](T a, T b) { return T(a + b); }, divisor); break;
+    case ReduceOp::max: fold(s, o, c, n, [](T a, T b) { return std::max(a, b); }, divisor); break;
+    case ReduceOp::min: fold(s, o, c, n, [](T a, T b) { return std::min(a, b); }, divisor); break;
+  }
+}
+
+void fold_dtype(DType t, const std::vector<const char*>& src, char* out, char* copy, int64_t n, ReduceOp op, int size) {
+  switch (t) {
+    case DType::f32: fold_op<float>(src, out, copy, n, op, size); break;
+    case DType::f64: fold_op<double>(src, out, copy, n, op, size); break;
+    case DType::i32: fold_op<int32_t>(src, out, copy, n, op, size); break;
+    case DType::i64: fold_op<int64_t>(src, out, copy, n, op, size); break;
+    case DType::boolean: fold_op<uint8_t>(src, out, copy, n, op, size); break;
+    default: throw Error("all_reduce: no shared memory reduction of " + std::string(dtype_name(t)));
+  }
+}
+
+}  // namespace
+
+// How far a rank has come: the last request it published, reduced and
+// finished (1, 2, ...; 0 none), and where in its area each of the last
+// kSlots requests lies. Peers read it; only its rank writes it.
+struct SharedMemoryAllReduce::Header {
+  alignas(kAlign) std::atomic<uint64_t> published{0};
+  alignas(kAlign) std::atomic<uint64_t> reduced{0};
+  alignas(kAlign) std::atomic<uint64_t> finished{0};
+  alignas(kAlign) std::atomic<uint64_t> offsets[kSlots] = {};
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "the header is shared between processes");
+
+void SharedMemoryAllReduce::init_area(void* area) {
+  static_assert(sizeof(Header) <= kHeaderBytes);
+  new (area) Header();
+}
+
+SharedMemoryAllReduce::SharedMemoryAllReduce(std::vector<void*> areas, size_t area_bytes, int rank)
+    : areas_(std::move(areas)),
+      payload_bytes_((area_bytes - kHeaderBytes) / kAlign * kAlign),
+      rank_(rank),
+      size_(int(areas_.size())) {}
+
+bool SharedMemoryAllReduce::supports(DType dtype, ReduceOp op) {
+  switch (dtype) {
+    case DType::f32: case DType::f64: case DType::i32: case DType::i64: return true;
+    case DType::boolean: return op == ReduceOp::max || op == ReduceOp::min;
+    default: return false;
+  }
+}
+
+SharedMemoryAllReduce::Header& SharedMemoryAllReduce::header(int k) const {
+  return *std::launder(static_cast<Header*>(areas_[size_t(k)]));
+}
+
+char* SharedMemoryAllReduce::payload(int k) const { return static_cast<char*>(areas_[size_t(k)]) + kHeaderBytes; }
+
+void SharedMemoryAllReduce::chunk(const Pending& p, int k, int64_t& begin, int64_t& end) const {
+  // Chunks start on cache lines: whole lines, never one shared by two writers.
+  const int64_t line = int64_t(kAlign / dtype_size(p.dtype));
+  const int64_t per = (p.count + size_ - 1) / size_;
+  const int64_t step = (per + line - 1) / line * line;
+  begin = std::min(p.count, k * step);
+  end = std::min(p.count, begin + step);
+}
+
+uint64_t SharedMemoryAllReduce::slowest_finished() const {
+  uint64_t low = UINT64_MAX;
+  for (int k = 0; k < size_; ++k)
+    if (k != rank_) low = std::min(low, header(k).finished.load(std::memory_order_acquire));
+  return low;
+}
+
+void SharedMemoryAllReduce::spin(unsigned& turns) {
+  // Two ranks on two cores meet within microseconds; more ranks than cores
+  // need the core given up.
+  if (++turns < 256) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  } else {
+    sched_yield();
+  }
+}
+
+size_t SharedMemoryAllReduce::reserve(size_t bytes, uint64_t seq) {
+  bytes = align_up(bytes);
+  unsigned turns = 0;
+  for (;;) {
+    // A region is free again once every peer finished the request that used
+    // it; the header's slot for seq once they are kSlots behind. The lowest
+    // free offset keeps the pages in use few.
+    const uint64_t done = slowest_finished();
+    std::erase_if(held_, [done](const Held& h) { return h.seq <= done; });
+    if (done + kSlots >= seq) {
+      size_t offset = 0;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (const Held& h : held_)
+          if (h.offset < offset + bytes && offset < h.offset + h.bytes) {
+            offset = h.offset + h.bytes;
+            moved = true;
+          }
+      }
+      if (offset + bytes <= payload_bytes_) {
+        held_.push_back({seq, offset, bytes});
+        return offset;
+      }
+    }
+    progress();
+    spin(turns);
+  }
+}
+
+Request SharedMemoryAllReduce::start(void* data, int64_t count, DType dtype, ReduceOp op) {
+  if (!supports(dtype, op)) throw Error("all_reduce: no shared memory reduction of " + std::string(dtype_name(dtype)));
+  const size_t es = dtype_size(dtype);
+  const int64_t piece = int64_t(payload_bytes_ / 4 / kAlign * kAlign / es);
+  char* p = static_cast<char*>(data);
+  Request last = 0;
+  for (int64_t at = 0; at < count; at += piece) {
+    Pending r{++next_seq_, p + at * es, std::min(piece, count - at), dtype, op, 0, 0, at + piece >= count};
+    r.offset = reserve(size_t(r.count) * es, r.seq);
+    publish(r);
+    pending_.push_back(r);
+    last = r.seq;
+  }
+  return last;
+}
+
+void SharedMemoryAllReduce::publish(Pending& p) {
+  const size_t es = dtype_size(p.dtype);
+  char* mine = payload(rank_) + p.offset;
+  for (int k = 0; k < size_; ++k) {
+    if (k == rank_) continue;
+    int64_t b = 0, e = 0;
+    chunk(p, k, b, e);
+    std::memcpy(mine + b * es, p.data + b * es, size_t(e - b) * es);
+  }
+  Header& h = header(rank_);
+  h.offsets[p.seq % kSlots].store(p.offset, std::memory_order_relaxed);
+  h.published.store(p.seq, std::memory_order_release);
+}
+
+bool SharedMemoryAllReduce::try_reduce(Pending& p) {
+  for (int k = 0; k < size_; ++k)
+    if (k != rank_ && header(k).published.load(std::memory_order_acquire) < p.seq) return false;
+  const size_t es = dtype_size(p.dtype);
+  int64_t b = 0, e = 0;
+  chunk(p, rank_, b, e);
+  std::vector<const char*> src;
+  for (int k = 0; k < size_; ++k) {
+    const size_t at = k == rank_ ? 0 : header(k).offsets[p.seq % kSlots].load(std::memory_order_relaxed);
+    src.push_back((k == rank_ ? p.data : payload(k) + at) + b * es);
+  }
+  fold_dtype(p.dtype, src, payload(rank_) + p.offset + b * es, p.data + b * es, e - b, p.op, size_);
+  header(rank_).reduced.store(p.seq, std::memory_order_release);
+  return true;
+}
+
+bool SharedMemoryAllReduce::try_gather(Pending& p) {
+  for (int k = 0; k < size_; ++k)
+    if (k != rank_ && header(k).reduced.load(std::memory_order_acquire) < p.seq) return false;
+  const size_t es = dtype_size(p.dtype);
+  for (int k = 0; k < size_; ++k) {
+    if (k == rank_) continue;
+    int64_t b = 0, e = 0;
+    chunk(p, k, b, e);
+    const size_t at = header(k).offsets[p.seq % kSlots].load(std::memory_order_relaxed);
+    std::memcpy(p.data + b * es, payload(k) + at + b * es, size_t(e - b) * es);
+  }
+  header(rank_).finished.store(p.seq, std::memory_order_release);
+  return true;
+}
+
+void SharedMemoryAllReduce::progress() {
+  // A request passes a phase only after the one before it did: the header's
+  // counters say "every request up to here".
+  int allowed = 2;
+  for (Pending& p : pending_) {
+    if (p.phase == 0 && allowed >= 1 && try_reduce(p)) p.phase = 1;
+    if (p.phase == 1 && allowed >= 2 && try_gather(p)) p.phase = 2;
+    allowed = p.phase;
+    if (allowed == 0) break;
+  }
+  while (!pending_.empty() && pending_.front().phase == 2) {
+    if (pending_.front().last) done_ns_[pending_.front().seq] = now_ns();
+    pending_.pop_front();
+  }
+}
+
+int64_t SharedMemoryAllReduce::wait(Request r) {
+  unsigned turns = 0;
+  while (!pending_.empty() && pending_.front().seq <= r) {
+    progress();
+    if (!pending_.empty() && pending_.front().seq <= r) spin(turns);
+  }
+  int64_t done = now_ns();
+  if (auto it = done_ns_.find(r); it != done_ns_.end()) {
+    done = it->second;
+    done_ns_.erase(it);
+  }
+  return done;
+}
+
+void SharedMemoryAllReduce::drain() {
+  if (!pending_.empty()) wait(pending_.back().seq);
+}
+
+}  // namespace nn::backend::comm
