@@ -31,11 +31,38 @@ MPI_Datatype mpi_type(DType t) {
   }
 }
 
-MPI_Op mpi_op(ReduceOp op) {
+// MPI's own max and min of floats keep or drop a NaN by where it lies; these
+// make a NaN on any rank the result, as the shared memory path does.
+template <typename T, bool kMax>
+void nan_extreme(void* in, void* inout, int* len, MPI_Datatype*) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  for (int i = 0; i < *len; ++i)
+    if (a[i] != a[i] || (kMax ? a[i] > b[i] : a[i] < b[i])) b[i] = a[i];
+}
+
+struct NanOps {
+  MPI_Op max_f32, min_f32, max_f64, min_f64;
+};
+
+const NanOps& nan_ops() {
+  static const NanOps ops = [] {
+    NanOps o{};
+    MPI_Op_create(&nan_extreme<float, true>, 1, &o.max_f32);
+    MPI_Op_create(&nan_extreme<float, false>, 1, &o.min_f32);
+    MPI_Op_create(&nan_extreme<double, true>, 1, &o.max_f64);
+    MPI_Op_create(&nan_extreme<double, false>, 1, &o.min_f64);
+    return o;
+  }();
+  return ops;
+}
+
+MPI_Op mpi_op(ReduceOp op, DType t) {
+  const bool f32 = t == DType::f32, f64 = t == DType::f64;
   switch (op) {
     case ReduceOp::sum: case ReduceOp::mean: return MPI_SUM;
-    case ReduceOp::max: return MPI_MAX;
-    case ReduceOp::min: return MPI_MIN;
+    case ReduceOp::max: return f32 ? nan_ops().max_f32 : f64 ? nan_ops().max_f64 : MPI_MAX;
+    case ReduceOp::min: return f32 ? nan_ops().min_f32 : f64 ? nan_ops().min_f64 : MPI_MIN;
   }
   return MPI_SUM;
 }
@@ -101,7 +128,7 @@ class Mpi final : public Communicator {
     }
     std::lock_guard lock(mu_);
     drain_shared();
-    check(MPI_Allreduce(MPI_IN_PLACE, data, int_count(count, "all_reduce"), mpi_type(dtype), mpi_op(op),
+    check(MPI_Allreduce(MPI_IN_PLACE, data, int_count(count, "all_reduce"), mpi_type(dtype), mpi_op(op, dtype),
                         MPI_COMM_WORLD),
           "all_reduce");
     if (op == ReduceOp::mean) divide(data, count, dtype, world_.size);
@@ -132,7 +159,7 @@ class Mpi final : public Communicator {
       return remember(s);
     }
     drain_shared();
-    check(MPI_Iallreduce(MPI_IN_PLACE, data, int_count(count, "all_reduce"), mpi_type(dtype), mpi_op(op),
+    check(MPI_Iallreduce(MPI_IN_PLACE, data, int_count(count, "all_reduce"), mpi_type(dtype), mpi_op(op, dtype),
                          MPI_COMM_WORLD, &s.request),
           "all_reduce");
     return remember(s);

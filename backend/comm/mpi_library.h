@@ -25,6 +25,7 @@
   S(MPI_Finalized)                                                                                             \
   S(MPI_Iallreduce)                                                                                            \
   S(MPI_Init_thread)                                                                                           \
+  S(MPI_Op_create)                                                                                             \
   S(MPI_Initialized)                                                                                           \
   S(MPI_Test)                                                                                                  \
   S(MPI_Wait)                                                                                                  \
@@ -75,6 +76,7 @@ const MpiLibrary& mpi_library();
 #define MPI_Finalized NN_MPI_CALL(MPI_Finalized)
 #define MPI_Iallreduce NN_MPI_CALL(MPI_Iallreduce)
 #define MPI_Init_thread NN_MPI_CALL(MPI_Init_thread)
+#define MPI_Op_create NN_MPI_CALL(MPI_Op_create)
 #define MPI_Initialized NN_MPI_CALL(MPI_Initialized)
 #define MPI_Test NN_MPI_CALL(MPI_Test)
 #define MPI_Wait NN_MPI_CALL(MPI_Wait)

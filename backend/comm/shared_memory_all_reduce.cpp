@@ -58,8 +58,9 @@ void fold_op(const std::vector<const char*>& src, char* out, char* copy, int64_t
   const T divisor = op == ReduceOp::mean && std::is_floating_point_v<T> ? T(size) : T(1);
   switch (op) {
     case ReduceOp::sum: case ReduceOp::mean: fold(s, o, c, n, [](T a, T b) { return T(a + b); }, divisor); break;
-    case ReduceOp::max: fold(s, o, c, n, [](T a, T b) { return std::max(a, b); }, divisor); break;
-    case ReduceOp::min: fold(s, o, c, n, [](T a, T b) { return std::min(a, b); }, divisor); break;
+    // A NaN on any rank is the max and the min, whichever rank holds it.
+    case ReduceOp::max: fold(s, o, c, n, [](T a, T b) { return a > b || a != a ? a : b; }, divisor); break;
+    case ReduceOp::min: fold(s, o, c, n, [](T a, T b) { return a < b || a != a ? a : b; }, divisor); break;
   }
 }
 
