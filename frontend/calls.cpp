@@ -248,22 +248,30 @@ int64_t Args::integer(size_t i) const {
   const Value& v = bound_.values[i];
   if (v.is_int()) return v.as_int();
   if (v.is_bool()) return v.as_bool();
-  if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().numel() == 1) return v.as_tensor().item_int();
+  if (v.is_tensor() && is_integral(v.as_tensor().dtype()) && v.as_tensor().numel() == 1) {
+    vm_.note_value_read(v.as_tensor());
+    return v.as_tensor().item_int();
+  }
   fail(i, "expected an int, got " + a_type_name(v));
 }
 
 double Args::number(size_t i) const {
   const Value& v = bound_.values[i];
   if (v.is_number()) return v.as_number();
-  if (v.is_tensor() && v.as_tensor().numel() == 1) return v.as_tensor().item_double();
+  if (v.is_tensor() && v.as_tensor().numel() == 1) {
+    vm_.note_value_read(v.as_tensor());
+    return v.as_tensor().item_double();
+  }
   fail(i, "expected a number, got " + a_type_name(v));
 }
 
 bool Args::boolean(size_t i) const {
   const Value& v = bound_.values[i];
   if (v.is_bool()) return v.as_bool();
-  if (v.is_tensor() && v.as_tensor().numel() == 1 && v.as_tensor().dtype() == backend::DType::boolean)
+  if (v.is_tensor() && v.as_tensor().numel() == 1 && v.as_tensor().dtype() == backend::DType::boolean) {
+    vm_.note_value_read(v.as_tensor());
     return v.as_tensor().item_bool();
+  }
   fail(i, "expected true or false, got " + a_type_name(v));
 }
 

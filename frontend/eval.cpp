@@ -101,7 +101,7 @@ Value Interpreter::literal_tensor(const Expr& e) {
 
 Value Interpreter::eval_name(const NameExpr& e, const EnvPtr& env) {
   if (Value* v = env->find(e.sym)) {
-    if (host_reads_ && HostReads::guarded(*v)) note_host_read(env, e.sym, *v);
+    if (host_reads_ && (HostReads::guarded(*v) || v->is_tensor())) note_host_read(env, e.sym, *v);
     return *v;
   }
   std::vector<std::string> known;

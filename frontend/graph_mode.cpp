@@ -369,7 +369,15 @@ bool Interpreter::outside_the_graph(const Env& env, Symbol name) const {
 // call, or in another scope made before the trace (a module's variable read
 // through one of its functions), checked there.
 void Interpreter::note_host_read(const EnvPtr& env, Symbol name, const Value& v) {
-  if (outside_the_graph(*env, name)) return host_reads_->note_name(name, v);
+  // A tensor is the graph's by reference: the capture guards see those the
+  // graph's own scopes reach; this sees those another scope holds (a
+  // closure's `v`, a module's variable), by identity.
+  const bool tensor = v.is_tensor();
+  if (tensor && v.as_tensor().is_traced()) return;
+  if (outside_the_graph(*env, name)) {
+    if (!tensor) host_reads_->note_name(name, v);
+    return;
+  }
   const EnvPtr* holder = &env;
   while (*holder && !(*holder)->find_local(name)) holder = &(*holder)->parent;
   if (*holder && *holder != prelude_ && !(*holder)->made_in_trace) host_reads_->note_held(*holder, name, v);

@@ -1,6 +1,7 @@
 // HostReads (frontend/host_read_guard.h).
 #include "frontend/host_read_guard.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "frontend/format.h"
@@ -38,20 +39,68 @@ bool same(const Value& a, const Value& b) {
     default: return false;
   }
 }
-// "is now 0.05 (was 0.1)"; a record or function is compared by identity,
-// and may be large: "is another record".
+// "is now 0.05 (was 0.1)"; a record, function or list is compared by
+// identity, and may be large: "is another record".
 std::string change(const Value& now, const Value& was) {
   if (now.is_record() && was.is_record()) return "is another record";
   if (now.is_function() && was.is_function()) return "is another function";
+  if (now.is_list() && was.is_list())
+    return now.as_list() == was.as_list() ? "has other items than when traced" : "is another list";
+  if (now.is_tuple() && was.is_tuple()) return "is another tuple";
+  if (now.is_tensor() && was.is_tensor()) return "now holds another tensor";
   return "is now " + to_str(now) + " (was " + to_str(was) + ")";
 }
+
+// An item of a list as the trace saw it: tensors are compared by identity
+// (their values are the graph's inputs), values of no guarded kind by kind.
+bool same_item(const Value& now, const Value& was) {
+  if (was.is_tensor()) return now.is_tensor() && now.as_tensor().impl() == was.as_tensor().impl();
+  if (HostReads::guarded(was)) return same(now, was);
+  return now.kind() == was.kind();
+}
+
+bool holds_list(const Value& v) {
+  if (v.is_list()) return true;
+  if (v.is_tuple())
+    for (const Value& item : v.as_tuple()->items)
+      if (holds_list(item)) return true;
+  return false;
+}
 }  // namespace
+
+HostReads::Seen HostReads::seen(const Value& v) {
+  // The lists being looked into: one that holds itself is seen by identity there.
+  thread_local std::vector<const List*> open;
+  Seen s{v, {}};
+  const std::vector<Value>* items = nullptr;
+  if (v.is_list() && std::find(open.begin(), open.end(), v.as_list().get()) == open.end()) items = &v.as_list()->items;
+  if (v.is_tuple() && holds_list(v)) items = &v.as_tuple()->items;
+  if (!items) return s;
+  if (v.is_list()) open.push_back(v.as_list().get());
+  s.items.reserve(items->size());
+  for (const Value& item : *items) s.items.push_back(seen(item));
+  s.deep = true;
+  if (v.is_list()) open.pop_back();
+  return s;
+}
+
+bool HostReads::holds(const Value& now, const Seen& was) {
+  if (!was.deep) return was.value.is_list() ? now.is_list() && now.as_list() == was.value.as_list()
+                                            : same_item(now, was.value);
+  const std::vector<Value>* items = nullptr;
+  if (was.value.is_list() && now.is_list() && now.as_list() == was.value.as_list()) items = &now.as_list()->items;
+  if (was.value.is_tuple() && now.is_tuple()) items = &now.as_tuple()->items;
+  if (!items || items->size() != was.items.size()) return false;
+  for (size_t i = 0; i < items->size(); ++i)
+    if (!holds((*items)[i], was.items[i])) return false;
+  return true;
+}
 
 bool HostReads::guarded(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::Int: case Value::Kind::Float: case Value::Kind::Bool: case Value::Kind::Str:
     case Value::Kind::None: case Value::Kind::DType: case Value::Kind::Range: case Value::Kind::Device:
-    case Value::Kind::Record: case Value::Kind::Function:
+    case Value::Kind::Record: case Value::Kind::Function: case Value::Kind::List:
       return true;
     case Value::Kind::Tuple:
       for (const Value& item : v.as_tuple()->items)
@@ -64,19 +113,35 @@ bool HostReads::guarded(const Value& v) {
 void HostReads::note_name(Symbol name, const Value& v) {
   for (const Name& n : names_)
     if (n.name == name) return;  // the first read is what the trace used
-  names_.push_back({name, v});
+  names_.push_back({name, seen(v)});
 }
 
 void HostReads::note_held(const EnvPtr& scope, Symbol name, const Value& v) {
   for (const Held& h : held_)
     if (h.name == name && !h.scope.owner_before(scope) && !scope.owner_before(h.scope)) return;
-  held_.push_back({scope, name, v});
+  held_.push_back({scope, name, seen(v)});
 }
 
 void HostReads::note_field(const RecordPtr& r, Symbol field, const Value& v) {
   for (const Field& f : fields_)
     if (f.record == r && f.field == field) return;
-  fields_.push_back({r, field, v});
+  fields_.push_back({r, field, seen(v)});
+}
+
+namespace {
+// A one-element tensor's value as item() gives it.
+Value host_value(const backend::Tensor& t) {
+  if (t.dtype() == backend::DType::boolean) return Value(t.item_bool());
+  if (is_integral(t.dtype())) return Value(t.item_int());
+  return Value(t.item_double());
+}
+}  // namespace
+
+void HostReads::note_value(const backend::Tensor& t) {
+  if (t.numel() != 1) return;
+  for (const Read& r : values_)
+    if (r.tensor.impl() == t.impl()) return;
+  values_.push_back({t, host_value(t)});
 }
 
 void write_fed(const backend::Tensor& t, double v) {
@@ -108,9 +173,9 @@ void HostReads::feed() const {
 
 std::string HostReads::why_not(Env* env) const {
   // "" when `name` still holds `was`; `now`: what it holds now, if anything.
-  auto differs = [](Symbol name, const Value* now, const Value& was) -> std::string {
+  auto differs = [](Symbol name, const Value* now, const Seen& was) -> std::string {
     if (!now) return "`" + symbol_name(name) + "` no longer exists";
-    if (!same(*now, was)) return "`" + symbol_name(name) + "` " + change(*now, was);
+    if (!holds(*now, was)) return "`" + symbol_name(name) + "` " + change(*now, was.value);
     return "";
   };
   for (const Name& n : names_)
@@ -118,6 +183,9 @@ std::string HostReads::why_not(Env* env) const {
   for (const Held& h : held_)
     if (const EnvPtr scope = h.scope.lock())
       if (std::string why = differs(h.name, scope->find_local(h.name), h.value); !why.empty()) return why;
+  for (const Read& r : values_)
+    if (const Value now = host_value(r.tensor); !same(now, r.value))
+      return "a tensor " + r.tensor.type().str() + " read as a host value " + change(now, r.value);
   for (const Fed& f : fed_) {
     const Value* now = f.record->find(f.field);
     if (!now || !fed_number(*now))
@@ -126,7 +194,8 @@ std::string HostReads::why_not(Env* env) const {
   for (const Field& f : fields_) {
     const Value* now = f.record->find(f.field);
     if (!now) return "a record's field `" + symbol_name(f.field) + "` no longer exists";
-    if (!same(*now, f.value)) return "a record's field `" + symbol_name(f.field) + "` " + change(*now, f.value);
+    if (!holds(*now, f.value))
+      return "a record's field `" + symbol_name(f.field) + "` " + change(*now, f.value.value);
   }
   return "";
 }

@@ -29,7 +29,11 @@ class HostReads {
   // record rebound (`cfg = {scale: 3.0}`, `opt = sgd(...)`) is another
   // record, whose fields the guards of the old one did not see, and a
   // function rebound or defined again (`fn f(x) {...}` at the REPL) is other
-  // code, which the trace inlined.
+  // code, which the trace inlined. A list is compared by identity and by
+  // its items as the trace first saw it (their number, their values, the
+  // tensors, records and lists they are): the trace unrolled a loop over
+  // it or folded an item in, so `xs[0] = 3.0` or `append(layers, l)` traces
+  // again too.
   static bool guarded(const Value& v);
   // A name read while tracing that lives in the scope the graph was defined
   // in or one around it: checked as the graph's code sees it on each call.
@@ -40,6 +44,9 @@ class HostReads {
   void note_held(const EnvPtr& scope, Symbol name, const Value& v);
   // A record's field read while tracing.
   void note_field(const RecordPtr& r, Symbol field, const Value& v);
+  // A one-element tensor from outside the graph whose value the trace read
+  // as a host value (item(k), int(k), `if k`): compared by value.
+  void note_value(const backend::Tensor& t);
 
   // A record's field read into a fed tensor (backend TensorImpl::fed): not
   // a constant of the graph; feed() copies its value in before every run.
@@ -53,22 +60,33 @@ class HostReads {
   bool hold(Env* env) const { return why_not(env).empty(); }
   // "`lr` is now 0.05"; "" when they hold.
   std::string why_not(Env* env) const;
-  bool empty() const { return names_.empty() && held_.empty() && fields_.empty() && fed_.empty(); }
+  bool empty() const {
+    return names_.empty() && held_.empty() && fields_.empty() && fed_.empty() && values_.empty();
+  }
 
  private:
+  // A value as the trace read it: lists (and tuples holding lists) with
+  // their items as they were then, since the list itself may change.
+  struct Seen {
+    Value value;
+    std::vector<Seen> items;
+    bool deep = false;  // items holds what the list or tuple held
+  };
+  static Seen seen(const Value& v);
+  static bool holds(const Value& now, const Seen& was);
   struct Name {
     Symbol name;
-    Value value;
+    Seen value;
   };
   struct Held {
     std::weak_ptr<Env> scope;  // not kept alive: once it is gone, nothing can rebind its names
     Symbol name;
-    Value value;
+    Seen value;
   };
   struct Field {
     RecordPtr record;
     Symbol field;
-    Value value;
+    Seen value;
   };
   struct Fed {
     RecordPtr record;
@@ -79,6 +97,11 @@ class HostReads {
   std::vector<Held> held_;
   std::vector<Field> fields_;
   std::vector<Fed> fed_;
+  struct Read {
+    backend::Tensor tensor;
+    Value value;
+  };
+  std::vector<Read> values_;
 };
 
 }  // namespace nn::frontend

@@ -316,6 +316,11 @@ class Interpreter {
   void note_fed(const RecordPtr& r, Symbol field, const backend::Tensor& t) {
     if (host_reads_) host_reads_->note_fed(r, field, t);
   }
+  // While a graph is traced: a tensor from outside it read as a host value
+  // (item, int, float, a condition), a constant of the trace from then on.
+  void note_value_read(const backend::Tensor& t) {
+    if (host_reads_ && !t.is_traced()) host_reads_->note_value(t);
+  }
  private:
   // While a graph is traced: the fields of records it assigned, so that a
   // fed field set inside the graph (lost on its later runs) is refused.

@@ -176,6 +176,7 @@ void install_host(Interpreter& vm) {
   def(vm, "item", "x", [](Args& a) {
     backend::Tensor t = a.tensor(0);
     if (t.numel() != 1) a.fail(0, "item() needs a tensor with one element, not " + t.type().str());
+    a.vm().note_value_read(t);
     if (t.dtype() == backend::DType::boolean) return Value(t.item_bool());
     if (is_integral(t.dtype())) return Value(t.item_int());
     return Value(t.item_double());
