@@ -121,11 +121,28 @@ bool host_equal(const Value& a, const Value& b) {
 
 int64_t int_of(const Value& v) { return v.is_bool() ? int64_t(v.as_bool()) : v.as_int(); }
 
-// Host integers wrap on overflow, as integer tensors do: the sums in
-// unsigned arithmetic, where wrapping is defined.
-int64_t wrap_add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
-int64_t wrap_sub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
-int64_t wrap_mul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+// Host integers are 64-bit. Python's would be exact past that range, so a
+// result that does not fit is an error rather than a wrapped number.
+[[noreturn]] void int_overflow(Span span, const std::string& expr) {
+  fail(span, "integer overflow: " + expr + " does not fit in a 64-bit int (-9223372036854775808 to " +
+                 "9223372036854775807); a float gives its approximate value");
+}
+
+int64_t add(int64_t a, int64_t b, Span s) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) int_overflow(s, std::to_string(a) + " + " + std::to_string(b));
+  return r;
+}
+int64_t sub(int64_t a, int64_t b, Span s) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) int_overflow(s, std::to_string(a) + " - " + std::to_string(b));
+  return r;
+}
+int64_t mul(int64_t a, int64_t b, Span s) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) int_overflow(s, std::to_string(a) + " * " + std::to_string(b));
+  return r;
+}
 
 // Python's floor modulo.
 double fmod_floor(double a, double b) {
@@ -154,11 +171,11 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
     bool floating = a.is_float() || b.is_float();
     switch (op) {
       case BinOp::Add:
-        return floating ? Value(a.as_number() + b.as_number()) : Value(wrap_add(int_of(a), int_of(b)));
+        return floating ? Value(a.as_number() + b.as_number()) : Value(add(int_of(a), int_of(b), span));
       case BinOp::Sub:
-        return floating ? Value(a.as_number() - b.as_number()) : Value(wrap_sub(int_of(a), int_of(b)));
+        return floating ? Value(a.as_number() - b.as_number()) : Value(sub(int_of(a), int_of(b), span));
       case BinOp::Mul:
-        return floating ? Value(a.as_number() * b.as_number()) : Value(wrap_mul(int_of(a), int_of(b)));
+        return floating ? Value(a.as_number() * b.as_number()) : Value(mul(int_of(a), int_of(b), span));
       case BinOp::Div:
         if (!floating && int_of(b) == 0) fail(span, "division by zero");
         return Value(a.as_number() / b.as_number());
@@ -166,6 +183,7 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
         // The tensor op's functor: one rounding rule for host numbers and tensors.
         if (floating) return Value(backend::math::FloorDiv{nullptr}(a.as_number(), b.as_number()));
         if (int_of(b) == 0) fail(span, "floor division by zero");
+        if (int_of(a) == INT64_MIN && int_of(b) == -1) int_overflow(span, std::to_string(INT64_MIN) + " // -1");
         return Value(backend::math::FloorDiv{nullptr}(int_of(a), int_of(b)));
       case BinOp::Mod:
         if (!floating) {
@@ -178,11 +196,15 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
         return Value(fmod_floor(a.as_number(), b.as_number()));
       case BinOp::Pow:
         if (!floating && int_of(b) >= 0) {
-          int64_t base = int_of(a), e = int_of(b), r = 1;
+          const int64_t x = int_of(a), n = int_of(b);
+          int64_t base = x, e = n, r = 1;
+          // base is squared only while bits remain, which the result then
+          // holds as a factor: an overflow there is the result's own.
           while (e > 0) {
-            if (e & 1) r = wrap_mul(r, base);
-            base = wrap_mul(base, base);
+            bool over = (e & 1) && __builtin_mul_overflow(r, base, &r);
             e >>= 1;
+            over = over || (e > 0 && __builtin_mul_overflow(base, base, &base));
+            if (over) int_overflow(span, std::to_string(x) + " ** " + std::to_string(n));
           }
           return Value(r);
         }
@@ -232,7 +254,10 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
 }
 
 Value Interpreter::negate(const Value& v, Span span) {
-  if (v.is_int()) return Value(wrap_sub(0, v.as_int()));
+  if (v.is_int()) {
+    if (v.as_int() == INT64_MIN) int_overflow(span, "-(" + std::to_string(INT64_MIN) + ")");
+    return Value(-v.as_int());
+  }
   if (v.is_float()) return Value(-v.as_float());
   if (v.is_bool()) return Value(-int64_t(v.as_bool()));
   if (v.is_tensor()) {

@@ -184,8 +184,6 @@ void install_host(Interpreter& vm) {
   def(vm, "int", "x", [](Args& a) {
     const Value& v = a[0];
     not_a_cast(a, "int", "i64");
-    // Truncated toward zero, saturating, NaN to 0: as astype (docs/language.md).
-    if (v.is_float()) return Value(backend::math::convert_value<int64_t>(v.as_float()));
     if (v.is_str()) {
       try {
         size_t used = 0;
@@ -195,7 +193,14 @@ void install_host(Interpreter& vm) {
       }
       a.fail(0, "cannot convert \"" + v.as_str() + "\" to an int");
     }
-    return Value(backend::math::convert_value<int64_t>(a.number(0)));
+    if (v.is_int() || v.is_bool() || (v.is_tensor() && is_integral(v.as_tensor().dtype()))) return Value(a.integer(0));
+    // Truncated toward zero, as Python's; where no int holds the result,
+    // an error (astype saturates and takes NaN to 0, as PyTorch's casts).
+    const double d = a.number(0);
+    if (d != d) a.fail(0, "cannot convert nan to an int");
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+      a.fail(0, "cannot convert " + to_str(Value(d)) + " to an int: it does not fit in 64 bits");
+    return Value(int64_t(d));
   });
   def(vm, "float", "x", [](Args& a) {
     const Value& v = a[0];
