@@ -92,6 +92,7 @@ class BackwardWalk {
     // Consumers before producers: reverse post-order.
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) run_rule(nodes_[*it]);
     check_reached();
+    check_graph_results();
     return results();
   }
 
@@ -204,6 +205,7 @@ class BackwardWalk {
       w.grads = {};
       return;
     }
+    for (const Tensor& in : n.inputs) met_graph_result_ = met_graph_result_ || (in.defined() && in.impl()->graph_result);
     for (size_t k = 0; k < w.grads.size(); ++k)
       if (!w.grads[k].defined()) w.grads[k] = zeros_of(n.outputs[k]);
     BackwardArgs args{n.inputs, n.outputs, n.attrs, w.grads};
@@ -288,6 +290,22 @@ class BackwardWalk {
                 "from detach()ed values?");
   }
 
+  // A loss that depends on a compiled graph's result (which has no history)
+  // and gives some wrt entry no gradient: if the graph read that tensor, its
+  // gradient through the graph is missing, and zeros would be silently wrong.
+  void check_graph_results() const {
+    if (!met_graph_result_) return;
+    for (size_t j = 0; j < wrt_.size(); ++j) {
+      if (result_[j].defined() || leaf_grads_.contains(wrt_[j].impl())) continue;
+      throw Error("grad: the loss depends on a compiled graph's result, which carries no autodiff history, and "
+                  "the tensor " + wrt_[j].type().str() +
+                  (wrt_.size() == 1 ? std::string() : " (item " + std::to_string(j) + " of the list)") +
+                  " gets no gradient: what the graph computed from it would count for "
+                  "nothing. Call grad (or minimize) inside the graph, or detach() the graph's result where no "
+                  "gradient should flow through it");
+    }
+  }
+
   // One gradient per wrt entry: the leaves' sums, zeros where the loss does
   // not depend on it, and distinct memory for distinct tensors: a rule may
   // pass one gradient on to several inputs (add), and an in-place update of
@@ -321,6 +339,7 @@ class BackwardWalk {
   std::unordered_map<const TensorImpl*, std::vector<size_t>> wanted_leaves_;  // wrt indices of each leaf
   std::unordered_map<const TensorImpl*, Tensor> leaf_grads_;                 // wanted leaves only
   std::vector<Tensor> result_;
+  bool met_graph_result_ = false;  // a node that got a gradient read a graph's result
 };
 
 }  // namespace
@@ -380,9 +399,20 @@ void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, 
   // A stateful op (assign_slice) returns its first input itself, written in
   // place: recording it would hang a node on a tensor that is its own input.
   if (!t_grad_enabled || !op.backward || op.effect == Effect::stateful) return;
-  bool any = false;
-  for (const Tensor& t : in) any = any || (t.defined() && t.impl()->requires_grad);
-  if (!any) return;
+  bool any = false, from_graph = false;
+  for (const Tensor& t : in)
+    if (t.defined()) {
+      any = any || t.impl()->requires_grad;
+      from_graph = from_graph || t.impl()->graph_result;
+    }
+  if (!any) {
+    // What is computed from a graph's result has no history either, and
+    // says so: grad() then tells a loss that mixes it with params.
+    if (from_graph)
+      for (Tensor& t : out)
+        if (t.defined()) t.impl()->graph_result = true;
+    return;
+  }
   // Only float outputs carry gradients: an op whose outputs are all integer
   // or bool (a cast to i64) ends the path here.
   bool float_out = false;
