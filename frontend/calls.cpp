@@ -135,6 +135,7 @@ Value Interpreter::call_value(const Value& callee, CallArgs& call) {
     // A record with a `call` field is callable (layers, SPEC §8).
     static const Symbol call_sym = intern("call");
     if (const Value* f = callee.as_record()->find(call_sym); f && f->is_function()) {
+      if (host_reads_) host_reads_->note_field(callee.as_record(), call_sym, *f);  // a trace inlined it
       prepend_self(call, callee);
       return call_value(*f, call);
     }

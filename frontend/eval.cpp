@@ -364,7 +364,8 @@ Value Interpreter::field_of(const Value& target, Symbol name, Span span, const E
   const std::string& n = symbol_name(name);
   if (target.is_record()) {
     if (const Value* v = target.as_record()->find(name)) {
-      if (host_reads_ && HostReads::guarded(*v)) host_reads_->note_field(target.as_record(), name, *v);
+      if (host_reads_ && (HostReads::guarded(*v) || (v->is_tensor() && !v->as_tensor().is_traced())))
+        host_reads_->note_field(target.as_record(), name, *v);
       return *v;
     }
   }
@@ -390,7 +391,11 @@ Value Interpreter::field_of(const Value& target, Symbol name, Span span, const E
   }
   // Method sugar: x.f means f with x as its first argument.
   if (Value* f = env->find(name); f && f->is_function()) {
-    if (host_reads_) note_host_read(env, name, *f);
+    if (host_reads_) {
+      note_host_read(env, name, *f);
+      // A field `f` given to the record later is what eager code would call.
+      if (target.is_record()) host_reads_->note_absent(target.as_record(), name);
+    }
     auto bound = std::make_shared<Function>();
     bound->kind = Function::Kind::Bound;
     bound->self = target;

@@ -34,6 +34,11 @@ struct CompiledGraph : ir::CompiledGraph {
   // The autocast dtype it was traced under (f32: none): its casts are in
   // the graph, so a call under another autocast traces again.
   backend::DType autocast = backend::DType::f32;
+  // Whether grad mode was on: under no_grad a grad() inside the graph is an
+  // error, and requires_grad of what it computes is false, as in eager code.
+  bool grad_mode = true;
+  // Whether a call now may run this entry: the same autocast and grad mode.
+  bool fits_mode() const;
   Value result;                     // graph functions: the traced return value
   std::vector<Symbol> assigns;      // graph blocks: the variable of each output
   CaptureGuards guards;             // where its captured tensors were found

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "backend/autocast.h"
+#include "backend/autograd.h"
 #include "backend/error.h"
 #include "backend/ops.h"
 #include "frontend/graph_cache.h"
@@ -62,6 +63,12 @@ std::string host_key(const Value& v) {
       return "range(" + std::to_string(r.lo) + ", " + std::to_string(r.hi) + ", " + std::to_string(r.step) + ")";
     }
     case Value::Kind::Device: return "device " + v.as_device()->name();
+    case Value::Kind::Iterator: {  // by identity and position: the trace unrolled what it took
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "iterator@%p after %llu", static_cast<const void*>(v.as_iterator().get()),
+                    static_cast<unsigned long long>(v.as_iterator()->taken));
+      return buf;
+    }
     default: return type_name(v);
   }
 }
@@ -94,7 +101,7 @@ void flatten(const Value& v, const std::string& name, Signature& sig, std::vecto
       sig.push_back({path.str(), false, {}, (x.is_list() ? "list " : "tuple ") + std::to_string(n)});
     } else {
       sig.push_back({path.str(), false, {}, host_key(x)});
-      if (x.is_record() || x.is_function()) by_address.push_back(x);
+      if (x.is_record() || x.is_function() || x.is_iterator()) by_address.push_back(x);
     }
   };
   for_each_tensor(v, name, Reach::sequences, visit);
@@ -139,6 +146,12 @@ std::string what_changed(const Signature& old, const Signature& now) {
     }
     if (a.value.starts_with("param ") && b.value.starts_with("param "))
       return who + " is another param";  // the graph holds the one it was traced with
+    for (const char* kind : {"record", "fn", "iterator"})
+      if (a.value.starts_with(std::string(kind) + "@") && b.value.starts_with(std::string(kind) + "@")) {
+        const bool same_one = a.value.substr(0, a.value.find(' ')) == b.value.substr(0, b.value.find(' '));
+        if (same_one) return who + " has moved on since the trace took its values";  // an iterator
+        return who + " is another " + (std::string(kind) == "fn" ? "function" : kind);
+      }
     return who + " changed from " + (a.is_tensor ? a.type.str() : a.value) + " to " + (b.is_tensor ? b.type.str() : b.value);
   }
   return "the number of arguments changed";
@@ -221,10 +234,14 @@ std::string Interpreter::escape_hint(const TracedStore& store, const std::string
 
 bool Interpreter::graph_mode_on() const { return !opts_.eager_graphs && !ir::Tracer::active(); }
 
+bool CompiledGraph::fits_mode() const {
+  return autocast == backend::autocast_dtype() && grad_mode == backend::grad_enabled();
+}
+
 // The cache entry for `sig`, most recently used last; null when none fits.
 static CompiledGraph* find_entry(GraphCache& cache, const Signature& sig) {
   for (size_t i = 0; i < cache.entries.size(); ++i) {
-    if (cache.entries[i]->signature != sig || cache.entries[i]->autocast != backend::autocast_dtype()) continue;
+    if (cache.entries[i]->signature != sig || !cache.entries[i]->fits_mode()) continue;
     std::unique_ptr<CompiledGraph> e = std::move(cache.entries[i]);
     cache.entries.erase(cache.entries.begin() + std::ptrdiff_t(i));
     cache.entries.push_back(std::move(e));
@@ -369,18 +386,33 @@ bool Interpreter::outside_the_graph(const Env& env, Symbol name) const {
 // call, or in another scope made before the trace (a module's variable read
 // through one of its functions), checked there.
 void Interpreter::note_host_read(const EnvPtr& env, Symbol name, const Value& v) {
-  // A tensor is the graph's by reference: the capture guards see those the
-  // graph's own scopes reach; this sees those another scope holds (a
-  // closure's `v`, a module's variable), by identity.
-  const bool tensor = v.is_tensor();
-  if (tensor && v.as_tensor().is_traced()) return;
-  if (outside_the_graph(*env, name)) {
-    if (!tensor) host_reads_->note_name(name, v);
-    return;
-  }
+  // A tensor from outside is guarded by identity: the capture guards see
+  // only those the graph computes with, not one it read only as a host
+  // value or for its shape (`item(k)`, `len(t)`).
+  if (v.is_tensor() && (v.as_tensor().is_traced() || !block_input(v.as_tensor()).empty())) return;
+  if (outside_the_graph(*env, name)) return host_reads_->note_name(name, v);
   const EnvPtr* holder = &env;
   while (*holder && !(*holder)->find_local(name)) holder = &(*holder)->parent;
   if (*holder && *holder != prelude_ && !(*holder)->made_in_trace) host_reads_->note_held(*holder, name, v);
+}
+
+void Interpreter::note_value_read(const backend::Tensor& t) {
+  if (!host_reads_ || t.is_traced()) return;
+  // Written by this trace, the tensor holds a value the graph computes: the
+  // host memory still holds the old one.
+  if (const ir::Tracer* tr = ir::Tracer::active(); tr && tr->wrote_into(t))
+    throw backend::Error("a tensor's value is read here (" + t.type().str() +
+                         "), but the graph wrote into it, so its value is not known while the graph is traced; "
+                         "read it outside the graph, or use it as a tensor");
+  // A graph block's variable is bound anew on every run: its value is
+  // guarded by name, whatever tensor the name holds then.
+  if (const std::string name = block_input(t); !name.empty()) return host_reads_->note_name_value(intern(name), t);
+  host_reads_->note_value(t);
+}
+
+std::string Interpreter::block_input(const backend::Tensor& t) const {
+  const ir::Tracer* tr = ir::Tracer::active();
+  return tr && tr->input_name ? tr->input_name(t) : std::string();
 }
 
 // A fed field (an optimizer's `lr`) is read anew on every run of the graph;
@@ -434,6 +466,7 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
     cg = &add_entry(cache, std::move(made), span, why);
   }
   cg->autocast = backend::autocast_dtype();
+  cg->grad_mode = backend::grad_enabled();
   cg->guards = CaptureGuards::build(g, scope);
   cg->host_reads = std::move(reads);
   cg->result = std::move(traced.result);
@@ -561,7 +594,7 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
   std::vector<backend::Tensor> inputs;
   CompiledGraph* cg = nullptr;
   for (size_t i = cache.entries.size(); i-- > 0;)
-    if (cache.entries[i]->autocast == backend::autocast_dtype() && bind(*cache.entries[i], inputs)) {
+    if (cache.entries[i]->fits_mode() && bind(*cache.entries[i], inputs)) {
       cg = find_entry(cache, cache.entries[i]->signature);
       break;
     }

@@ -39,6 +39,24 @@ bool same(const Value& a, const Value& b) {
     default: return false;
   }
 }
+// A one-element tensor's value as item() gives it.
+Value host_value(const backend::Tensor& t) {
+  if (t.dtype() == backend::DType::boolean) return Value(t.item_bool());
+  if (is_integral(t.dtype())) return Value(t.item_int());
+  return Value(t.item_double());
+}
+
+// Host values of a few characters, and tuples of them (not tensors,
+// records or lists, which may be large).
+bool prints_small(const Value& v) {
+  if (v.is_tuple()) {
+    for (const Value& item : v.as_tuple()->items)
+      if (!prints_small(item)) return false;
+    return true;
+  }
+  return !v.is_tensor() && !v.is_record() && !v.is_list() && !v.is_function() && !v.is_iterator();
+}
+
 // "is now 0.05 (was 0.1)"; a record, function or list is compared by
 // identity, and may be large: "is another record".
 std::string change(const Value& now, const Value& was) {
@@ -46,8 +64,11 @@ std::string change(const Value& now, const Value& was) {
   if (now.is_function() && was.is_function()) return "is another function";
   if (now.is_list() && was.is_list())
     return now.as_list() == was.as_list() ? "has other items than when traced" : "is another list";
-  if (now.is_tuple() && was.is_tuple()) return "is another tuple";
+  if (now.is_tuple() && was.is_tuple() && !(prints_small(now) && prints_small(was)))
+    return "has other items than when traced";
   if (now.is_tensor() && was.is_tensor()) return "now holds another tensor";
+  if (now.is_iterator() && was.is_iterator())
+    return now.as_iterator() == was.as_iterator() ? "has moved on since the trace took its values" : "is another iterator";
   return "is now " + to_str(now) + " (was " + to_str(was) + ")";
 }
 
@@ -59,22 +80,16 @@ bool same_item(const Value& now, const Value& was) {
   return now.kind() == was.kind();
 }
 
-bool holds_list(const Value& v) {
-  if (v.is_list()) return true;
-  if (v.is_tuple())
-    for (const Value& item : v.as_tuple()->items)
-      if (holds_list(item)) return true;
-  return false;
-}
 }  // namespace
 
 HostReads::Seen HostReads::seen(const Value& v) {
   // The lists being looked into: one that holds itself is seen by identity there.
   thread_local std::vector<const List*> open;
   Seen s{v, {}};
+  if (v.is_iterator()) s.taken = v.as_iterator()->taken;
   const std::vector<Value>* items = nullptr;
   if (v.is_list() && std::find(open.begin(), open.end(), v.as_list().get()) == open.end()) items = &v.as_list()->items;
-  if (v.is_tuple() && holds_list(v)) items = &v.as_tuple()->items;
+  if (v.is_tuple()) items = &v.as_tuple()->items;
   if (!items) return s;
   if (v.is_list()) open.push_back(v.as_list().get());
   s.items.reserve(items->size());
@@ -85,6 +100,10 @@ HostReads::Seen HostReads::seen(const Value& v) {
 }
 
 bool HostReads::holds(const Value& now, const Seen& was) {
+  if (was.tensor_value)
+    return now.is_tensor() && now.as_tensor().numel() == 1 && same(host_value(now.as_tensor()), was.value);
+  if (was.value.is_iterator())
+    return now.is_iterator() && now.as_iterator() == was.value.as_iterator() && now.as_iterator()->taken == was.taken;
   if (!was.deep) return was.value.is_list() ? now.is_list() && now.as_list() == was.value.as_list()
                                             : same_item(now, was.value);
   const std::vector<Value>* items = nullptr;
@@ -100,11 +119,11 @@ bool HostReads::guarded(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::Int: case Value::Kind::Float: case Value::Kind::Bool: case Value::Kind::Str:
     case Value::Kind::None: case Value::Kind::DType: case Value::Kind::Range: case Value::Kind::Device:
-    case Value::Kind::Record: case Value::Kind::Function: case Value::Kind::List:
+    case Value::Kind::Record: case Value::Kind::Function: case Value::Kind::List: case Value::Kind::Iterator:
       return true;
     case Value::Kind::Tuple:
       for (const Value& item : v.as_tuple()->items)
-        if (!guarded(item)) return false;
+        if (!guarded(item) && !item.is_tensor()) return false;
       return true;
     default: return false;
   }
@@ -128,14 +147,20 @@ void HostReads::note_field(const RecordPtr& r, Symbol field, const Value& v) {
   fields_.push_back({r, field, seen(v)});
 }
 
-namespace {
-// A one-element tensor's value as item() gives it.
-Value host_value(const backend::Tensor& t) {
-  if (t.dtype() == backend::DType::boolean) return Value(t.item_bool());
-  if (is_integral(t.dtype())) return Value(t.item_int());
-  return Value(t.item_double());
+void HostReads::note_absent(const RecordPtr& r, Symbol field) {
+  for (const Absent& a : absent_)
+    if (a.record == r && a.field == field) return;
+  absent_.push_back({r, field});
 }
-}  // namespace
+
+void HostReads::note_name_value(Symbol name, const backend::Tensor& t) {
+  if (t.numel() != 1) return;
+  for (const Name& n : names_)
+    if (n.name == name) return;
+  Seen s{host_value(t), {}};
+  s.tensor_value = true;
+  names_.push_back({name, std::move(s)});
+}
 
 void HostReads::note_value(const backend::Tensor& t) {
   if (t.numel() != 1) return;
@@ -175,14 +200,27 @@ std::string HostReads::why_not(Env* env) const {
   // "" when `name` still holds `was`; `now`: what it holds now, if anything.
   auto differs = [](Symbol name, const Value* now, const Seen& was) -> std::string {
     if (!now) return "`" + symbol_name(name) + "` no longer exists";
-    if (!holds(*now, was)) return "`" + symbol_name(name) + "` " + change(*now, was.value);
-    return "";
+    if (holds(*now, was)) return "";
+    if (was.tensor_value && now->is_tensor())
+      return "`" + symbol_name(name) + "` now holds " +
+             (now->as_tensor().numel() == 1 ? "the value " + to_str(host_value(now->as_tensor()))
+                                            : "a tensor " + now->as_tensor().type().str()) +
+             " (was " + to_str(was.value) + ")";
+    return "`" + symbol_name(name) + "` " + change(*now, was.value);
   };
   for (const Name& n : names_)
     if (std::string why = differs(n.name, env ? env->find(n.name) : nullptr, n.value); !why.empty()) return why;
   for (const Held& h : held_)
     if (const EnvPtr scope = h.scope.lock())
       if (std::string why = differs(h.name, scope->find_local(h.name), h.value); !why.empty()) return why;
+  for (const Absent& a : absent_)
+    if (a.record->find(a.field))
+      return "a record now has a field `" + symbol_name(a.field) + "`, which `." + symbol_name(a.field) +
+             "(...)` calls in place of the function the trace called";
+  for (const Absent& a : absent_)
+    if (a.record->find(a.field))
+      return "a record now has a field `" + symbol_name(a.field) + "`, which `." + symbol_name(a.field) +
+             "(...)` calls in place of the function the trace called";
   for (const Read& r : values_)
     if (const Value now = host_value(r.tensor); !same(now, r.value))
       return "a tensor " + r.tensor.type().str() + " read as a host value " + change(now, r.value);

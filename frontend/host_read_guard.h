@@ -33,7 +33,8 @@ class HostReads {
   // its items as the trace first saw it (their number, their values, the
   // tensors, records and lists they are): the trace unrolled a loop over
   // it or folded an item in, so `xs[0] = 3.0` or `append(layers, l)` traces
-  // again too.
+  // again too. An iterator is compared by identity and by how many values
+  // it gave: the trace unrolled those it took.
   static bool guarded(const Value& v);
   // A name read while tracing that lives in the scope the graph was defined
   // in or one around it: checked as the graph's code sees it on each call.
@@ -44,9 +45,15 @@ class HostReads {
   void note_held(const EnvPtr& scope, Symbol name, const Value& v);
   // A record's field read while tracing.
   void note_field(const RecordPtr& r, Symbol field, const Value& v);
+  // A record's field the trace looked for and did not find (method sugar
+  // then called a function of that name).
+  void note_absent(const RecordPtr& r, Symbol field);
   // A one-element tensor from outside the graph whose value the trace read
   // as a host value (item(k), int(k), `if k`): compared by value.
   void note_value(const backend::Tensor& t);
+  // The same for the tensor a name holds (a graph block's variable, bound
+  // anew on every run): the value of whatever tensor it holds then.
+  void note_name_value(Symbol name, const backend::Tensor& t);
 
   // A record's field read into a fed tensor (backend TensorImpl::fed): not
   // a constant of the graph; feed() copies its value in before every run.
@@ -61,7 +68,7 @@ class HostReads {
   // "`lr` is now 0.05"; "" when they hold.
   std::string why_not(Env* env) const;
   bool empty() const {
-    return names_.empty() && held_.empty() && fields_.empty() && fed_.empty() && values_.empty();
+    return names_.empty() && held_.empty() && fields_.empty() && fed_.empty() && values_.empty() && absent_.empty();
   }
 
  private:
@@ -71,6 +78,8 @@ class HostReads {
     Value value;
     std::vector<Seen> items;
     bool deep = false;  // items holds what the list or tuple held
+    uint64_t taken = 0;  // an iterator's position
+    bool tensor_value = false;  // `value` is the host value of the one-element tensor a name holds
   };
   static Seen seen(const Value& v);
   static bool holds(const Value& now, const Seen& was);
@@ -102,6 +111,11 @@ class HostReads {
     Value value;
   };
   std::vector<Read> values_;
+  struct Absent {
+    RecordPtr record;
+    Symbol field;
+  };
+  std::vector<Absent> absent_;
 };
 
 }  // namespace nn::frontend

@@ -71,6 +71,9 @@ Interpreter::~Interpreter() {
   for (auto& e : live) e->take_values();
   live.clear();
   modules_.clear();
+  // Compiled graphs' guards hold the lists and records their traces read.
+  graphs_.clear();
+  block_graphs_.clear();
   // Lists and records in cycles of their own (`r.a = r`), and what the
   // scopes above no longer hold.
   collect_cycles();

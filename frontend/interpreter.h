@@ -318,9 +318,10 @@ class Interpreter {
   }
   // While a graph is traced: a tensor from outside it read as a host value
   // (item, int, float, a condition), a constant of the trace from then on.
-  void note_value_read(const backend::Tensor& t) {
-    if (host_reads_ && !t.is_traced()) host_reads_->note_value(t);
-  }
+  void note_value_read(const backend::Tensor& t);
+  // While a graph block is traced: the variable a tensor of the host is
+  // bound from on every run ("" for none, and outside a block).
+  std::string block_input(const backend::Tensor& t) const;
  private:
   // While a graph is traced: the fields of records it assigned, so that a
   // fed field set inside the graph (lost on its later runs) is refused.

@@ -291,7 +291,11 @@ bool Interpreter::truthy(const Value& v, Span span, const char* construct) {
       if (t.numel() != 1)
         fail(span, "the truth value of a tensor with " + std::to_string(t.numel()) + " elements (" + t.type().str() +
                        ") is ambiguous; reduce it first, e.g. with max() or min()");
-      note_value_read(t);
+      try {
+        note_value_read(t);
+      } catch (const backend::Error& e) {
+        fail(span, e.what());
+      }
       return t.item_bool();
     }
     default: return true;

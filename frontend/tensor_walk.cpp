@@ -1,6 +1,8 @@
 // The walk over the tensors inside a value (frontend/tensor_walk.h).
 #include "frontend/tensor_walk.h"
 
+#include <algorithm>
+
 namespace nn::frontend {
 namespace {
 
@@ -19,53 +21,64 @@ Inside inside(const Value& v, Reach reach) {
   return {};
 }
 
+// The containers being looked into, outermost first: one that holds itself
+// (`append(a, a)`) is not opened again inside itself, or the walk would
+// never end.
+using Open = std::vector<const void*>;
+bool holds_itself(const Open& open, const void* id) { return std::find(open.begin(), open.end(), id) != open.end(); }
+
 Walk walk(const Value& v, ValuePath& path, Reach reach, const TensorVisitor& visit,
-          std::unordered_set<const void*>* opened) {
+          std::unordered_set<const void*>* opened, Open& open) {
   if (v.is_tensor()) return visit.tensor ? visit.tensor(v.as_tensor(), path) : Walk::go_on;
   if (visit.other) visit.other(v, path);
   const Inside in = inside(v, reach);
-  if (!in.id || (opened && !opened->insert(in.id).second)) return Walk::go_on;
+  if (!in.id || holds_itself(open, in.id) || (opened && !opened->insert(in.id).second)) return Walk::go_on;
+  open.push_back(in.id);
+  Walk w = Walk::go_on;
   if (in.items)
-    for (size_t i = 0; i < in.items->size(); ++i) {
+    for (size_t i = 0; i < in.items->size() && w != Walk::stop; ++i) {
       path.push_index(i);
-      const Walk w = walk((*in.items)[i], path, reach, visit, opened);
+      w = walk((*in.items)[i], path, reach, visit, opened, open);
       path.pop();
-      if (w == Walk::stop) return w;
     }
   if (in.fields)
-    for (const auto& [k, x] : *in.fields) {
-      path.push_field(k);
-      const Walk w = walk(x, path, reach, visit, opened);
+    for (size_t i = 0; i < in.fields->size() && w != Walk::stop; ++i) {
+      path.push_field((*in.fields)[i].first);
+      w = walk((*in.fields)[i].second, path, reach, visit, opened, open);
       path.pop();
-      if (w == Walk::stop) return w;
     }
-  return Walk::go_on;
+  open.pop_back();
+  return w;
 }
 
 Value map(const Value& v, ValuePath& path, Reach reach,
-          const std::function<backend::Tensor(const backend::Tensor&, const ValuePath&)>& fn) {
+          const std::function<backend::Tensor(const backend::Tensor&, const ValuePath&)>& fn, Open& open) {
   if (v.is_tensor()) return Value(fn(v.as_tensor(), path));
   const Inside in = inside(v, reach);
+  if (!in.id || holds_itself(open, in.id)) return v;
+  open.push_back(in.id);
+  Value out = v;
   if (in.items) {
     std::vector<Value> items;
     items.reserve(in.items->size());
     for (size_t i = 0; i < in.items->size(); ++i) {
       path.push_index(i);
-      items.push_back(map((*in.items)[i], path, reach, fn));
+      items.push_back(map((*in.items)[i], path, reach, fn, open));
       path.pop();
     }
-    return v.is_list() ? Value(make_list(std::move(items))) : Value(make_tuple(std::move(items)));
+    out = v.is_list() ? Value(make_list(std::move(items))) : Value(make_tuple(std::move(items)));
   }
   if (in.fields) {
     RecordPtr r = make_record();
     for (const auto& [k, x] : *in.fields) {
       path.push_field(k);
-      r->fields.emplace_back(k, map(x, path, reach, fn));
+      r->fields.emplace_back(k, map(x, path, reach, fn, open));
       path.pop();
     }
-    return Value(r);
+    out = Value(r);
   }
-  return v;
+  open.pop_back();
+  return out;
 }
 
 }  // namespace
@@ -97,7 +110,8 @@ std::string ValuePath::dotted() const {
 Walk for_each_tensor(const Value& v, std::string_view root, Reach reach, const TensorVisitor& visit,
                      std::unordered_set<const void*>* opened) {
   ValuePath path(root);
-  return walk(v, path, reach, visit, opened);
+  Open open;
+  return walk(v, path, reach, visit, opened, open);
 }
 
 void for_each_tensor(const Value& v, Reach reach, const std::function<void(const backend::Tensor&)>& fn) {
@@ -112,7 +126,8 @@ void for_each_tensor(const Value& v, Reach reach, const std::function<void(const
 Value map_tensors(const Value& v, std::string_view root, Reach reach,
                   const std::function<backend::Tensor(const backend::Tensor&, const ValuePath&)>& fn) {
   ValuePath path(root);
-  return map(v, path, reach, fn);
+  Open open;
+  return map(v, path, reach, fn, open);
 }
 
 }  // namespace nn::frontend

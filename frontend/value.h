@@ -156,11 +156,21 @@ struct Record {
 // An iterator over values (batches(), progress()): next() gives std::nullopt at the end.
 struct Iterator {
   virtual ~Iterator() = default;
-  virtual std::optional<Value> next() = 0;
+  std::optional<Value> next() {
+    std::optional<Value> v = advance();
+    if (v) ++taken;
+    return v;
+  }
+  // How many values next() gave: a graph given this iterator traces again
+  // once it moved on, since the trace unrolled the values it took.
+  uint64_t taken = 0;
   virtual std::optional<int64_t> length() const { return std::nullopt; }
   // Calls `f` on each value the iterator holds (the cycle collector walks
   // them: frontend/cycle_collector.cpp); one holding none need not say.
   virtual void for_each_value(const std::function<void(const Value&)>& f) const { (void)f; }
+
+ protected:
+  virtual std::optional<Value> advance() = 0;
 };
 
 // Throws OutOfMemory where n items more (a list made from a range) would

@@ -124,6 +124,7 @@ void Tracer::rebind(const backend::Tensor& host, const backend::Tensor& now) {
   value_of(host);  // captured first, so that finish() sees the update
   set_value(host, v);
   share_write(host);
+  written_blocks_.insert(host.block().get());
   // From here on the tensor stands for the new value: a backward traced
   // later must not read it where an op saved the old one (SPEC §17).
   host.block()->note_write();

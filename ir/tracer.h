@@ -14,6 +14,7 @@
 #include <tuple>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,11 @@ class Tracer : public backend::DispatchHook {
   // An in-place update traced as a new value: from here on, the tensor the
   // host holds stands for `now` (`p -= lr * g` on a param).
   void rebind(const backend::Tensor& host, const backend::Tensor& now);
+  // Whether the trace wrote into the memory of this host tensor (or of one
+  // it is a view of): its contents are then not what the host memory holds.
+  bool wrote_into(const backend::Tensor& host) const {
+    return host.defined() && !host.is_traced() && written_blocks_.contains(host.block().get());
+  }
 
   // Where the next nodes come from, and which nn function call they are in.
   void push_scope(std::string name, const Loc& call);
@@ -122,6 +128,7 @@ class Tracer : public backend::DispatchHook {
   // The current value of each tensor the trace did not make (arguments bound
   // by name, captured tensors); a tensor it made carries its value in its block.
   std::unordered_map<Key, ValueId, KeyHash> values_;
+  std::unordered_set<const void*> written_blocks_;  // of host tensors rebind() gave a new value
   struct Captured {
     backend::Tensor tensor;
     ValueId first;  // the value it was captured as

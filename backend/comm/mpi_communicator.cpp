@@ -5,6 +5,7 @@
 // is on this machine, non-blocking all-reduces go through shared memory
 // (comm/shared_memory_all_reduce.h) in an MPI window; MPI carries the rest.
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -219,12 +220,19 @@ class Mpi final : public Communicator {
   // pages are taken only as requests reach them.
   void map_shared_areas() {
     constexpr size_t kAreaBytes = SharedMemoryAllReduce::kHeaderBytes + (size_t(64) << 20);
+    // MPI places each rank's part on 8 bytes; the header's counters want a
+    // cache line each. Rounding up gives the same place in every process
+    // (the window is mapped on a page boundary in each).
+    constexpr size_t kLine = 64;
+    auto line_up = [](void* p) {
+      return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(p) + kLine - 1) / kLine * kLine);
+    };
     char* mine = nullptr;
     MPI_Win window;
-    if (MPI_Win_allocate_shared(MPI_Aint(kAreaBytes), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &window) !=
+    if (MPI_Win_allocate_shared(MPI_Aint(kAreaBytes + kLine), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &window) !=
         MPI_SUCCESS)
       return;  // MPI's messages carry every all-reduce
-    SharedMemoryAllReduce::init_area(mine);
+    SharedMemoryAllReduce::init_area(line_up(mine));
     check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     std::vector<void*> areas;
     for (int k = 0; k < world_.size; ++k) {
@@ -232,7 +240,7 @@ class Mpi final : public Communicator {
       int unit = 0;
       void* base = nullptr;
       check(MPI_Win_shared_query(window, k, &bytes, &unit, &base), "MPI_Win_shared_query");
-      areas.push_back(base);
+      areas.push_back(line_up(base));
     }
     shared_ = std::make_unique<SharedMemoryAllReduce>(std::move(areas), kAreaBytes, world_.rank);
   }

@@ -87,7 +87,7 @@ struct BatchIterator : Iterator {
   int64_t n = 0, size = 1, count = 0, next_batch = 0;
   bool ended = false;
 
-  std::optional<Value> next() override {
+  std::optional<Value> advance() override {
     if (next_batch >= count) {
       if (ended) throw backend::Error("this batches() iterator is used up: call batches() again for another pass");
       ended = true;
@@ -166,7 +166,7 @@ struct ProgressIterator : Iterator {
         return seq.as_iterator()->next();
     }
   }
-  std::optional<Value> next() override {
+  std::optional<Value> advance() override {
     bar.update(i);
     std::optional<Value> v = item();
     if (!v) {
@@ -240,7 +240,11 @@ void install_data(Interpreter& vm) {
     }
     it->size = a.integer(2);
     if (it->size < 1) a.fail(2, "batches needs a batch size of at least 1, got " + std::to_string(it->size));
-    if (a.boolean(3)) it->order = global_permutation(it->n);
+    // Its order is drawn on the host: in a graph, once, when traced.
+    if (a.boolean(3)) {
+      refuse_in_graph(a, "batches(shuffle=true)");
+      it->order = global_permutation(it->n);
+    }
     if (a.boolean(5)) shard(*it, backend::comm::communicator().world());
     it->count = a.boolean(4) ? it->n / it->size : (it->n + it->size - 1) / it->size;
     return Value(IteratorPtr(it));
