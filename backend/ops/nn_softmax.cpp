@@ -437,10 +437,16 @@ Tensor softmax_cross_entropy(const Tensor& logits_in, const Tensor& labels_in, R
   // The per-example losses: the fused op checks the operands first.
   call(d, {logits, labels});
   Tensor logp = log_softmax(logits, -1);
-  // Class ids pick their log-probability (a masked sum would make 0 * -inf
-  // = NaN of a masked-out class's -inf logit).
-  Tensor losses = is_integral(labels.dtype()) ? neg(picked_log_probs(logp, labels))
-                                              : neg(sum(mul(logp, labels), std::vector<int64_t>{-1}));
+  // Class ids pick their log-probability; probabilities leave out the
+  // classes of probability 0, as the fused mean does: a masked-out class's
+  // -inf logit would make 0 * -inf = NaN.
+  Tensor losses;
+  if (is_integral(labels.dtype())) {
+    losses = neg(picked_log_probs(logp, labels));
+  } else {
+    const Tensor zero = scalar(0.0, logp.dtype(), /*weak=*/true);
+    losses = neg(sum(mul(where(ne(labels, zero), logp, zero), labels), std::vector<int64_t>{-1}));
+  }
   return reduce_losses(unbatched ? reshape(losses, {}) : losses, r);
 }
 
