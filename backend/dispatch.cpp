@@ -64,9 +64,24 @@ bool touches_half(std::span<const Tensor> in, std::span<const Tensor> out) {
 }
 
 void run_widened(const OpDef& op, std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
+  // An elementwise op that computes in a 16-bit dtype rounds its weak float
+  // operands (a host number, a 0-d tensor) to it first, as PyTorch does:
+  // f16 [1, 2] == 1.0001 compares with 1.0.
+  DType half = DType::f32;
+  if (op.elementwise) {
+    std::vector<TensorType> types;
+    for (const Tensor& t : in)
+      if (t.defined()) types.push_back(t.type());
+    if (const DType d = promote_types(types).dtype; is_half_float(d)) half = d;
+  }
   std::vector<Tensor> wide_in, wide_out;
   wide_in.reserve(in.size());
-  for (const Tensor& t : in) wide_in.push_back(t.defined() && is_half_float(t.dtype()) ? ew::converted(t, DType::f32) : t);
+  for (const Tensor& t : in) {
+    if (t.defined() && is_half_float(t.dtype())) wide_in.push_back(ew::converted(t, DType::f32));
+    else if (t.defined() && half != DType::f32 && is_floating(t.dtype()))
+      wide_in.push_back(ew::converted(ew::converted(t, half), DType::f32));
+    else wide_in.push_back(t);
+  }
   wide_out.reserve(out.size());
   for (size_t i = 0; i < out.size(); ++i) {
     const Tensor& t = out[i];

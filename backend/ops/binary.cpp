@@ -47,10 +47,11 @@ OutTypes binary_rule(std::span<const TensorType> in, const Attrs&) {
 }
 
 // The dtype a comparison runs in: the operands' promotion (SPEC §3), so
-// that i64 tensor < 2.5 compares in f32 and i32 < 3 stays in i32.
+// that i64 tensor < 2.5 compares in f32, i32 < 3 stays in i32, and a 0-d
+// f64 tensor next to an f32 [2] is weak (compared in f32, as arithmetic).
 DType compute_dtype(const Tensor& a, const Tensor& b) {
-  const std::array<TensorType, 2> t{TensorType{a.dtype(), {}, nullptr, a.weak()},
-                                    TensorType{b.dtype(), {}, nullptr, b.weak()}};
+  const std::array<TensorType, 2> t{TensorType{a.dtype(), a.shape(), nullptr, a.weak()},
+                                    TensorType{b.dtype(), b.shape(), nullptr, b.weak()}};
   return promote_types(t).dtype;
 }
 
