@@ -144,10 +144,11 @@ int64_t mul(int64_t a, int64_t b, Span s) {
   return r;
 }
 
-// Python's floor modulo.
+// Python's floor modulo: the sign of the divisor, a zero's included.
 double fmod_floor(double a, double b) {
   double r = std::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  if (r == 0) return std::copysign(0.0, b);
+  if ((r < 0) != (b < 0)) r += b;
   return r;
 }
 
