@@ -199,17 +199,19 @@ Value Interpreter::call_closure(const Function& f, CallArgs& call) {
                      sources_.location(call_span));
     throw;
   }
-  if (outermost_eager_graph) {
-    // A graph's results carry no autodiff history (SPEC §17); --eager
-    // gives them none either, so that it behaves as the graph does.
-    result = map_tensors(result, "", Reach::sequences_and_records, [](const backend::Tensor& t, const ValuePath&) {
-      if (t.impl()->requires_grad && !t.impl()->grad_fn) return t;  // a param handed back
-      backend::Tensor d = backend::detach(t);
-      d.impl()->graph_result = true;
-      return d;
-    });
-  }
+  // A graph's results carry no autodiff history (SPEC §17); --eager gives
+  // them none either, so that it behaves as the graph does.
+  if (outermost_eager_graph) result = as_graph_results(result);
   return result;
+}
+
+Value as_graph_results(const Value& result) {
+  return map_tensors(result, "", Reach::sequences_and_records, [](const backend::Tensor& t, const ValuePath&) {
+    if (t.impl()->requires_grad && !t.impl()->grad_fn) return t;  // a param handed back
+    backend::Tensor d = backend::detach(t);
+    d.impl()->graph_result = true;
+    return d;
+  });
 }
 
 // An error inside the stdlib, reached from a script's call: reported at

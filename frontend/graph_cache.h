@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "frontend/capture_guard.h"
@@ -50,6 +51,13 @@ struct CompiledGraph : ir::CompiledGraph {
   // Its collective calls as its trace made them ("" for none): what every
   // rank checks before each run (SPEC §14), as it checks an eager call.
   std::string collective_run;
+  // Which memory its run writes, for the check that a call's arguments do
+  // not share it (memory_shared_with_writes): the arguments it updates, and
+  // the blocks of the captured tensors it updates and of all it captured.
+  std::vector<bool> input_written;
+  std::unordered_set<const void*> written_captured_blocks;
+  std::unordered_set<const void*> captured_blocks;
+  void note_writes();
   double trace_ms = 0;
   uint64_t runs = 0;
   size_t peak_bytes = 0;  // memory the last run took at its peak

@@ -217,6 +217,11 @@ std::string Interpreter::escape_hint(const TracedStore& store, const std::string
   if (store.assign->target->kind == ExprKind::Name && (now.shape != store.replaced.shape || now.device != store.replaced.device))
     return "a graph updates a captured tensor only with a value of its shape (`" + where + "` is " + store.replaced.str() +
            ", the new value " + now.str() + "); return the new value from the graph instead";
+  // Floats written in place into integers would be cut (`i += x` refuses them).
+  if (backend::is_floating(now.dtype) && !backend::is_floating(store.replaced.dtype))
+    return "a graph updates a captured " + std::string(backend::dtype_name(store.replaced.dtype)) +
+           " tensor only with values it holds (`" + where + "` is " + store.replaced.str() + ", the new value " +
+           now.str() + "); return the new value from the graph instead";
   const AssignStmt& a = *store.assign;
   auto text = [&](const Span& s) {
     return sources_.file(s.file).text().substr(s.begin, s.end - s.begin);
@@ -474,8 +479,42 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   cg->collective_run = collectives.run_of((cache.name.starts_with("graph block") ? "" : "graph ") + cache.name);
   cg->trace_ms = ms_since(t0);
   compile(*cg, std::move(g));
+  cg->note_writes();
   return *cg;
 }
+
+void CompiledGraph::note_writes() {
+  std::unordered_map<ir::ValueId, size_t> input_at;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) input_at.emplace(graph.inputs[i], i);
+  input_written.assign(graph.inputs.size(), false);
+  for (const ir::StateUpdate& u : graph.updates) {
+    if (auto it = input_at.find(u.state); it != input_at.end()) input_written[it->second] = true;
+    else if (const backend::Tensor& t = graph.values[u.state].captured; t.defined())
+      written_captured_blocks.insert(t.block().get());
+  }
+  for (const ir::Value& v : graph.values)
+    if (v.captured.defined()) captured_blocks.insert(v.captured.block().get());
+}
+
+namespace {
+// Where a call's arguments share memory with what its graph writes (`f(w)`
+// of a graph that updates the captured w, `f(a, a)` of one that writes its
+// first argument): the trace took them for distinct tensors, so a write, or
+// a read after it, would be lost. The argument's name; "" when none does.
+std::string memory_shared_with_writes(const CompiledGraph& cg, std::span<const backend::Tensor> inputs) {
+  if (cg.graph.updates.empty()) return "";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const void* b = inputs[i].block().get();
+    bool shared = cg.written_captured_blocks.contains(b);
+    if (cg.input_written[i]) {
+      shared = shared || cg.captured_blocks.contains(b);
+      for (size_t j = 0; j < inputs.size() && !shared; ++j) shared = j != i && inputs[j].block().get() == b;
+    }
+    if (shared) return cg.graph.name_of(cg.graph.inputs[i]);
+  }
+  return "";
+}
+}  // namespace
 
 // A compiled entry (the cache's latest, found for this call) whose captured
 // tensors were rebound, or whose host values changed, is traced again in its
@@ -527,17 +566,25 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
     }, stale);
     cg->held_args = std::move(by_address);
   }
+  // The body as eager code, as --eager runs it.
+  auto run_eagerly = [&] {
+    EagerGraphRun eager(*this, f.env.get());
+    auto env = std::make_shared<Env>(f.env);
+    ScopeEnd end(env);
+    for (size_t i = 0; i < args.size(); ++i) env->define(intern(def.params[i].name), args[i]);
+    Value r;
+    exec_stmts(def.body->stmts, env, &r);
+    return r;
+  };
+  if (const std::string shared = memory_shared_with_writes(*cg, inputs); !shared.empty()) {
+    if (explain_retrace_)
+      log() << "note: graph " << cache.name << " ran as eager code at " << sources_.location(call_span) << ": `"
+            << shared << "` shares memory with a tensor the graph writes\n";
+    return as_graph_results(run_eagerly());
+  }
   std::vector<backend::Tensor> outs;
   if (opts_.check_graphs) {
-    outs = check_against_eager(*cg, inputs, [&] {
-      EagerGraphRun eager(*this, f.env.get());
-      auto env = std::make_shared<Env>(f.env);
-      ScopeEnd end(env);
-      for (size_t i = 0; i < args.size(); ++i) env->define(intern(def.params[i].name), args[i]);
-      Value r;
-      exec_stmts(def.body->stmts, env, &r);
-      return result_tensors(r);
-    }, call_span);
+    outs = check_against_eager(*cg, inputs, [&] { return result_tensors(run_eagerly()); }, call_span);
   } else {
     outs = run_compiled(*cg, inputs, call_span);
   }
@@ -625,6 +672,14 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
     }, stale);
     inputs.clear();
     for (const SignatureItem& item : cg->signature) inputs.push_back(before.at(item.name));
+  }
+  if (const std::string shared = memory_shared_with_writes(*cg, inputs); !shared.empty()) {
+    if (explain_retrace_)
+      log() << "note: " << cache.name << " ran as eager code at " << sources_.location(s.span) << ": `" << shared
+            << "` shares memory with a tensor the graph writes\n";
+    EagerGraphRun eager(*this, env.get());
+    exec_block(*s.body, env, nullptr);
+    return Flow::Normal;
   }
   std::vector<backend::Tensor> outs;
   if (opts_.check_graphs) {

@@ -147,6 +147,17 @@ void HostReads::note_field(const RecordPtr& r, Symbol field, const Value& v) {
   fields_.push_back({r, field, seen(v)});
 }
 
+void HostReads::note_fields(const RecordPtr& r) {
+  for (const FieldNames& f : field_names_)
+    if (f.record == r) return;
+  FieldNames f{r, {}};
+  for (const auto& [name, v] : r->fields) {
+    f.names.push_back(name);
+    if (guarded(v) || (v.is_tensor() && !v.as_tensor().is_traced())) note_field(r, name, v);
+  }
+  field_names_.push_back(std::move(f));
+}
+
 void HostReads::note_absent(const RecordPtr& r, Symbol field) {
   for (const Absent& a : absent_)
     if (a.record == r && a.field == field) return;
@@ -213,10 +224,20 @@ std::string HostReads::why_not(Env* env) const {
   for (const Held& h : held_)
     if (const EnvPtr scope = h.scope.lock())
       if (std::string why = differs(h.name, scope->find_local(h.name), h.value); !why.empty()) return why;
+  for (const FieldNames& f : field_names_) {
+    bool same_names = f.names.size() == f.record->fields.size();
+    for (size_t i = 0; i < f.names.size() && same_names; ++i) same_names = f.names[i] == f.record->fields[i].first;
+    if (!same_names) return "a record the graph read whole has other fields than when traced";
+  }
   for (const Absent& a : absent_)
     if (a.record->find(a.field))
       return "a record now has a field `" + symbol_name(a.field) + "`, which `." + symbol_name(a.field) +
              "(...)` calls in place of the function the trace called";
+  for (const FieldNames& f : field_names_) {
+    bool same_names = f.names.size() == f.record->fields.size();
+    for (size_t i = 0; i < f.names.size() && same_names; ++i) same_names = f.names[i] == f.record->fields[i].first;
+    if (!same_names) return "a record the graph read whole has other fields than when traced";
+  }
   for (const Absent& a : absent_)
     if (a.record->find(a.field))
       return "a record now has a field `" + symbol_name(a.field) + "`, which `." + symbol_name(a.field) +

@@ -45,6 +45,8 @@ class HostReads {
   void note_held(const EnvPtr& scope, Symbol name, const Value& v);
   // A record's field read while tracing.
   void note_field(const RecordPtr& r, Symbol field, const Value& v);
+  // A record read whole (fields(r)): which fields it has, and each value.
+  void note_fields(const RecordPtr& r);
   // A record's field the trace looked for and did not find (method sugar
   // then called a function of that name).
   void note_absent(const RecordPtr& r, Symbol field);
@@ -68,7 +70,8 @@ class HostReads {
   // "`lr` is now 0.05"; "" when they hold.
   std::string why_not(Env* env) const;
   bool empty() const {
-    return names_.empty() && held_.empty() && fields_.empty() && fed_.empty() && values_.empty() && absent_.empty();
+    return names_.empty() && held_.empty() && fields_.empty() && fed_.empty() && values_.empty() && absent_.empty() &&
+           field_names_.empty();
   }
 
  private:
@@ -116,6 +119,11 @@ class HostReads {
     Symbol field;
   };
   std::vector<Absent> absent_;
+  struct FieldNames {
+    RecordPtr record;
+    std::vector<Symbol> names;
+  };
+  std::vector<FieldNames> field_names_;
 };
 
 }  // namespace nn::frontend

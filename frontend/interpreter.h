@@ -108,6 +108,10 @@ struct HostReadRecording {
   Env* saved_outside;
 };
 
+// What a graph's code run as plain code hands back: its tensors without
+// autodiff history, marked as a graph's results (SPEC §17).
+Value as_graph_results(const Value& result);
+
 // A graph's code run as plain code (--eager; the eager half of
 // --check-graph) for its life: the graph's defining scope `outside` is what
 // it captures, so that a plain assignment to a tensor there is a state
@@ -319,6 +323,11 @@ class Interpreter {
   // While a graph is traced: a tensor from outside it read as a host value
   // (item, int, float, a condition), a constant of the trace from then on.
   void note_value_read(const backend::Tensor& t);
+  // While a graph is traced: a record read whole (fields(r)), its fields
+  // and their values a constant of the trace.
+  void note_record_read(const RecordPtr& r) {
+    if (host_reads_) host_reads_->note_fields(r);
+  }
   // While a graph block is traced: the variable a tensor of the host is
   // bound from on every run ("" for none, and outside a block).
   std::string block_input(const backend::Tensor& t) const;

@@ -155,6 +155,7 @@ void install_host(Interpreter& vm) {
   def(vm, "type", "v", [](Args& a) { return Value(std::string(kind_name(a[0].kind()))); });
   def(vm, "fields", "r", [](Args& a) {
     if (!a[0].is_record()) a.fail(0, "fields() needs a record, not " + a_type_name(a[0]));
+    a.vm().note_record_read(a[0].as_record());
     auto out = make_list();
     for (auto& [k, v] : a[0].as_record()->fields)
       out->items.push_back(Value(make_tuple({Value(symbol_name(k)), v})));
