@@ -492,8 +492,13 @@ void CompiledGraph::note_writes() {
     else if (const backend::Tensor& t = graph.values[u.state].captured; t.defined())
       written_captured_blocks.insert(t.block().get());
   }
+  std::unordered_set<const backend::TensorImpl*> captured;
   for (const ir::Value& v : graph.values)
-    if (v.captured.defined()) captured_blocks.insert(v.captured.block().get());
+    if (v.captured.defined()) {
+      captured_blocks.insert(v.captured.block().get());
+      captured.insert(v.captured.impl());
+    }
+  host_reads.forget_captured(captured);
 }
 
 namespace {

@@ -39,6 +39,7 @@ bool same(const Value& a, const Value& b) {
     default: return false;
   }
 }
+
 // A one-element tensor's value as item() gives it.
 Value host_value(const backend::Tensor& t) {
   if (t.dtype() == backend::DType::boolean) return Value(t.item_bool());
@@ -145,6 +146,13 @@ void HostReads::note_field(const RecordPtr& r, Symbol field, const Value& v) {
   for (const Field& f : fields_)
     if (f.record == r && f.field == field) return;
   fields_.push_back({r, field, seen(v)});
+}
+
+void HostReads::forget_captured(const std::unordered_set<const backend::TensorImpl*>& captured) {
+  auto captured_tensor = [&](const Seen& s) {
+    return !s.tensor_value && s.value.is_tensor() && captured.contains(s.value.as_tensor().impl());
+  };
+  std::erase_if(names_, [&](const Name& n) { return captured_tensor(n.value); });
 }
 
 void HostReads::note_fields(const RecordPtr& r) {

@@ -6,6 +6,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "backend/tensor.h"
@@ -63,6 +64,12 @@ class HostReads {
   void feed() const;
   // Whether r.field was read into a fed tensor by this trace.
   bool feeds(const RecordPtr& r, Symbol field) const;
+
+  // Drops the guards of names (of the graph's own scopes) that held one of
+  // these tensors: the capture guards check the paths to what it captured.
+  // Fields and other scopes' names stay: a record or closure reached from
+  // elsewhere is not among those paths.
+  void forget_captured(const std::unordered_set<const backend::TensorImpl*>& captured);
 
   // Whether every value read is still the same; names are looked up from
   // `env` outwards, as the graph's code sees them on this call.
