@@ -101,7 +101,7 @@ Value Interpreter::literal_tensor(const Expr& e) {
 
 Value Interpreter::eval_name(const NameExpr& e, const EnvPtr& env) {
   if (Value* v = env->find(e.sym)) {
-    if (host_reads_ && (HostReads::guarded(*v) || v->is_tensor())) note_host_read(env, e.sym, *v);
+    if (host_reads_ && HostReads::noted(*v)) note_host_read(env, e.sym, *v);
     return *v;
   }
   std::vector<std::string> known;
@@ -364,8 +364,7 @@ Value Interpreter::field_of(const Value& target, Symbol name, Span span, const E
   const std::string& n = symbol_name(name);
   if (target.is_record()) {
     if (const Value* v = target.as_record()->find(name)) {
-      if (host_reads_ && (HostReads::guarded(*v) || (v->is_tensor() && !v->as_tensor().is_traced())))
-        host_reads_->note_field(target.as_record(), name, *v);
+      if (host_reads_ && HostReads::noted(*v)) host_reads_->note_field(target.as_record(), name, *v);
       return *v;
     }
   }

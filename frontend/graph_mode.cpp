@@ -394,7 +394,7 @@ void Interpreter::note_host_read(const EnvPtr& env, Symbol name, const Value& v)
   // A tensor from outside is guarded by identity: the capture guards see
   // only those the graph computes with, not one it read only as a host
   // value or for its shape (`item(k)`, `len(t)`).
-  if (v.is_tensor() && (v.as_tensor().is_traced() || !block_input(v.as_tensor()).empty())) return;
+  if (v.is_tensor() && !block_input(v.as_tensor()).empty()) return;
   if (outside_the_graph(*env, name)) return host_reads_->note_name(name, v);
   const EnvPtr* holder = &env;
   while (*holder && !(*holder)->find_local(name)) holder = &(*holder)->parent;

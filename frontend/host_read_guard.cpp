@@ -161,7 +161,7 @@ void HostReads::note_fields(const RecordPtr& r) {
   FieldNames f{r, {}};
   for (const auto& [name, v] : r->fields) {
     f.names.push_back(name);
-    if (guarded(v) || (v.is_tensor() && !v.as_tensor().is_traced())) note_field(r, name, v);
+    if (noted(v)) note_field(r, name, v);
   }
   field_names_.push_back(std::move(f));
 }
@@ -232,15 +232,6 @@ std::string HostReads::why_not(Env* env) const {
   for (const Held& h : held_)
     if (const EnvPtr scope = h.scope.lock())
       if (std::string why = differs(h.name, scope->find_local(h.name), h.value); !why.empty()) return why;
-  for (const FieldNames& f : field_names_) {
-    bool same_names = f.names.size() == f.record->fields.size();
-    for (size_t i = 0; i < f.names.size() && same_names; ++i) same_names = f.names[i] == f.record->fields[i].first;
-    if (!same_names) return "a record the graph read whole has other fields than when traced";
-  }
-  for (const Absent& a : absent_)
-    if (a.record->find(a.field))
-      return "a record now has a field `" + symbol_name(a.field) + "`, which `." + symbol_name(a.field) +
-             "(...)` calls in place of the function the trace called";
   for (const FieldNames& f : field_names_) {
     bool same_names = f.names.size() == f.record->fields.size();
     for (size_t i = 0; i < f.names.size() && same_names; ++i) same_names = f.names[i] == f.record->fields[i].first;

@@ -37,6 +37,9 @@ class HostReads {
   // again too. An iterator is compared by identity and by how many values
   // it gave: the trace unrolled those it took.
   static bool guarded(const Value& v);
+  // What a trace notes where it reads a value: a guarded one, or a tensor
+  // of the host (by identity; one the trace made stands for a graph value).
+  static bool noted(const Value& v) { return guarded(v) || (v.is_tensor() && !v.as_tensor().is_traced()); }
   // A name read while tracing that lives in the scope the graph was defined
   // in or one around it: checked as the graph's code sees it on each call.
   void note_name(Symbol name, const Value& v);

@@ -128,19 +128,17 @@ int64_t int_of(const Value& v) { return v.is_bool() ? int64_t(v.as_bool()) : v.a
                  "9223372036854775807); a float gives its approximate value");
 }
 
-int64_t add(int64_t a, int64_t b, Span s) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) int_overflow(s, std::to_string(a) + " + " + std::to_string(b));
-  return r;
-}
-int64_t sub(int64_t a, int64_t b, Span s) {
-  int64_t r;
-  if (__builtin_sub_overflow(a, b, &r)) int_overflow(s, std::to_string(a) + " - " + std::to_string(b));
-  return r;
-}
-int64_t mul(int64_t a, int64_t b, Span s) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) int_overflow(s, std::to_string(a) + " * " + std::to_string(b));
+// a + b, a - b or a * b, exactly.
+int64_t exact(BinOp op, int64_t a, int64_t b, Span span) {
+  int64_t r = 0;
+  bool over = false;
+  switch (op) {
+    case BinOp::Add: over = __builtin_add_overflow(a, b, &r); break;
+    case BinOp::Sub: over = __builtin_sub_overflow(a, b, &r); break;
+    case BinOp::Mul: over = __builtin_mul_overflow(a, b, &r); break;
+    default: break;
+  }
+  if (over) int_overflow(span, std::to_string(a) + " " + binop_symbol(op) + " " + std::to_string(b));
   return r;
 }
 
@@ -172,11 +170,11 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
     bool floating = a.is_float() || b.is_float();
     switch (op) {
       case BinOp::Add:
-        return floating ? Value(a.as_number() + b.as_number()) : Value(add(int_of(a), int_of(b), span));
+        return floating ? Value(a.as_number() + b.as_number()) : Value(exact(op, int_of(a), int_of(b), span));
       case BinOp::Sub:
-        return floating ? Value(a.as_number() - b.as_number()) : Value(sub(int_of(a), int_of(b), span));
+        return floating ? Value(a.as_number() - b.as_number()) : Value(exact(op, int_of(a), int_of(b), span));
       case BinOp::Mul:
-        return floating ? Value(a.as_number() * b.as_number()) : Value(mul(int_of(a), int_of(b), span));
+        return floating ? Value(a.as_number() * b.as_number()) : Value(exact(op, int_of(a), int_of(b), span));
       case BinOp::Div:
         if (!floating && int_of(b) == 0) fail(span, "division by zero");
         return Value(a.as_number() / b.as_number());

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -153,9 +154,8 @@ class Mpi final : public Communicator {
 
   Request start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op) override {
     std::lock_guard lock(mu_);
-    Started s{MPI_REQUEST_NULL, data, count, dtype, op == ReduceOp::mean, 0, false, 0};
+    Started s{MPI_REQUEST_NULL, data, count, dtype, op == ReduceOp::mean, 0, std::nullopt};
     if (shared_ && SharedMemoryAllReduce::supports(dtype, op)) {
-      s.via_shared = true;
       s.shared = shared_->start(data, count, dtype, op);
       return remember(s);
     }
@@ -172,7 +172,7 @@ class Mpi final : public Communicator {
     Started s = it->second;
     started_.erase(it);
     --pending_;
-    if (s.via_shared) return shared_->wait(s.shared);
+    if (s.shared) return shared_->wait(*s.shared);
     // Shared memory requests started since move on meanwhile: a peer may be
     // waiting on them before it lets this one finish.
     for (int done = 0; !done;) {
@@ -205,8 +205,7 @@ class Mpi final : public Communicator {
     DType dtype;
     bool mean;
     int64_t done_ns;  // when a progress call saw it done; 0: not yet
-    bool via_shared;  // through shared memory: `shared` is its request there
-    Request shared;
+    std::optional<Request> shared;  // its request there, when it went through shared memory
   };
 
   Request remember(const Started& s) {

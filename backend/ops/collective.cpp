@@ -357,7 +357,6 @@ std::string CollectiveRecording::run_of(const std::string& graph) const {
 
 void check_graph_run(const std::string& calls) { check_same(calls, op_loc()); }
 
-
 std::vector<Tensor> all_reduce_bucket(std::span<const Tensor> xs, comm::ReduceOp op) {
   const Attrs with_op = op == ReduceOp::sum ? Attrs{} : Attrs{{"op", std::string(comm::reduce_op_name(op))}};
   Tensor bucket = call(backend::op(OpId::all_reduce_start), xs, with_op);
