@@ -22,6 +22,12 @@ struct TraceMark : RefCounted {
   virtual std::string misuse(uint32_t value) const = 0;
 };
 
+// Who gives back a block's memory taken elsewhere than the pool, when it
+// goes (after the last block holding it).
+struct MemoryOwner : RefCounted {
+  virtual ~MemoryOwner() = default;
+};
+
 // Scratch memory (backend/scratch.h): whether a scratch scope for `device`
 // is open on this thread, and memory from it.
 bool scratch_open(Device* device);
@@ -41,8 +47,8 @@ class Block : public RefCounted {
   // run), the block takes its memory from the scope when it has room.
   Block(Device* device, size_t bytes) : device_(device), bytes_(bytes), scratch_(scratch_open(device)) {}
   // Memory owned by someone else (a host's buffer): never returned to the pool.
-  Block(Device* device, void* external, size_t bytes)
-      : device_(device), bytes_(bytes), ptr_(external), external_(true) {}
+  Block(Device* device, void* external, size_t bytes, Ref<MemoryOwner> owner = {})
+      : device_(device), bytes_(bytes), ptr_(external), external_(true), owner_(std::move(owner)) {}
   Block(Device* device, size_t bytes, Ref<TraceMark> mark, uint32_t value)
       : device_(device), bytes_(bytes), trace_value_(value), mark_(std::move(mark)) {}
   ~Block() {
@@ -88,6 +94,7 @@ class Block : public RefCounted {
   uint32_t trace_value_ = 0;
   SourceLoc written_at_;
   Ref<TraceMark> mark_;
+  Ref<MemoryOwner> owner_;
   Ref<MemoryAccount> account_;  // what paid for CPU memory from the pool
   void allocate();  // from the pool; a traced block throws its mark's error
 };

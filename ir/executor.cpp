@@ -27,6 +27,24 @@ const backend::Tensor& bound(const Graph& g, std::span<const backend::Tensor> ar
 
 const char* category(Phase p) { return phase_name(p); }
 
+// An arena holding an all-reduce's bucket, in the communicator's shared
+// memory where it has room (peers then reduce the bucket in place, sparing
+// two copies of it); null otherwise.
+backend::BlockPtr shared_arena(const DeviceArena& a) {
+  backend::comm::Communicator* comm = backend::comm::communicator_if_started();
+  if (!a.holds_bucket || !comm || !a.bytes || a.device->type() != backend::DeviceType::cpu) return {};
+  void* memory = comm->take_shared(a.bytes);
+  if (!memory) return {};
+  struct GiveBack : backend::MemoryOwner {
+    GiveBack(backend::comm::Communicator* c, void* m) : comm(c), memory(m) {}
+    ~GiveBack() override { comm->give_back_shared(memory); }
+    backend::comm::Communicator* comm;
+    void* memory;
+  };
+  return backend::make_ref<backend::Block>(a.device, memory, a.bytes,
+                                           backend::Ref<backend::MemoryOwner>(new GiveBack(comm, memory)));
+}
+
 }  // namespace
 
 std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const backend::Tensor> args) {
@@ -44,6 +62,10 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
   std::vector<backend::BlockPtr> arenas;
   if (p.memory == MemoryMode::arena)
     for (const DeviceArena& a : mp.arenas) {
+      if (backend::BlockPtr shared = shared_arena(a)) {
+        arenas.push_back(std::move(shared));
+        continue;
+      }
       arenas.push_back(backend::make_ref<backend::Block>(a.device, a.bytes));
       arenas.back()->set_exact();  // asked for at this size on every run: no size class
     }

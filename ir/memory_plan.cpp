@@ -120,6 +120,11 @@ void find_live_ranges(const Graph& g, std::span<const NodeId> order, MemoryPlan&
     if (a == p.arenas.size()) p.arenas.push_back({dev, 0, 0});
     p.arena_of[b] = a;
   }
+  for (const NodeId id : order)
+    if (const Node& n = g.nodes[id]; n.is(OpId::all_reduce_start)) {
+      const uint32_t bucket = p.buffers.of_value[n.outputs[0]];
+      if (p.in_arena[bucket]) p.arenas[p.arena_of[bucket]].holds_bucket = true;
+    }
   // The bytes live at each step: taken at the first, given back after the
   // last; a node's outputs are written while its inputs are read.
   const size_t na = p.arenas.size();

@@ -23,6 +23,9 @@ struct DeviceArena {
   size_t bytes = 0;        // planned: the arena's size
   size_t lower_bound = 0;  // the most bytes of its buffers live at one step
   bool largest_first = false;  // which placement gave the offsets
+  // It holds the bucket of an all-reduce, which runs fastest when the arena
+  // lies in the communicator's shared memory (Communicator::take_shared).
+  bool holds_bucket = false;
 };
 
 struct MemoryPlan {

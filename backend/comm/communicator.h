@@ -50,6 +50,13 @@ class Communicator {
   virtual void progress() {}
   bool has_pending() const { return pending_ > 0; }
 
+  // Host memory where an all-reduce of a buffer costs least (the memory the
+  // ranks of one machine share: peers reduce it in place), for a graph's
+  // arena; null where there is none or no room now. Given back with
+  // give_back_shared.
+  virtual void* take_shared(size_t) { return nullptr; }
+  virtual void give_back_shared(void*) {}
+
   // Ends every rank with `code` (a diagnostic on this one). Never returns.
   [[noreturn]] virtual void abort(int code) = 0;
 

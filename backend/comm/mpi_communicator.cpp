@@ -182,6 +182,14 @@ class Mpi final : public Communicator {
     if (s.mean) divide(s.data, s.count, s.dtype, world_.size);
     return s.done_ns ? s.done_ns : now_ns();
   }
+  void* take_shared(size_t bytes) override {
+    std::lock_guard lock(mu_);
+    return shared_ ? shared_->take(bytes) : nullptr;
+  }
+  void give_back_shared(void* memory) override {
+    std::lock_guard lock(mu_);
+    shared_->give_back(memory);
+  }
   void progress() override {
     std::lock_guard lock(mu_);
     if (shared_) shared_->progress();

@@ -18,59 +18,57 @@ namespace {
 // kSlots requests.
 constexpr uint64_t kSlots = 64;
 constexpr size_t kAlign = 64;
+// A slot's offset with this bit: the request's buffer itself lies there (it
+// is in its rank's area), so peers write their sums straight into it.
+constexpr uint64_t kInPlace = uint64_t(1) << 63;
+// The sequence number of a region taken for a buffer (take()): never
+// finished by a request.
+constexpr uint64_t kTaken = UINT64_MAX;
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-// out = src[0] ∘ src[1] ∘ ... in rank order; the last pass also divides a
-// mean and writes `copy`. `copy` may be src[k]: each element is read before
-// it is written.
+// src[0] ∘ src[1] ∘ ... in rank order (a mean's sum then divided), written
+// to every destination. A destination may be a source: each tile of every
+// source is read before that tile is written.
 template <typename T, typename F>
-void fold(const std::vector<const T*>& src, T* out, T* copy, int64_t n, F f, T divisor) {
-  const size_t count = src.size();
-  for (size_t k = 1; k < count; ++k) {
-    const T* a = k == 1 ? src[0] : out;
-    const T* b = src[k];
-    if (k + 1 < count) {
-      for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
-    } else if (divisor != T(1)) {
-      for (int64_t i = 0; i < n; ++i) {
-        const T v = f(a[i], b[i]) / divisor;
-        out[i] = v;
-        copy[i] = v;
-      }
-    } else {
-      for (int64_t i = 0; i < n; ++i) {
-        const T v = f(a[i], b[i]);
-        out[i] = v;
-        copy[i] = v;
-      }
-    }
+void fold(const std::vector<const T*>& src, const std::vector<T*>& dst, int64_t n, F f, T divisor) {
+  constexpr int64_t kTile = 512;
+  T acc[kTile];
+  for (int64_t t = 0; t < n; t += kTile) {
+    const int64_t m = std::min(kTile, n - t);
+    std::copy(src[0] + t, src[0] + t + m, acc);
+    for (size_t k = 1; k < src.size(); ++k)
+      for (int64_t i = 0; i < m; ++i) acc[i] = f(acc[i], src[k][t + i]);
+    if (divisor != T(1))
+      for (int64_t i = 0; i < m; ++i) acc[i] /= divisor;
+    for (T* d : dst) std::copy(acc, acc + m, d + t);
   }
 }
 
 template <typename T>
-void fold_op(const std::vector<const char*>& src, char* out, char* copy, int64_t n, ReduceOp op, int size) {
+void fold_op(const std::vector<const char*>& src, const std::vector<char*>& dst, int64_t n, ReduceOp op, int size) {
   std::vector<const T*> s;
   for (const char* p : src) s.push_back(reinterpret_cast<const T*>(p));
-  T* o = reinterpret_cast<T*>(out);
-  T* c = reinterpret_cast<T*>(copy);
+  std::vector<T*> d;
+  for (char* p : dst) d.push_back(reinterpret_cast<T*>(p));
   // As MPI's path: a mean of integers stays their sum.
   const T divisor = op == ReduceOp::mean && std::is_floating_point_v<T> ? T(size) : T(1);
   switch (op) {
-    case ReduceOp::sum: case ReduceOp::mean: fold(s, o, c, n, [](T a, T b) { return T(a + b); }, divisor); break;
+    case ReduceOp::sum: case ReduceOp::mean: fold(s, d, n, [](T a, T b) { return T(a + b); }, divisor); break;
     // A NaN on any rank is the max and the min, whichever rank holds it.
-    case ReduceOp::max: fold(s, o, c, n, [](T a, T b) { return a > b || a != a ? a : b; }, divisor); break;
-    case ReduceOp::min: fold(s, o, c, n, [](T a, T b) { return a < b || a != a ? a : b; }, divisor); break;
+    case ReduceOp::max: fold(s, d, n, [](T a, T b) { return a > b || a != a ? a : b; }, divisor); break;
+    case ReduceOp::min: fold(s, d, n, [](T a, T b) { return a < b || a != a ? a : b; }, divisor); break;
   }
 }
 
-void fold_dtype(DType t, const std::vector<const char*>& src, char* out, char* copy, int64_t n, ReduceOp op, int size) {
+void fold_dtype(DType t, const std::vector<const char*>& src, const std::vector<char*>& dst, int64_t n, ReduceOp op,
+                int size) {
   switch (t) {
-    case DType::f32: fold_op<float>(src, out, copy, n, op, size); break;
-    case DType::f64: fold_op<double>(src, out, copy, n, op, size); break;
-    case DType::i32: fold_op<int32_t>(src, out, copy, n, op, size); break;
-    case DType::i64: fold_op<int64_t>(src, out, copy, n, op, size); break;
-    case DType::boolean: fold_op<uint8_t>(src, out, copy, n, op, size); break;
+    case DType::f32: fold_op<float>(src, dst, n, op, size); break;
+    case DType::f64: fold_op<double>(src, dst, n, op, size); break;
+    case DType::i32: fold_op<int32_t>(src, dst, n, op, size); break;
+    case DType::i64: fold_op<int64_t>(src, dst, n, op, size); break;
+    case DType::boolean: fold_op<uint8_t>(src, dst, n, op, size); break;
     default: throw Error("all_reduce: no shared memory reduction of " + std::string(dtype_name(t)));
   }
 }
@@ -141,44 +139,80 @@ void SharedMemoryAllReduce::spin(unsigned& turns) {
   }
 }
 
+size_t SharedMemoryAllReduce::lowest_free(size_t bytes) {
+  // A region is free again once every peer finished the request that used
+  // it. The lowest free offset keeps the pages in use few.
+  const uint64_t done = slowest_finished();
+  std::erase_if(held_, [done](const Held& h) { return h.seq != kTaken && h.seq <= done; });
+  size_t offset = 0;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const Held& h : held_)
+      if (h.offset < offset + bytes && offset < h.offset + h.bytes) {
+        offset = h.offset + h.bytes;
+        moved = true;
+      }
+  }
+  return offset + bytes <= payload_bytes_ ? offset : SIZE_MAX;
+}
+
+void SharedMemoryAllReduce::wait_for_slot(uint64_t seq) {
+  // The header's slot for seq is free once every peer is kSlots behind.
+  unsigned turns = 0;
+  while (slowest_finished() + kSlots < seq) {
+    progress();
+    spin(turns);
+  }
+}
+
 size_t SharedMemoryAllReduce::reserve(size_t bytes, uint64_t seq) {
   bytes = align_up(bytes);
+  wait_for_slot(seq);
   unsigned turns = 0;
   for (;;) {
-    // A region is free again once every peer finished the request that used
-    // it; the header's slot for seq once they are kSlots behind. The lowest
-    // free offset keeps the pages in use few.
-    const uint64_t done = slowest_finished();
-    std::erase_if(held_, [done](const Held& h) { return h.seq <= done; });
-    if (done + kSlots >= seq) {
-      size_t offset = 0;
-      for (bool moved = true; moved;) {
-        moved = false;
-        for (const Held& h : held_)
-          if (h.offset < offset + bytes && offset < h.offset + h.bytes) {
-            offset = h.offset + h.bytes;
-            moved = true;
-          }
-      }
-      if (offset + bytes <= payload_bytes_) {
-        held_.push_back({seq, offset, bytes});
-        return offset;
-      }
+    if (const size_t offset = lowest_free(bytes); offset != SIZE_MAX) {
+      held_.push_back({seq, offset, bytes});
+      return offset;
     }
     progress();
     spin(turns);
   }
 }
 
+void* SharedMemoryAllReduce::take(size_t bytes) {
+  bytes = align_up(bytes);
+  const size_t offset = lowest_free(bytes);
+  if (offset == SIZE_MAX) return nullptr;
+  held_.push_back({kTaken, offset, bytes});
+  return payload(rank_) + offset;
+}
+
+void SharedMemoryAllReduce::give_back(void* memory) {
+  const size_t offset = size_t(static_cast<char*>(memory) - payload(rank_));
+  std::erase_if(held_, [offset](const Held& h) { return h.seq == kTaken && h.offset == offset; });
+}
+
+bool SharedMemoryAllReduce::in_area(const void* data, size_t bytes) const {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(payload(rank_)), at = reinterpret_cast<uintptr_t>(data);
+  return at >= lo && at - lo + bytes <= payload_bytes_;
+}
+
 Request SharedMemoryAllReduce::start(void* data, int64_t count, DType dtype, ReduceOp op) {
   if (!supports(dtype, op)) throw Error("all_reduce: no shared memory reduction of " + std::string(dtype_name(dtype)));
   const size_t es = dtype_size(dtype);
-  const int64_t piece = int64_t(payload_bytes_ / 4 / kAlign * kAlign / es);
+  const bool in_place = in_area(data, size_t(count) * es);
+  // A copy goes in pieces of at most a quarter of the area.
+  const int64_t piece = in_place ? std::max<int64_t>(count, 1) : int64_t(payload_bytes_ / 4 / kAlign * kAlign / es);
   char* p = static_cast<char*>(data);
   Request last = 0;
   for (int64_t at = 0; at < count; at += piece) {
-    Pending r{++next_seq_, p + at * es, std::min(piece, count - at), dtype, op, 0, 0, at + piece >= count};
-    r.offset = reserve(size_t(r.count) * es, r.seq);
+    Pending r{++next_seq_, p + at * es, std::min(piece, count - at), dtype, op, 0, 0, at + piece >= count, in_place};
+    if (in_place) {
+      wait_for_slot(r.seq);
+      r.offset = size_t(r.data - payload(rank_));
+    } else {
+      r.offset = reserve(size_t(r.count) * es, r.seq);
+    }
     publish(r);
     pending_.push_back(r);
     last = r.seq;
@@ -189,14 +223,14 @@ Request SharedMemoryAllReduce::start(void* data, int64_t count, DType dtype, Red
 void SharedMemoryAllReduce::publish(Pending& p) {
   const size_t es = dtype_size(p.dtype);
   char* mine = payload(rank_) + p.offset;
-  for (int k = 0; k < size_; ++k) {
+  for (int k = 0; k < size_ && !p.in_place; ++k) {
     if (k == rank_) continue;
     int64_t b = 0, e = 0;
     chunk(p, k, b, e);
     std::memcpy(mine + b * es, p.data + b * es, size_t(e - b) * es);
   }
   Header& h = header(rank_);
-  h.offsets[p.seq % kSlots].store(p.offset, std::memory_order_relaxed);
+  h.offsets[p.seq % kSlots].store(p.offset | (p.in_place ? kInPlace : 0), std::memory_order_relaxed);
   h.published.store(p.seq, std::memory_order_release);
 }
 
@@ -206,26 +240,42 @@ bool SharedMemoryAllReduce::try_reduce(Pending& p) {
   const size_t es = dtype_size(p.dtype);
   int64_t b = 0, e = 0;
   chunk(p, rank_, b, e);
+  // The sum goes to this rank's buffer, to its area's copy for peers to
+  // gather, and into the buffers of peers that reduce in place.
   std::vector<const char*> src;
+  std::vector<char*> dst{p.data + b * es};
+  if (!p.in_place) dst.push_back(payload(rank_) + p.offset + b * es);
   for (int k = 0; k < size_; ++k) {
-    const size_t at = k == rank_ ? 0 : header(k).offsets[p.seq % kSlots].load(std::memory_order_relaxed);
-    src.push_back((k == rank_ ? p.data : payload(k) + at) + b * es);
+    if (k == rank_) {
+      src.push_back(p.data + b * es);
+      continue;
+    }
+    const uint64_t slot = header(k).offsets[p.seq % kSlots].load(std::memory_order_relaxed);
+    char* theirs = payload(k) + (slot & ~kInPlace) + b * es;
+    src.push_back(theirs);
+    if (slot & kInPlace) dst.push_back(theirs);
   }
-  fold_dtype(p.dtype, src, payload(rank_) + p.offset + b * es, p.data + b * es, e - b, p.op, size_);
+  fold_dtype(p.dtype, src, dst, e - b, p.op, size_);
   header(rank_).reduced.store(p.seq, std::memory_order_release);
   return true;
 }
 
 bool SharedMemoryAllReduce::try_gather(Pending& p) {
-  for (int k = 0; k < size_; ++k)
-    if (k != rank_ && header(k).reduced.load(std::memory_order_acquire) < p.seq) return false;
-  const size_t es = dtype_size(p.dtype);
   for (int k = 0; k < size_; ++k) {
+    if (k == rank_) continue;
+    if (header(k).reduced.load(std::memory_order_acquire) < p.seq) return false;
+    // In place, the peers wrote their sums here already; but a peer that
+    // copies may still be gathering this rank's sum from the buffer.
+    const bool copies = !(header(k).offsets[p.seq % kSlots].load(std::memory_order_relaxed) & kInPlace);
+    if (p.in_place && copies && header(k).finished.load(std::memory_order_acquire) < p.seq) return false;
+  }
+  const size_t es = dtype_size(p.dtype);
+  for (int k = 0; k < size_ && !p.in_place; ++k) {
     if (k == rank_) continue;
     int64_t b = 0, e = 0;
     chunk(p, k, b, e);
-    const size_t at = header(k).offsets[p.seq % kSlots].load(std::memory_order_relaxed);
-    std::memcpy(p.data + b * es, payload(k) + at + b * es, size_t(e - b) * es);
+    const uint64_t slot = header(k).offsets[p.seq % kSlots].load(std::memory_order_relaxed);
+    std::memcpy(p.data + b * es, payload(k) + (slot & ~kInPlace) + b * es, size_t(e - b) * es);
   }
   header(rank_).finished.store(p.seq, std::memory_order_release);
   return true;

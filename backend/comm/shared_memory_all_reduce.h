@@ -14,6 +14,10 @@
 // phase in that order; a rank's counters in its area's header say how far it
 // has come, so peers wait on them without messages. Nothing here calls MPI:
 // the communicator maps the areas (comm/mpi_communicator.cpp).
+//
+// A buffer that lies in its rank's area (memory from take(): a graph's
+// arena) is reduced in place: peers read its chunks where they are and
+// write their sums straight into it, which spares both copies.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +53,11 @@ class SharedMemoryAllReduce {
   void drain();
   bool idle() const { return pending_.empty(); }
 
+  // `bytes` of this rank's area for buffers to be reduced in place, until
+  // given back; null when the area has no such room now.
+  void* take(size_t bytes);
+  void give_back(void* memory);
+
  private:
   struct Header;
   struct Pending {
@@ -60,11 +69,16 @@ class SharedMemoryAllReduce {
     size_t offset;  // in this rank's area, past the header
     int phase;      // 0 published, 1 reduced, 2 done
     bool last;      // the last piece of what start() was given: its Request
+    bool in_place;  // data lies in this rank's area, at offset
   };
   Header& header(int k) const;
   char* payload(int k) const;
   // [begin, end) of rank k's chunk of a request, in elements.
   void chunk(const Pending& p, int k, int64_t& begin, int64_t& end) const;
+  bool in_area(const void* data, size_t bytes) const;
+  // The lowest offset of a free region of `bytes`, SIZE_MAX when none.
+  size_t lowest_free(size_t bytes);
+  void wait_for_slot(uint64_t seq);
   size_t reserve(size_t bytes, uint64_t seq);
   uint64_t slowest_finished() const;
   void publish(Pending& p);
@@ -78,7 +92,8 @@ class SharedMemoryAllReduce {
   int size_;
   uint64_t next_seq_ = 0;
   std::deque<Pending> pending_;
-  // Regions of this rank's area that peers may still read: (seq, offset, bytes).
+  // Regions of this rank's area that peers may still read, (seq, offset,
+  // bytes), and those taken (seq kTaken).
   struct Held {
     uint64_t seq;
     size_t offset;

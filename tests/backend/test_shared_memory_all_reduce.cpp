@@ -2,7 +2,8 @@
 // with threads standing for ranks over areas in one allocation: sums, means,
 // maxima and minima against values worked out by formula; buffers split
 // into pieces by a small area; more requests in flight than the header
-// remembers; waits out of start order; and every rank holding the same bits.
+// remembers; waits out of start order; every rank holding the same bits;
+// and buffers in the areas reduced in place, beside ranks that copy.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -122,4 +123,48 @@ TEST_CASE("shared memory all-reduce: a buffer larger than the area goes in piece
   for (int q = 0; q < requests; ++q)
     for (int j = 0; j < 3; ++j) CHECK(small[1][size_t(q * 3 + j)] == float(2 * (q * 10 + j) + 1000));
   CHECK(small[0] == small[1]);
+}
+
+TEST_CASE("shared memory all-reduce: buffers in the area are reduced in place, beside ranks that copy") {
+  // Every rank in place, then rank 0 alone in place. After each wait the
+  // rank overwrites its buffer at once, as a graph reuses its arena: a peer
+  // still reading it would get the wrong sums.
+  for (int ranks : {2, 3}) {
+    for (bool all_in_place : {true, false}) {
+      const int64_t n = 1000;
+      const int rounds = 40;
+      std::vector<int> wrong(static_cast<size_t>(ranks), 0);
+      on_ranks(ranks, SharedMemoryAllReduce::kHeaderBytes + (1 << 16), [&](int r, SharedMemoryAllReduce& ar) {
+        std::vector<float> own(n);
+        const bool in_place = all_in_place || r == 0;
+        float* b = in_place ? static_cast<float*>(ar.take(n * sizeof(float))) : own.data();
+        REQUIRE(b != nullptr);
+        for (int q = 0; q < rounds; ++q) {
+          for (int64_t i = 0; i < n; ++i) b[i] = value(r, i) + float(q);
+          ar.wait(ar.start(b, n, DType::f32, q % 2 ? ReduceOp::mean : ReduceOp::sum));
+          for (int64_t i = 0; i < n; ++i) {
+            float sum = 0;
+            for (int k = 0; k < ranks; ++k) sum += value(k, i) + float(q);
+            if (b[i] != (q % 2 ? sum / float(ranks) : sum)) ++wrong[size_t(r)];
+          }
+          std::fill(b, b + n, -1.0f);
+        }
+        if (in_place) ar.give_back(b);
+      });
+      for (int r = 0; r < ranks; ++r) CHECK(wrong[size_t(r)] == 0);
+    }
+  }
+}
+
+TEST_CASE("shared memory all-reduce: take gives regions of the area apart, null when none is free") {
+  on_ranks(2, SharedMemoryAllReduce::kHeaderBytes + 4096, [&](int, SharedMemoryAllReduce& ar) {
+    void* a = ar.take(2000);
+    void* b = ar.take(2000);
+    REQUIRE(a != nullptr);
+    REQUIRE(b != nullptr);
+    CHECK(static_cast<char*>(b) - static_cast<char*>(a) >= 2000);  // no overlap
+    CHECK(ar.take(200) == nullptr);  // 4096 of payload, 4096 taken (each rounded to 64 bytes)
+    ar.give_back(a);
+    CHECK(ar.take(1000) == a);  // the lowest free offset
+  });
 }
