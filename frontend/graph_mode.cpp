@@ -415,6 +415,27 @@ void Interpreter::note_value_read(const backend::Tensor& t) {
   host_reads_->note_value(t);
 }
 
+void Interpreter::note_whole_read(const Value& v) {
+  if (!host_reads_) return;
+  std::unordered_set<const void*> seen;  // containers holding themselves are walked once
+  std::vector<Value> todo{v};
+  while (!todo.empty()) {
+    const Value x = std::move(todo.back());
+    todo.pop_back();
+    if (x.is_record()) {
+      if (!seen.insert(x.as_record().get()).second) continue;
+      host_reads_->note_fields(x.as_record());
+      for (const auto& [name, f] : x.as_record()->fields) todo.push_back(f);
+    } else if (x.is_list()) {
+      if (seen.insert(x.as_list().get()).second) todo.insert(todo.end(), x.as_list()->items.begin(), x.as_list()->items.end());
+    } else if (x.is_tuple()) {
+      todo.insert(todo.end(), x.as_tuple()->items.begin(), x.as_tuple()->items.end());
+    } else if (x.is_tensor()) {
+      note_value_read(x.as_tensor());
+    }
+  }
+}
+
 std::string Interpreter::block_input(const backend::Tensor& t) const {
   const ir::Tracer* tr = ir::Tracer::active();
   return tr && tr->input_name ? tr->input_name(t) : std::string();

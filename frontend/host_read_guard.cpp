@@ -182,10 +182,13 @@ void HostReads::note_name_value(Symbol name, const backend::Tensor& t) {
 }
 
 void HostReads::note_value(const backend::Tensor& t) {
-  if (t.numel() != 1) return;
   for (const Read& r : values_)
     if (r.tensor.impl() == t.impl()) return;
-  values_.push_back({t, host_value(t)});
+  values_.push_back({t, read_value(t)});
+}
+
+Value HostReads::read_value(const backend::Tensor& t) {
+  return t.numel() == 1 ? host_value(t) : Value(to_str(Value(t)));
 }
 
 void write_fed(const backend::Tensor& t, double v) {
@@ -242,7 +245,7 @@ std::string HostReads::why_not(Env* env) const {
       return "a record now has a field `" + symbol_name(a.field) + "`, which `." + symbol_name(a.field) +
              "(...)` calls in place of the function the trace called";
   for (const Read& r : values_)
-    if (const Value now = host_value(r.tensor); !same(now, r.value))
+    if (const Value now = read_value(r.tensor); !same(now, r.value))
       return "a tensor " + r.tensor.type().str() + " read as a host value " + change(now, r.value);
   for (const Fed& f : fed_) {
     const Value* now = f.record->find(f.field);

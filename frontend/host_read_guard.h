@@ -54,8 +54,9 @@ class HostReads {
   // A record's field the trace looked for and did not find (method sugar
   // then called a function of that name).
   void note_absent(const RecordPtr& r, Symbol field);
-  // A one-element tensor from outside the graph whose value the trace read
-  // as a host value (item(k), int(k), `if k`): compared by value.
+  // A tensor from outside the graph whose value the trace read as a host
+  // value (item(k), int(k), `if k`, str(w)): compared by value (by its text
+  // when it has more than one element).
   void note_value(const backend::Tensor& t);
   // The same for the tensor a name holds (a graph block's variable, bound
   // anew on every run): the value of whatever tensor it holds then.
@@ -124,6 +125,7 @@ class HostReads {
     Value value;
   };
   std::vector<Read> values_;
+  static Value read_value(const backend::Tensor& t);
   struct Absent {
     RecordPtr record;
     Symbol field;

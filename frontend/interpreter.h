@@ -328,6 +328,10 @@ class Interpreter {
   void note_record_read(const RecordPtr& r) {
     if (host_reads_) host_reads_->note_fields(r);
   }
+  // While a graph is traced: a value read whole (str(v), records or lists
+  // compared with ==): the fields of every record in it, and the values of
+  // the tensors in it, constants of the trace.
+  void note_whole_read(const Value& v);
   // While a graph block is traced: the variable a tensor of the host is
   // bound from on every run ("" for none, and outside a block).
   std::string block_input(const backend::Tensor& t) const;

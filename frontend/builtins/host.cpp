@@ -24,28 +24,27 @@ void not_a_cast(Args& a, const char* fn, const char* dtype) {
 
 void install_host(Interpreter& vm) {
   def(vm, "print", "*values", [](Args& a) {
-    // Inside a graph, print the values of every run: a host call node that
-    // gets every tensor of the arguments, in lists, tuples and records too.
+    // Inside a graph, print on every run: a host call node that gets every
+    // tensor of the arguments, in lists, tuples and records too (none for a
+    // line of host values, the same on every run).
     if (ir::Tracer* tr = ir::Tracer::active()) {
       std::vector<backend::Tensor> traced;
       std::vector<Value> items = a.rest();
       for (const Value& v : items)
         for_each_tensor(v, Reach::sequences_and_records, [&](const backend::Tensor& t) { traced.push_back(t); });
-      if (!traced.empty()) {
-        Interpreter* vm = &a.vm();
-        tr->add_host_call("print", traced, [vm, items](std::span<const backend::Tensor> now) {
-          std::string line;
-          size_t k = 0;
-          for (size_t i = 0; i < items.size(); ++i) {
-            if (i) line += ' ';
-            // The same walk, in the same order, puts this run's tensors in.
-            line += to_str(map_tensors(items[i], "", Reach::sequences_and_records,
-                                       [&](const backend::Tensor&, const ValuePath&) { return now[k++]; }));
-          }
-          vm->out() << line << '\n';
-        });
-        return Value();
-      }
+      Interpreter* vm = &a.vm();
+      tr->add_host_call("print", traced, [vm, items](std::span<const backend::Tensor> now) {
+        std::string line;
+        size_t k = 0;
+        for (size_t i = 0; i < items.size(); ++i) {
+          if (i) line += ' ';
+          // The same walk, in the same order, puts this run's tensors in.
+          line += to_str(map_tensors(items[i], "", Reach::sequences_and_records,
+                                     [&](const backend::Tensor&, const ValuePath&) { return now[k++]; }));
+        }
+        vm->out() << line << '\n';
+      });
+      return Value();
     }
     std::string line;
     for (size_t i = 0; i < a.rest().size(); ++i) {
@@ -56,14 +55,19 @@ void install_host(Interpreter& vm) {
     a.vm().out() << line;
     return Value();
   });
-  def(vm, "str", "v", [](Args& a) { return Value(to_str(a[0])); });
+  def(vm, "str", "v", [](Args& a) {
+    a.vm().note_whole_read(a[0]);
+    return Value(to_str(a[0]));
+  });
   def(vm, "len", "v", [](Args& a) {
     const Value& v = a[0];
     switch (v.kind()) {
       case Value::Kind::Str: return Value(int64_t(v.as_str().size()));
       case Value::Kind::List: return Value(int64_t(v.as_list()->items.size()));
       case Value::Kind::Tuple: return Value(int64_t(v.as_tuple()->items.size()));
-      case Value::Kind::Record: return Value(int64_t(v.as_record()->fields.size()));
+      case Value::Kind::Record:
+        a.vm().note_record_read(v.as_record());
+        return Value(int64_t(v.as_record()->fields.size()));
       case Value::Kind::Range:
         if (v.as_range().count() > uint64_t(INT64_MAX))
           a.fail(0, "len: the range has " + std::to_string(v.as_range().count()) + " items, more than an int holds");
