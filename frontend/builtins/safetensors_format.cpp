@@ -131,8 +131,26 @@ Contents read(const std::string& path) {
                                 " of the data, the file has " + std::to_string(data_size) + " bytes of data");
     plan.push_back(std::move(p));
   }
+  // As the format's reference reader: the tensors' data, in order of their
+  // offsets, tile the data with no overlap and no gap.
+  std::vector<const Planned*> by_offset;
+  for (const Planned& p : plan) by_offset.push_back(&p);
+  std::stable_sort(by_offset.begin(), by_offset.end(),
+                   [](const Planned* a, const Planned* b) { return a->begin != b->begin ? a->begin < b->begin : a->end < b->end; });
   uint64_t data_end = 0;
-  for (const Planned& p : plan) data_end = std::max(data_end, p.end);
+  const Planned* before = nullptr;
+  for (const Planned* p : by_offset) {
+    auto span = [](const Planned* q) {
+      return "tensor `" + q->name + "` (data_offsets [" + std::to_string(q->begin) + ", " + std::to_string(q->end) + "])";
+    };
+    if (p->begin < data_end)
+      throw FileError(path, "bad header: " + span(p) + " overlaps " + span(before));
+    if (p->begin > data_end)
+      throw FileError(path, "bad header: " + std::to_string(p->begin - data_end) + " bytes of the data before " +
+                                span(p) + " belong to no tensor");
+    data_end = p->end;
+    before = p;
+  }
   if (data_end != data_size)
     throw FileError(path, "data size mismatch: the header's tensors end at byte " + std::to_string(data_end) +
                               " of the data, the file has " + std::to_string(data_size) + " bytes of data");

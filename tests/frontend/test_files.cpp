@@ -299,6 +299,15 @@ TEST_CASE("safetensors: bad files and bad values are diagnostics") {
         "bad header: tensor `w` has no valid data_offsets [begin, end]");
   check(file(R"({"w": {"dtype": "F32", "shape": [1]}})", "abcd"),
         "bad header: tensor `w` has no valid data_offsets [begin, end]");
+  // The tensors' data tiles the data: no overlap, no gap.
+  check(file(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
+             R"( "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})",
+             "abcdefgh"),
+        "bad header: tensor `b` (data_offsets [4, 8]) overlaps tensor `a` (data_offsets [0, 8])");
+  check(file(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},)"
+             R"( "b": {"dtype": "F32", "shape": [1], "data_offsets": [8, 12]}})",
+             "abcdefghijkl"),
+        "bad header: 4 bytes of the data before tensor `b` (data_offsets [8, 12]) belong to no tensor");
   // Deep nesting is not a stack overflow.
   check(file(std::string(100000, '[') + std::string(100000, ']'), ""), "bad header: not a JSON object");
 
@@ -311,8 +320,8 @@ TEST_CASE("safetensors: bad files and bad values are diagnostics") {
                       std::string("\x01\0\0\0\x02\0\0\0\x01\x05", 10)));
   CHECK(run(vm, "load(p)") == "{x: [1, 2], y: bool[2] [true, true]}");
   write_bytes(p, file(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},)"
-                      R"( "a.b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})",
-                      "abcd"));
+                      R"( "a.b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})",
+                      "abcdefgh"));
   CHECK(script_error(vm, "load(p)") == p + ": names clash: `a` is a value and has fields (`a.b`)");
   // A name of 10,001 dotted parts: refused (3,000,000 overflowed the stack
   // that builds the records); 10,000 parts load.
