@@ -131,7 +131,9 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         fail(n.span, "assignment to undeclared name `" + n.name + "`; declare it first with `let " + n.name + " = ...`");
       }
       if (s.op == AssignOp::Set && state_update(*slot, v, *env, n.sym)) return;
+      if (host_reads_ && s.op != AssignOp::Set && HostReads::noted(*slot)) note_host_read(env, n.sym, *slot);
       *slot = combine(*slot, std::move(v));
+      if (host_reads_) replay_name_write(env, n.sym, *slot);
       return;
     }
     case ExprKind::Field: {
@@ -143,12 +145,16 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
       if (s.op != AssignOp::Set) {
         Value* old = r->find(f.sym);
         if (!old) fail(f.name_span, "record has no field `" + f.name + "`");
+        if (host_reads_ && HostReads::noted(*old)) host_reads_->note_field(r, f.sym, *old);  // read, as `r.f + v`
         v = combine(*old, std::move(v));
       } else {
         const Value* old = r->find(f.sym);
         v = combine(old ? *old : Value(), std::move(v));
       }
-      if (host_reads_) traced_field_writes_.push_back({r, f.sym, s.span});
+      if (host_reads_) {
+        traced_field_writes_.push_back({r, f.sym, s.span});
+        replay_field_write(r, f.sym, v);
+      }
       note_stored(target, v);
       r->set(f.sym, std::move(v));
       return;

@@ -415,6 +415,32 @@ void Interpreter::note_value_read(const backend::Tensor& t) {
   host_reads_->note_value(t);
 }
 
+// Whether a host write of v inside a trace is replayed on every run: not
+// one of a tensor (a state update of the graph, or a diagnostic).
+static bool replayed(const Value& v) {
+  bool tensors = false;
+  for_each_tensor(v, Reach::sequences_and_records, [&](const backend::Tensor&) { tensors = true; });
+  return ir::Tracer::active() && !tensors && !v.is_iterator();
+}
+
+void Interpreter::replay_field_write(const RecordPtr& r, Symbol field, const Value& v) {
+  if (!replayed(v)) return;
+  ir::Tracer::active()->add_host_call("set " + symbol_name(field), {},
+                                      [r, field, v](std::span<const backend::Tensor>) { r->set(field, v); });
+}
+
+void Interpreter::replay_name_write(const EnvPtr& env, Symbol name, const Value& v) {
+  const EnvPtr* holder = &env;
+  while (*holder && !(*holder)->find_local(name)) holder = &(*holder)->parent;
+  if (!*holder || (*holder)->made_in_trace || !replayed(v)) return;
+  // Not kept alive: once the scope is gone, nothing reads the name.
+  std::weak_ptr<Env> scope = *holder;
+  ir::Tracer::active()->add_host_call("set " + symbol_name(name), {}, [scope, name, v](std::span<const backend::Tensor>) {
+    if (const EnvPtr e = scope.lock())
+      if (Value* slot = e->find_local(name)) *slot = v;
+  });
+}
+
 void Interpreter::note_whole_read(const Value& v) {
   if (!host_reads_) return;
   std::unordered_set<const void*> seen;  // containers holding themselves are walked once
@@ -427,7 +453,8 @@ void Interpreter::note_whole_read(const Value& v) {
       host_reads_->note_fields(x.as_record());
       for (const auto& [name, f] : x.as_record()->fields) todo.push_back(f);
     } else if (x.is_list()) {
-      if (seen.insert(x.as_list().get()).second) todo.insert(todo.end(), x.as_list()->items.begin(), x.as_list()->items.end());
+      const std::vector<Value>& items = x.as_list()->items;
+      if (seen.insert(x.as_list().get()).second) todo.insert(todo.end(), items.begin(), items.end());
     } else if (x.is_tuple()) {
       todo.insert(todo.end(), x.as_tuple()->items.begin(), x.as_tuple()->items.end());
     } else if (x.is_tensor()) {

@@ -135,13 +135,15 @@ Contents read(const std::string& path) {
   // offsets, tile the data with no overlap and no gap.
   std::vector<const Planned*> by_offset;
   for (const Planned& p : plan) by_offset.push_back(&p);
-  std::stable_sort(by_offset.begin(), by_offset.end(),
-                   [](const Planned* a, const Planned* b) { return a->begin != b->begin ? a->begin < b->begin : a->end < b->end; });
+  std::stable_sort(by_offset.begin(), by_offset.end(), [](const Planned* a, const Planned* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
   uint64_t data_end = 0;
   const Planned* before = nullptr;
   for (const Planned* p : by_offset) {
     auto span = [](const Planned* q) {
-      return "tensor `" + q->name + "` (data_offsets [" + std::to_string(q->begin) + ", " + std::to_string(q->end) + "])";
+      return "tensor `" + q->name + "` (data_offsets [" + std::to_string(q->begin) + ", " + std::to_string(q->end) +
+             "])";
     };
     if (p->begin < data_end)
       throw FileError(path, "bad header: " + span(p) + " overlaps " + span(before));
