@@ -167,8 +167,16 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const ValueId h = i < g.output_holders.size() ? g.output_holders[i] : kNone;
     const backend::TensorType& t = g.values[g.outputs[i]].type;
-    if (h == kNone) result.push_back(slots[g.outputs[i]]);
-    else result.push_back(slots[h].shape() == t.shape ? slots[h] : slots[h].view(t.shape, 0));
+    if (h != kNone) {
+      result.push_back(slots[h].shape() == t.shape ? slots[h] : slots[h].view(t.shape, 0));
+    } else if (p.copy_output[i]) {
+      const backend::Tensor& src = slots[g.outputs[i]];
+      backend::Tensor copy = fresh(t);
+      copy.device()->copy(copy.raw_data(), src.raw_data(), copy.nbytes());
+      result.push_back(std::move(copy));
+    } else {
+      result.push_back(slots[g.outputs[i]]);
+    }
   }
   return result;
 }

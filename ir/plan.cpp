@@ -111,6 +111,16 @@ void finish(const Graph& g, Plan& p) {
   for (ValueId v = 0; v < nv; ++v)
     if (death[v] != kNone) p.dead[at[death[v]]++] = v;
 
+  const Buffers& buffers = p.memory_plan.buffers;
+  p.copy_output.assign(g.outputs.size(), false);
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    if (i < g.output_holders.size() && g.output_holders[i] != kNone) continue;  // the trace returned the caller's
+    const uint32_t b = buffers.of_value[g.outputs[i]];
+    bool shared = buffers.list[b].kind == BufferKind::bound;
+    for (size_t j = 0; j < i && !shared; ++j) shared = buffers.of_value[g.outputs[j]] == b;
+    p.copy_output[i] = shared;
+  }
+
   std::vector<uint32_t> pool_block;
   p.pool_bytes = simulate_pool(p.memory_plan, steps, pool_block);
   if (p.memory == MemoryMode::arena) {

@@ -47,6 +47,11 @@ struct Plan {
   // states and constants); values with one id share memory over time, as
   // the mode places them: the memory picture of `dot`.
   std::vector<uint32_t> block_of_value;
+  // Per output: a fresh value in the trace whose memory the passes made the
+  // caller's (`x + 0` became x, a cast round trip its input) or another
+  // output's (common subexpressions): a run returns a copy of it, as eager
+  // code returns a tensor of its own.
+  std::vector<bool> copy_output;
 };
 
 // The plan of g for the order s. Automatic: of serial, greedy and
