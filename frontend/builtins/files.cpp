@@ -266,6 +266,7 @@ Value nest(const std::string& path, const std::vector<std::pair<std::string, Val
 void install_files(Interpreter& vm) {
   def(vm, "load_npy", "path", [](Args& a) { return Value(on_default_device(npy::read(path_arg(a, 0, false)))); });
   def(vm, "save_npy", "x, path", [](Args& a) {
+    refuse_in_graph(a, "save_npy");
     backend::Tensor x = a.tensor(0);
     npy::write(x, path_arg(a, 1, true));
     return Value();
@@ -289,6 +290,7 @@ void install_files(Interpreter& vm) {
     return Value(on_default_device(backend::from_doubles(t.values, shape, d)));
   });
   def(vm, "save", "record, path", [](Args& a) {
+    refuse_in_graph(a, "save");
     const Value& v = a[0];
     if (!v.is_record() && !v.is_list() && !v.is_tuple())
       a.fail(0, "save needs a record of tensors, not " + a_type_name(v) +

@@ -108,7 +108,8 @@ void install_host(Interpreter& vm) {
     out->count();
     return Value(out);
   });
-  def(vm, "time", "", [](Args&) {
+  def(vm, "time", "", [](Args& a) {
+    refuse_in_graph(a, "time");
     using namespace std::chrono;
     return Value(duration<double>(system_clock::now().time_since_epoch()).count());
   });
@@ -141,6 +142,7 @@ void install_host(Interpreter& vm) {
   });
   def(vm, "exit", "code=0", [](Args& a) -> Value { throw ExitRequest{int(a.integer(0))}; });
   def(vm, "mem", "device=none", [](Args& a) {
+    refuse_in_graph(a, "mem");
     backend::Device* d = backend::default_device();
     if (a[0].is_device()) d = a[0].as_device();
     else if (a[0].is_str()) {

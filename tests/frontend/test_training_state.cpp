@@ -126,3 +126,19 @@ TEST_CASE("rng_state/set_rng_state: the same draws again") {
         "seed cannot run inside a compiled graph (it would act only while the graph is traced); call it "
         "outside the graph function");
 }
+
+TEST_CASE("the clock, memory figures and file writes cannot run inside a graph") {
+  // Each would act only while the graph is traced: a replay would reuse the
+  // traced time, or skip the write (after the graph's own updates, too).
+  Interpreter vm;
+  vm.set_global("p", Value(std::string("/tmp/nn_refused_in_graph.npy")));  // never written
+  const std::string rest =
+      " cannot run inside a compiled graph (it would act only while the graph is traced); call it outside the graph "
+      "function";
+  CHECK(script_error(vm, "graph f(x) { x + time() }\nf(1.0)") == "time" + rest);
+  CHECK(script_error(vm, "graph f(x) { x + mem().current }\nf(1.0)") == "mem" + rest);
+  CHECK(script_error(vm, "let w = zeros([2])\ngraph f(x) {\n  w += x\n  save_npy(w, p)\n  x\n}\nf(ones([2]))") ==
+        "save_npy" + rest);
+  CHECK(script_error(vm, "let v = zeros([2])\ngraph f(x) {\n  save({v: v}, p)\n  x\n}\nf(ones([2]))") == "save" + rest);
+  CHECK(run(vm, "time() > 0") == "true");  // outside a graph, as before
+}
