@@ -112,6 +112,12 @@ bool Interpreter::state_update(const Value& old, const Value& v, const Env& env,
   return true;
 }
 
+// `x -= v` of a tensor wrote into x itself (a state update, if traced): the
+// name or field holds the same tensor, nothing to write again.
+static bool written_in_place(const Value& before, const Value& after) {
+  return before.is_tensor() && after.is_tensor() && before.as_tensor().impl() == after.as_tensor().impl();
+}
+
 void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
   auto combine = [&](const Value& old, Value v) {
     if (s.op != AssignOp::Set) return update_in_place(old, compound_op(s.op), v, s.span);
@@ -132,8 +138,9 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
       }
       if (s.op == AssignOp::Set && state_update(*slot, v, *env, n.sym)) return;
       if (host_reads_ && s.op != AssignOp::Set && HostReads::noted(*slot)) note_host_read(env, n.sym, *slot);
+      const Value before = *slot;
       *slot = combine(*slot, std::move(v));
-      if (host_reads_) replay_name_write(env, n.sym, *slot);
+      if (host_reads_ && !written_in_place(before, *slot)) replay_name_write(env, n.sym, *slot);
       return;
     }
     case ExprKind::Field: {
@@ -153,7 +160,8 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
       }
       if (host_reads_) {
         traced_field_writes_.push_back({r, f.sym, s.span});
-        replay_field_write(r, f.sym, v);
+        const Value* before = r->find(f.sym);
+        if (!before || !written_in_place(*before, v)) replay_field_write(r, f.sym, v);
       }
       note_stored(target, v);
       r->set(f.sym, std::move(v));

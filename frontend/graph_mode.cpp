@@ -416,17 +416,24 @@ void Interpreter::note_value_read(const backend::Tensor& t) {
 }
 
 // Whether a host write of v inside a trace is replayed on every run: not
-// one of a tensor (a state update of the graph, or a diagnostic).
+// one holding a tensor the trace made (a state update of the graph, or a
+// diagnostic).
 static bool replayed(const Value& v) {
-  bool tensors = false;
-  for_each_tensor(v, Reach::sequences_and_records, [&](const backend::Tensor&) { tensors = true; });
-  return ir::Tracer::active() && !tensors && !v.is_iterator();
+  bool traced = false;
+  for_each_tensor(v, Reach::sequences_and_records, [&](const backend::Tensor& t) { traced |= t.is_traced(); });
+  return ir::Tracer::active() && !traced && !v.is_iterator();
+}
+
+// v with its lists, tuples and records made anew (its tensors the same), as
+// the code that made v makes them on every call when run eagerly.
+static Value made_anew(const Value& v) {
+  return map_tensors(v, {}, Reach::sequences_and_records, [](const backend::Tensor& t, const ValuePath&) { return t; });
 }
 
 void Interpreter::replay_field_write(const RecordPtr& r, Symbol field, const Value& v) {
   if (!replayed(v)) return;
   ir::Tracer::active()->add_host_call("set " + symbol_name(field), {},
-                                      [r, field, v](std::span<const backend::Tensor>) { r->set(field, v); });
+                                      [r, field, v](std::span<const backend::Tensor>) { r->set(field, made_anew(v)); });
 }
 
 void Interpreter::replay_name_write(const EnvPtr& env, Symbol name, const Value& v) {
@@ -437,7 +444,7 @@ void Interpreter::replay_name_write(const EnvPtr& env, Symbol name, const Value&
   std::weak_ptr<Env> scope = *holder;
   ir::Tracer::active()->add_host_call("set " + symbol_name(name), {}, [scope, name, v](std::span<const backend::Tensor>) {
     if (const EnvPtr e = scope.lock())
-      if (Value* slot = e->find_local(name)) *slot = v;
+      if (Value* slot = e->find_local(name)) *slot = made_anew(v);
   });
 }
 

@@ -328,10 +328,10 @@ class Interpreter {
   void note_record_read(const RecordPtr& r) {
     if (host_reads_) host_reads_->note_fields(r);
   }
-  // While a graph is traced: r.field = v, v a host value with no tensor in
-  // it, is written again on every run (a host call node): the same code run
-  // eagerly writes it on every call. (A container written so is the one the
-  // trace made, not a fresh one.)
+  // While a graph is traced: r.field = v, v a host value holding no tensor
+  // the trace made, is written again on every run (a host call node), its
+  // lists and records made anew: the same code run eagerly writes it on
+  // every call.
   void replay_field_write(const RecordPtr& r, Symbol field, const Value& v);
   // The same for `name = v`, a name of a scope from before the trace.
   void replay_name_write(const EnvPtr& env, Symbol name, const Value& v);
