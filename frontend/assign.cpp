@@ -140,7 +140,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
       if (host_reads_ && s.op != AssignOp::Set && HostReads::noted(*slot)) note_host_read(env, n.sym, *slot);
       const Value before = *slot;
       *slot = combine(*slot, std::move(v));
-      if (host_reads_ && !written_in_place(before, *slot)) replay_name_write(env, n.sym, *slot);
+      if (host_reads_ && !written_in_place(before, *slot)) replay_name_write(env, n.sym, *slot, s.span);
       return;
     }
     case ExprKind::Field: {

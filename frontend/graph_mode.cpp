@@ -415,6 +415,40 @@ void Interpreter::note_value_read(const backend::Tensor& t) {
   host_reads_->note_value(t);
 }
 
+// Whether v holds a closure defined while a graph was traced (in the
+// graph's own scope): a replay would hand out that one closure, and the
+// variables it holds, where eager code makes a new one on every call.
+static bool holds_closure_made_in_trace(const Value& v) {
+  std::unordered_set<const void*> seen;
+  std::vector<Value> todo{v};
+  while (!todo.empty()) {
+    const Value x = std::move(todo.back());
+    todo.pop_back();
+    if (x.is_function()) {
+      const Function& f = *x.as_function();
+      if (f.kind != Function::Kind::Closure) continue;
+      for (const Env* e = f.env.get(); e; e = e->parent.get())
+        if (e->made_in_trace) return true;
+    } else if (x.is_record()) {
+      if (seen.insert(x.as_record().get()).second)
+        for (const auto& [name, f] : x.as_record()->fields) todo.push_back(f);
+    } else if (x.is_list()) {
+      const std::vector<Value>& items = x.as_list()->items;
+      if (seen.insert(x.as_list().get()).second) todo.insert(todo.end(), items.begin(), items.end());
+    } else if (x.is_tuple()) {
+      todo.insert(todo.end(), x.as_tuple()->items.begin(), x.as_tuple()->items.end());
+    }
+  }
+  return false;
+}
+
+void Interpreter::refuse_closure_made_in_trace(const Value& v, const std::string& what, Span span) const {
+  if (holds_closure_made_in_trace(v))
+    fail(span, what + " a function defined inside the graph: every later call would give that same function, "
+                      "sharing its variables, where eager code makes a new one on each call; define the function "
+                      "outside the graph");
+}
+
 // Whether a host write of v inside a trace is replayed on every run: not
 // one holding a tensor the trace made (a state update of the graph, or a
 // diagnostic).
@@ -436,10 +470,12 @@ void Interpreter::replay_field_write(const RecordPtr& r, Symbol field, const Val
                                       [r, field, v](std::span<const backend::Tensor>) { r->set(field, made_anew(v)); });
 }
 
-void Interpreter::replay_name_write(const EnvPtr& env, Symbol name, const Value& v) {
+void Interpreter::replay_name_write(const EnvPtr& env, Symbol name, const Value& v, Span span) {
   const EnvPtr* holder = &env;
   while (*holder && !(*holder)->find_local(name)) holder = &(*holder)->parent;
-  if (!*holder || (*holder)->made_in_trace || !replayed(v)) return;
+  if (!*holder || (*holder)->made_in_trace) return;
+  refuse_closure_made_in_trace(v, "`" + symbol_name(name) + "`, outside the graph, is given", span);
+  if (!replayed(v)) return;
   // Not kept alive: once the scope is gone, nothing reads the name.
   std::weak_ptr<Env> scope = *holder;
   ir::Tracer::active()->add_host_call("set " + symbol_name(name), {}, [scope, name, v](std::span<const backend::Tensor>) {
@@ -509,6 +545,7 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   backend::CollectiveRecording collectives;
   try {
     traced = body(tr);
+    refuse_closure_made_in_trace(traced.result, "graph `" + cache.name + "` returns", span);
     refuse_fed_fields_written(reads);
     check_escapes(tr, scope.env, traced.assigns, span);
   } catch (...) {

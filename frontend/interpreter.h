@@ -333,8 +333,13 @@ class Interpreter {
   // lists and records made anew: the same code run eagerly writes it on
   // every call.
   void replay_field_write(const RecordPtr& r, Symbol field, const Value& v);
+  // While a graph is traced: v, returned or written outside the graph by it,
+  // may not hold a closure over the graph's own scope (a diagnostic at span:
+  // "<what> a function defined inside the graph ...").
+  void refuse_closure_made_in_trace(const Value& v, const std::string& what, Span span) const;
   // The same for `name = v`, a name of a scope from before the trace.
-  void replay_name_write(const EnvPtr& env, Symbol name, const Value& v);
+  // A closure defined inside the graph is refused there (at span).
+  void replay_name_write(const EnvPtr& env, Symbol name, const Value& v, Span span);
   // While a graph is traced: a value read whole (str(v), records or lists
   // compared with ==): the fields of every record in it, and the values of
   // the tensors in it, constants of the trace.
