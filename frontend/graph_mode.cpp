@@ -419,27 +419,15 @@ void Interpreter::note_value_read(const backend::Tensor& t) {
 // graph's own scope): a replay would hand out that one closure, and the
 // variables it holds, where eager code makes a new one on every call.
 static bool holds_closure_made_in_trace(const Value& v) {
-  std::unordered_set<const void*> seen;
-  std::vector<Value> todo{v};
-  while (!todo.empty()) {
-    const Value x = std::move(todo.back());
-    todo.pop_back();
-    if (x.is_function()) {
-      const Function& f = *x.as_function();
-      if (f.kind != Function::Kind::Closure) continue;
-      for (const Env* e = f.env.get(); e; e = e->parent.get())
-        if (e->made_in_trace) return true;
-    } else if (x.is_record()) {
-      if (seen.insert(x.as_record().get()).second)
-        for (const auto& [name, f] : x.as_record()->fields) todo.push_back(f);
-    } else if (x.is_list()) {
-      const std::vector<Value>& items = x.as_list()->items;
-      if (seen.insert(x.as_list().get()).second) todo.insert(todo.end(), items.begin(), items.end());
-    } else if (x.is_tuple()) {
-      todo.insert(todo.end(), x.as_tuple()->items.begin(), x.as_tuple()->items.end());
-    }
-  }
-  return false;
+  bool found = false;
+  auto made_in_trace = [&](const Value& x, const ValuePath&) {
+    if (!x.is_function() || x.as_function()->kind != Function::Kind::Closure) return;
+    for (const Env* e = x.as_function()->env.get(); e; e = e->parent.get()) found |= e->made_in_trace;
+  };
+  std::unordered_set<const void*> opened;  // containers holding themselves are walked once
+  for_each_tensor(v, "", Reach::sequences_and_records,
+                  {[](const backend::Tensor&, const ValuePath&) { return Walk::go_on; }, made_in_trace}, &opened);
+  return found;
 }
 
 void Interpreter::refuse_closure_made_in_trace(const Value& v, const std::string& what, Span span) const {
@@ -486,24 +474,15 @@ void Interpreter::replay_name_write(const EnvPtr& env, Symbol name, const Value&
 
 void Interpreter::note_whole_read(const Value& v) {
   if (!host_reads_) return;
-  std::unordered_set<const void*> seen;  // containers holding themselves are walked once
-  std::vector<Value> todo{v};
-  while (!todo.empty()) {
-    const Value x = std::move(todo.back());
-    todo.pop_back();
-    if (x.is_record()) {
-      if (!seen.insert(x.as_record().get()).second) continue;
-      host_reads_->note_fields(x.as_record());
-      for (const auto& [name, f] : x.as_record()->fields) todo.push_back(f);
-    } else if (x.is_list()) {
-      const std::vector<Value>& items = x.as_list()->items;
-      if (seen.insert(x.as_list().get()).second) todo.insert(todo.end(), items.begin(), items.end());
-    } else if (x.is_tuple()) {
-      todo.insert(todo.end(), x.as_tuple()->items.begin(), x.as_tuple()->items.end());
-    } else if (x.is_tensor()) {
-      note_value_read(x.as_tensor());
-    }
-  }
+  auto value_read = [&](const backend::Tensor& t, const ValuePath&) {
+    note_value_read(t);
+    return Walk::go_on;
+  };
+  auto fields_read = [&](const Value& x, const ValuePath&) {
+    if (x.is_record()) host_reads_->note_fields(x.as_record());
+  };
+  std::unordered_set<const void*> opened;  // containers holding themselves are walked once
+  for_each_tensor(v, "", Reach::sequences_and_records, {value_read, fields_read}, &opened);
 }
 
 std::string Interpreter::block_input(const backend::Tensor& t) const {
