@@ -160,9 +160,25 @@ std::string what_changed(const Signature& old, const Signature& now) {
 // A traced tensor reachable from `v` (looking into lists, tuples and
 // records): where it is, as a path from `name`; empty when none. `opened`:
 // the containers looked into already.
+// Whether x is a closure defined while a graph was traced (in the graph's
+// own scope): a replay would hand out that one closure, and the variables it
+// holds, where eager code makes a new one on every call.
+bool closure_made_in_trace(const Value& x) {
+  if (!x.is_function() || x.as_function()->kind != Function::Kind::Closure) return false;
+  for (const Env* e = x.as_function()->env.get(); e; e = e->parent.get())
+    if (e->made_in_trace) return true;
+  return false;
+}
+
+constexpr const char* kSharedClosure =
+    ": every later call would give that same function, sharing its variables, where eager code makes a new one on "
+    "each call; define the function outside the graph";
+
+// Where v holds a tensor the trace made (`found`), else a closure defined
+// in the trace (`found` undefined); "" for neither.
 std::string find_traced(const Value& v, const std::string& name, std::unordered_set<const void*>& opened,
                         backend::Tensor& found) {
-  std::string where;
+  std::string where, closure;
   TensorVisitor visit;
   visit.tensor = [&](const backend::Tensor& t, const ValuePath& path) {
     if (!t.is_traced()) return Walk::go_on;
@@ -170,8 +186,20 @@ std::string find_traced(const Value& v, const std::string& name, std::unordered_
     where = path.str();
     return Walk::stop;
   };
+  visit.other = [&](const Value& x, const ValuePath& path) {
+    if (closure.empty() && closure_made_in_trace(x)) closure = path.str();
+  };
   for_each_tensor(v, name, Reach::sequences_and_records, visit, &opened);
-  return where;
+  return where.empty() ? closure : where;
+}
+
+bool holds_closure_made_in_trace(const Value& v) {
+  bool found = false;
+  TensorVisitor visit;
+  visit.tensor = [](const backend::Tensor&, const ValuePath&) { return Walk::go_on; };
+  visit.other = [&](const Value& x, const ValuePath&) { found |= closure_made_in_trace(x); };
+  for_each_tensor(v, "", Reach::sequences_and_records, visit);
+  return found;
 }
 
 // The device a graph computes on (whose pool its peak is read from): that
@@ -197,6 +225,8 @@ void Interpreter::check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symb
       backend::Tensor t;
       std::string where = find_traced(e->values[i], symbol_name(e->names[i]), opened, t);
       if (where.empty()) continue;
+      if (!t.defined())
+        fail(span, "a function defined inside graph `" + tr.name() + "` escapes into `" + where + "`" + kSharedClosure);
       std::string made = tr.origin(t);
       std::string what = "a tensor made inside graph `" + tr.name() + "`" + (made.empty() ? "" : " at " + made) +
                          " escapes into `" + where + "` without being an output of the graph";
@@ -415,26 +445,8 @@ void Interpreter::note_value_read(const backend::Tensor& t) {
   host_reads_->note_value(t);
 }
 
-// Whether v holds a closure defined while a graph was traced (in the
-// graph's own scope): a replay would hand out that one closure, and the
-// variables it holds, where eager code makes a new one on every call.
-static bool holds_closure_made_in_trace(const Value& v) {
-  bool found = false;
-  auto made_in_trace = [&](const Value& x, const ValuePath&) {
-    if (!x.is_function() || x.as_function()->kind != Function::Kind::Closure) return;
-    for (const Env* e = x.as_function()->env.get(); e; e = e->parent.get()) found |= e->made_in_trace;
-  };
-  std::unordered_set<const void*> opened;  // containers holding themselves are walked once
-  for_each_tensor(v, "", Reach::sequences_and_records,
-                  {[](const backend::Tensor&, const ValuePath&) { return Walk::go_on; }, made_in_trace}, &opened);
-  return found;
-}
-
 void Interpreter::refuse_closure_made_in_trace(const Value& v, const std::string& what, Span span) const {
-  if (holds_closure_made_in_trace(v))
-    fail(span, what + " a function defined inside the graph: every later call would give that same function, "
-                      "sharing its variables, where eager code makes a new one on each call; define the function "
-                      "outside the graph");
+  if (holds_closure_made_in_trace(v)) fail(span, what + " a function defined inside the graph" + kSharedClosure);
 }
 
 // Whether a host write of v inside a trace is replayed on every run: not
