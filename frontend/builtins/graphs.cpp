@@ -53,8 +53,10 @@ const CompiledGraph& compiled_by_name(Args& a, size_t i, const std::string& name
 }
 
 // The latest compiled graph of a graph function argument, or of the graph
-// the string argument names.
-const CompiledGraph& compiled(Args& a, size_t i) {
+// the string argument names. Not inside a graph: the one being traced is
+// not compiled yet, and a replay would keep what the trace read.
+const CompiledGraph& compiled(Args& a, size_t i, const char* who) {
+  refuse_in_graph(a, who);
   const Value& v = a[i];
   if (v.is_str()) return compiled_by_name(a, i, v.as_str());
   const Function* f = v.is_function() ? v.as_function().get() : nullptr;
@@ -76,12 +78,12 @@ bool is_picture_call(const Args& a) {
 void install_graphs(Interpreter& vm) {
   // ir(g, raw=false): the optimized graph that runs, or the graph as traced.
   def(vm, "ir", "g, raw=false", [](Args& a) {
-    const CompiledGraph& cg = compiled(a, 0);
+    const CompiledGraph& cg = compiled(a, 0, "ir");
     return Value(ir::print_ir(a.boolean(1) ? cg.raw : cg.graph));
   });
 
   def(vm, "graph_stats", "g", [](Args& a) {
-    const CompiledGraph& cg = compiled(a, 0);
+    const CompiledGraph& cg = compiled(a, 0, "graph_stats");
     auto r = make_record();
     r->set(intern("nodes"), Value(int64_t(cg.graph.nodes.size())));
     r->set(intern("edges"), Value(int64_t(cg.graph.edge_count())));
@@ -129,7 +131,7 @@ void install_graphs(Interpreter& vm) {
         if (a.given(i)) a.fail(i, "dot of two tensors takes no picture options (dot(g, path) draws a graph)");
       return Value(backend::dot(a.tensor(0), a.tensor(1)));
     }
-    const CompiledGraph& cg = compiled(a, 0);
+    const CompiledGraph& cg = compiled(a, 0, "dot");
     const std::string& path = a.str(1);
     std::string denied = fileio::access_denied(a.vm().options().allow_files, path, true);
     if (!denied.empty()) a.fail(1, denied);

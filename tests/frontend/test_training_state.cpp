@@ -127,9 +127,11 @@ TEST_CASE("rng_state/set_rng_state: the same draws again") {
         "outside the graph function");
 }
 
-TEST_CASE("the clock, memory figures and file writes cannot run inside a graph") {
+TEST_CASE("the clock, memory figures, file writes and graph figures cannot run inside a graph") {
   // Each would act only while the graph is traced: a replay would reuse the
-  // traced time, or skip the write (after the graph's own updates, too).
+  // traced time, or skip the write (after the graph's own updates, too); a
+  // graph's own figures are not there yet while it is traced (graph_stats
+  // gave an empty record).
   Interpreter vm;
   vm.set_global("p", Value(std::string("/tmp/nn_refused_in_graph.npy")));  // never written
   const std::string rest =
@@ -140,5 +142,7 @@ TEST_CASE("the clock, memory figures and file writes cannot run inside a graph")
   CHECK(script_error(vm, "let w = zeros([2])\ngraph f(x) {\n  w += x\n  save_npy(w, p)\n  x\n}\nf(ones([2]))") ==
         "save_npy" + rest);
   CHECK(script_error(vm, "let v = zeros([2])\ngraph f(x) {\n  save({v: v}, p)\n  x\n}\nf(ones([2]))") == "save" + rest);
+  CHECK(script_error(vm, "graph f(x) { x + graph_stats(f).nodes }\nf(1.0)") == "graph_stats" + rest);
+  CHECK(script_error(vm, "graph f(x) {\n  print(ir(f))\n  x\n}\nf(1.0)") == "ir" + rest);
   CHECK(run(vm, "time() > 0") == "true");  // outside a graph, as before
 }
