@@ -228,8 +228,10 @@ void Interpreter::check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symb
       if (!t.defined())
         fail(span, "a function defined inside graph `" + tr.name() + "` escapes into `" + where + "`" + kSharedClosure);
       std::string made = tr.origin(t);
-      std::string what = "a tensor made inside graph `" + tr.name() + "`" + (made.empty() ? "" : " at " + made) +
-                         " escapes into `" + where + "` without being an output of the graph";
+      const std::string arg = tr.argument_name(t);
+      std::string what = arg.empty() ? "a tensor made inside graph `" + tr.name() + "`" + (made.empty() ? "" : " at " + made)
+                                     : "argument `" + arg + "` of graph `" + tr.name() + "`";
+      what += " escapes into `" + where + "` without being an output of the graph";
       auto store = traced_stores_.find(t.impl());
       if (store == traced_stores_.end()) fail(span, what + "; return it instead");
       fail(store->second.assign->span, what + "; " + escape_hint(store->second, where));

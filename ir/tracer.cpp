@@ -249,6 +249,11 @@ std::string Tracer::origin(const backend::Tensor& t) const {
                                               : std::string();
 }
 
+std::string Tracer::argument_name(const backend::Tensor& t) const {
+  const ValueId v = holder_of(t);
+  return v != kNone && graph_.values[v].role == Role::input ? graph_.name_of(v) : std::string();
+}
+
 ValueId Tracer::holder_of(const backend::Tensor& t) const {
   auto entry = [&](const backend::Tensor& u) {
     for (const Captured& c : entries_)

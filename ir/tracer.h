@@ -79,6 +79,9 @@ class Tracer : public backend::DispatchHook {
 
   // Where a traced tensor was made ("digits.nn:9:11"), for escape errors.
   std::string origin(const backend::Tensor& t) const;
+  // The name of the graph argument t is ("x", "batch[0]"), "" for a tensor
+  // that is none (made by the trace, or captured).
+  std::string argument_name(const backend::Tensor& t) const;
 
   bool on_dispatch(const backend::OpDef& op, std::span<const backend::Tensor> in, const backend::Attrs& attrs,
                    const backend::OutTypes& types, backend::Tensors& out) override;
