@@ -537,10 +537,14 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   HostReadRecording recording(*this, reads, scope.env);
   backend::CollectiveRecording collectives;
   try {
-    traced = body(tr);
-    refuse_closure_made_in_trace(traced.result, "graph `" + cache.name + "` returns", span);
-    refuse_fed_fields_written(reads);
-    check_escapes(tr, scope.env, traced.assigns, span);
+    try {
+      traced = body(tr);
+      refuse_closure_made_in_trace(traced.result, "graph `" + cache.name + "` returns", span);
+      refuse_fed_fields_written(reads);
+      check_escapes(tr, scope.env, traced.assigns, span);
+    } catch (const backend::Error& e) {  // a walk over a value nested too deeply (ops' errors are located)
+      fail(span, e.what());
+    }
   } catch (...) {
     traced_stores_.clear();
     traced_field_writes_.clear();
@@ -630,7 +634,11 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
   Signature sig;
   std::vector<backend::Tensor> inputs;
   std::vector<Value> by_address;
-  for (size_t i = 0; i < args.size(); ++i) flatten(args[i], def.params[i].name, sig, inputs, by_address);
+  try {
+    for (size_t i = 0; i < args.size(); ++i) flatten(args[i], def.params[i].name, sig, inputs, by_address);
+  } catch (const backend::Error& e) {  // an argument nested too deeply
+    fail(call_span, e.what());
+  }
 
   GuardScope scope{{}, args, f.env.get(), prelude_.get()};
   CompiledGraph* cg = find_entry(cache, sig);

@@ -2,6 +2,10 @@
 #include "frontend/tensor_walk.h"
 
 #include <algorithm>
+#include <string>
+
+#include "backend/error.h"
+#include "frontend/stack_guard.h"
 
 namespace nn::frontend {
 namespace {
@@ -27,12 +31,21 @@ Inside inside(const Value& v, Reach reach) {
 using Open = std::vector<const void*>;
 bool holds_itself(const Open& open, const void* id) { return std::find(open.begin(), open.end(), id) != open.end(); }
 
+// Before a container is opened: values nested past the limit are an error,
+// not a stack overflow (an embedding host's thread may have a small stack).
+void open_one_more(const Open& open) {
+  if (open.size() >= kMaxValueDepth || stack_nearly_full())
+    throw backend::Error("the value is nested too deeply (more than " + std::to_string(kMaxValueDepth) +
+                         " lists, tuples or records, one inside another, or less on this thread's stack)");
+}
+
 Walk walk(const Value& v, ValuePath& path, Reach reach, const TensorVisitor& visit,
           std::unordered_set<const void*>* opened, Open& open) {
   if (v.is_tensor()) return visit.tensor ? visit.tensor(v.as_tensor(), path) : Walk::go_on;
   if (visit.other) visit.other(v, path);
   const Inside in = inside(v, reach);
   if (!in.id || holds_itself(open, in.id) || (opened && !opened->insert(in.id).second)) return Walk::go_on;
+  open_one_more(open);
   open.push_back(in.id);
   Walk w = Walk::go_on;
   if (in.items)
@@ -56,6 +69,7 @@ Value map(const Value& v, ValuePath& path, Reach reach,
   if (v.is_tensor()) return Value(fn(v.as_tensor(), path));
   const Inside in = inside(v, reach);
   if (!in.id || holds_itself(open, in.id)) return v;
+  open_one_more(open);
   open.push_back(in.id);
   Value out = v;
   if (in.items) {

@@ -47,6 +47,11 @@ class ValuePath {
 
 enum class Walk : uint8_t { go_on, stop };
 
+// The deepest nesting of containers the walks open (as many dotted parts as
+// a saved name may have): past it, or near the end of the thread's stack,
+// a walk throws backend::Error.
+inline constexpr size_t kMaxValueDepth = 10000;
+
 struct TensorVisitor {
   // Each tensor; Walk::stop ends the walk.
   std::function<Walk(const backend::Tensor&, const ValuePath&)> tensor;

@@ -22,6 +22,8 @@
 #include "frontend/builtins/safetensors_format.h"
 #include "frontend/function.h"
 #include "frontend/interpreter.h"
+#include "frontend/stack_guard.h"
+#include "frontend/tensor_walk.h"
 
 namespace nn::frontend::builtins {
 namespace {
@@ -68,6 +70,10 @@ struct Flat {
 
 void flatten(Args& a, const Value& v, const std::string& name, Flat& out) {
   auto child = [&](const std::string& part) { return name.empty() ? part : name + "." + part; };
+  // As deep as load reads names, and never to the end of the stack.
+  if (out.around.size() >= kMaxValueDepth || stack_nearly_full())
+    a.fail(0, "save: the value is nested more than " + std::to_string(kMaxValueDepth) +
+                  " lists, tuples or records deep, one inside another");
   switch (v.kind()) {
     case Value::Kind::Tensor: {
       auto [it, first] = out.written.emplace(v.as_tensor().impl(), name);

@@ -235,6 +235,34 @@ TEST_CASE("values nested deeply or holding themselves on a small stack: diagnost
   CHECK(after == "{k: (\"v\",)}");
 }
 
+TEST_CASE("values nested deeply given to a graph or save: diagnostics, not crashes") {
+  // Walks over a value's tensors recursed once a level: a list 3,000 deep
+  // overflowed a 1 MiB stack, 50,000 the main one.
+  std::string small_graph, small_save, deep_graph, deep_read, deep_save;
+  on_small_stack([&] {
+    Interpreter vm;
+    vm.run_code("a.nn", "graph g(x) { 1 }\nlet d = ones([1])\nfor i in 0..3000 { d = [d] }");
+    small_graph = script_error(vm, "g(d)");
+    small_save = script_error(vm, "save(d, \"/tmp/nn_never_saved.safetensors\")");
+    vm.run_code("b.nn", "d = 0");
+  });
+  Interpreter vm;
+  vm.run_code("a.nn", "graph g(x) { 1 }\nlet d = ones([1])\nfor i in 0..10001 { d = [d] }");
+  deep_graph = script_error(vm, "g(d)");
+  deep_read = script_error(vm, "graph h(x) { x + len(d) }\nh(1.0)");
+  deep_save = script_error(vm, "save(d, \"/tmp/nn_never_saved.safetensors\")");
+  const std::string nested = "the value is nested too deeply (more than 10000 lists, tuples or records, one inside "
+                             "another, or less on this thread's stack)";
+  CHECK(small_graph == nested);
+  CHECK(deep_graph == nested);
+  CHECK(deep_read == nested);  // the trace's check for tensors escaping into `d`
+  const std::string save_nested =
+      "save: the value is nested more than 10000 lists, tuples or records deep, one inside another";
+  CHECK(small_save == save_nested);
+  CHECK(deep_save == save_nested);
+  vm.run_code("c.nn", "d = 0");
+}
+
 TEST_CASE("exit() unwinds to the host with its code") {
   Interpreter vm;
   try {
