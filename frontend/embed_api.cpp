@@ -63,9 +63,17 @@ Tensor Tensor::from_blob(void* ptr, std::vector<int64_t> shape, DType dtype) {
 }
 
 Tensor Tensor::copy_from(const void* ptr, std::vector<int64_t> shape, DType dtype) {
+  return copy_counted(ptr, SIZE_MAX, std::move(shape), dtype);
+}
+
+// count: the elements at ptr, SIZE_MAX where the caller does not say.
+Tensor Tensor::copy_counted(const void* ptr, size_t count, std::vector<int64_t> shape, DType dtype) {
   return guarded(nullptr, [&] {
     be::Tensor t = be::Tensor::empty(to_shape(shape), to_backend(dtype));  // no memory taken yet
     if (!ptr && t.nbytes() > 0) throw_plain("Tensor::copy_from: a null pointer for a non-empty tensor");
+    if (count != SIZE_MAX && count != size_t(t.numel()))
+      throw_plain("Tensor::copy_from: the vector holds " + std::to_string(count) + " elements, the shape " +
+                  t.shape().str() + " " + std::to_string(t.numel()));
     if (t.nbytes()) std::memcpy(t.raw_data(), ptr, t.nbytes());
     return Tensor(std::make_shared<Impl>(Impl{std::move(t)}));
   });
@@ -127,7 +135,10 @@ Value::Value(bool b) : impl_(std::make_shared<const Impl>(Impl{fe::Value(b)})) {
 Value::Value(int i) : impl_(std::make_shared<const Impl>(Impl{fe::Value(int64_t(i))})) {}
 Value::Value(int64_t i) : impl_(std::make_shared<const Impl>(Impl{fe::Value(i)})) {}
 Value::Value(double f) : impl_(std::make_shared<const Impl>(Impl{fe::Value(f)})) {}
-Value::Value(std::string s) : impl_(std::make_shared<const Impl>(Impl{fe::Value(std::move(s))})) {}
+// Strings, lists and tuples count against the memory cap of the interpreter
+// running, when a host function makes them: its OutOfMemory, an nn::Error.
+Value::Value(std::string s)
+    : impl_(guarded(nullptr, [&] { return std::make_shared<const Impl>(Impl{fe::Value(std::move(s))}); })) {}
 Value::Value(const char* s) : Value(std::string(s ? s : "")) {}
 Value::Value(Tensor t) {
   if (!t.defined()) throw_plain("an undefined tensor cannot become a value");
@@ -143,12 +154,12 @@ Value& Value::operator=(Value&&) noexcept = default;
 Value Value::list(std::vector<Value> items) {
   std::vector<fe::Value> vs;
   for (auto& v : items) vs.push_back(to_internal(v));
-  return Value(std::make_shared<const Impl>(Impl{fe::Value(fe::make_list(std::move(vs)))}));
+  return guarded(nullptr, [&] { return wrap(fe::Value(fe::make_list(std::move(vs)))); });
 }
 Value Value::tuple(std::vector<Value> items) {
   std::vector<fe::Value> vs;
   for (auto& v : items) vs.push_back(to_internal(v));
-  return Value(std::make_shared<const Impl>(Impl{fe::Value(fe::make_tuple(std::move(vs)))}));
+  return guarded(nullptr, [&] { return wrap(fe::Value(fe::make_tuple(std::move(vs)))); });
 }
 Value Value::record(std::vector<std::pair<std::string, Value>> fields) {
   fe::RecordPtr r = fe::make_record();
@@ -225,17 +236,21 @@ Value Value::field(const std::string& name) const {
   if (!v) throw_plain("the record has no field `" + name + "`");
   return Value(std::make_shared<const Impl>(Impl{*v}));
 }
-std::string Value::str() const { return impl_ ? fe::to_str(impl_->v) : "none"; }
+std::string Value::str() const {
+  return guarded(nullptr, [&] { return impl_ ? fe::to_str(impl_->v) : std::string("none"); });
+}
 
 
 // ------------------------------------------------------------------ Args
 
 Args::Args(std::string function_name, std::vector<Value> values, const void* context)
-    : name_(std::move(function_name)), values_(std::move(values)), context_(context) {}
+    : Args(std::move(function_name), std::move(values), std::make_shared<const void*>(context)) {}
+Args::Args(std::string function_name, std::vector<Value> values, std::shared_ptr<const void*> call)
+    : name_(std::move(function_name)), values_(std::move(values)), call_(std::move(call)) {}
 
 void Args::fail(const std::string& message) const {
   // In a call from a script: a diagnostic at the call; else a plain error.
-  if (context_) fe::fail(static_cast<const fe::Args*>(context_)->call_span(), name_ + ": " + message);
+  if (context()) fe::fail(static_cast<const fe::Args*>(context())->call_span(), name_ + ": " + message);
   throw_plain(name_ + ": " + message);
 }
 
@@ -271,8 +286,8 @@ const Value& Args::operator[](size_t i) const {
 Tensor Args::tensor(size_t i) const {
   const Value& v = (*this)[i];
   if (v.is_tensor()) return v.tensor();
-  if (!context_) fail(i, "expected a tensor, got " + v.kind_name());
-  auto* a = static_cast<const fe::Args*>(context_);
+  if (!context()) fail(i, "expected a tensor, got " + v.kind_name());
+  auto* a = static_cast<const fe::Args*>(context());
   try {
     be::Tensor t = const_cast<fe::Args*>(a)->vm().to_tensor(to_internal(v), a->call_span());
     return Tensor(std::make_shared<Tensor::Impl>(Tensor::Impl{std::move(t)}));

@@ -145,9 +145,13 @@ void Interpreter::define(const std::string& name, HostFunction fn) {
   b->fn = [name, fn = std::move(fn)](fe::Args& a) -> fe::Value {
     std::vector<Value> values;
     for (auto& v : a.rest()) values.push_back(wrap(v));
-    Args args(name, std::move(values), &a);
+    auto call = std::make_shared<const void*>(&a);
+    struct Returned {  // however the function ends
+      std::shared_ptr<const void*>& call;
+      ~Returned() { *call = nullptr; }
+    } returned{call};
     try {
-      return to_internal(fn(std::move(args)));
+      return to_internal(fn(Args(name, std::move(values), call)));
     } catch (const fe::ScriptError&) {
       throw;  // a diagnostic already (Args accessors, nested calls)
     } catch (const fe::ExitRequest&) {

@@ -161,7 +161,8 @@ void clear_interrupt() noexcept { backend::clear_interrupt(); }
 void Interpreter::begin_host_run(double time_limit_s) {
   stop_.store(false, std::memory_order_relaxed);
   time_limit_s_ = time_limit_s;
-  deadline_on_ = time_limit_s > 0;
+  // Past about 31 years, no limit: the deadline would overflow the clock.
+  deadline_on_ = time_limit_s > 0 && time_limit_s < 1e9;
   deadline_tick_ = 0;
   if (deadline_on_)
     deadline_ = std::chrono::steady_clock::now() +

@@ -96,8 +96,9 @@ class Tensor {
   template <class T> static Tensor from_blob(T* ptr, std::vector<int64_t> shape) {
     return from_blob(static_cast<void*>(ptr), std::move(shape), dtype_of<T>());
   }
+  // Throws nn::Error when v does not hold exactly the shape's elements.
   template <class T> static Tensor copy_from(const std::vector<T>& v, std::vector<int64_t> shape) {
-    return copy_from(static_cast<const void*>(v.data()), std::move(shape), dtype_of<T>());
+    return copy_counted(static_cast<const void*>(v.data()), v.size(), std::move(shape), dtype_of<T>());
   }
 
   bool defined() const;
@@ -126,6 +127,7 @@ class Tensor {
 
  private:
   void* checked_data(DType expected);
+  static Tensor copy_counted(const void* ptr, size_t count, std::vector<int64_t> shape, DType dtype);
   std::shared_ptr<Impl> impl_;
 };
 
@@ -195,6 +197,9 @@ class Value {
 class Args {
  public:
   Args(std::string function_name, std::vector<Value> values, const void* context);
+  // The library's: `call` points at the script's call while it runs, and is
+  // cleared when it returns, so an Args kept past its call fails plainly.
+  Args(std::string function_name, std::vector<Value> values, std::shared_ptr<const void*> call);
   size_t size() const { return values_.size(); }
   const std::string& function_name() const { return name_; }
   // Checks the count: "f takes 2 arguments but 3 were given".
@@ -213,9 +218,10 @@ class Args {
   [[noreturn]] void fail(const std::string& message) const;
 
  private:
+  const void* context() const { return call_ ? *call_ : nullptr; }
   std::string name_;
   std::vector<Value> values_;
-  const void* context_;  // the frontend's call
+  std::shared_ptr<const void*> call_;  // the frontend's call, null once it returned
 };
 
 using HostFunction = std::function<Value(Args)>;
@@ -232,7 +238,7 @@ struct Options {
   uint64_t seed = 0;                      // random seed
   std::string precision = "f32";          // f32, tf32, bf16 or f16 (as nn --precision)
   std::ostream* out = nullptr;            // where print() writes; null: std::cout
-  double time_limit = 0;                  // seconds a call from the host may run; 0: no limit
+  double time_limit = 0;                  // seconds a call from the host may run; 0 (or 1e9 and more): no limit
 };
 
 // ------------------------------------------------------------------ Interpreter

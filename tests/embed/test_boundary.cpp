@@ -4,6 +4,7 @@
 #include <nn/nn.h>
 
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -73,4 +74,53 @@ TEST_CASE("from_blob refuses a shape whose size would not fit in the address spa
   CHECK(nn::Tensor::from_blob(nullptr, {0, 1LL << 40}, nn::f32).numel() == 0);
   CHECK(nn::Tensor::from_blob(&cell, {1, 1}, nn::f32).numel() == 1);
   CHECK(nntest::has(nntest::embed_error_of([&] { nn::Tensor::from_blob(nullptr, {2}, nn::f32); }).message(), "null"));
+}
+
+TEST_CASE("copy_from of a vector checks its size against the shape") {
+  // It copied the shape's bytes whatever the vector held: a read past its end.
+  const std::vector<float> two{1, 2};
+  nn::Error e = nntest::embed_error_of([&] { nn::Tensor::copy_from(two, {3}); });
+  CHECK(e.message() == "Tensor::copy_from: the vector holds 2 elements, the shape [3] 3");
+  CHECK(nntest::embed_error_of([&] { nn::Tensor::copy_from(two, {1}); }).message() ==
+        "Tensor::copy_from: the vector holds 2 elements, the shape [1] 1");
+  CHECK(nn::Tensor::copy_from(two, {2, 1}).to_vector() == std::vector<double>{1, 2});
+}
+
+TEST_CASE("an nn::Args kept past its call fails as an nn::Error, reading nothing of the call") {
+  std::ostringstream out;
+  nn::Interpreter vm(nntest::quiet_options(out));
+  std::optional<nn::Args> kept;
+  vm.define("keep", [&](nn::Args a) -> nn::Value {
+    kept.emplace(a);
+    return a[0];
+  });
+  CHECK(vm.eval("keep(\"s\")").str() == "s");
+  // Its values stay; a failing accessor is a plain error, no longer one at
+  // the script's call (whose frame is gone).
+  CHECK((*kept)[0].str() == "s");
+  nn::Error e = nntest::embed_error_of([&] { kept->integer(0); });
+  CHECK(nntest::has(e.message(), "keep: argument 1"));
+  CHECK(nntest::has(nntest::embed_error_of([&] { kept->tensor(0); }).message(), "expected a tensor, got str"));
+}
+
+TEST_CASE("values made in a host function under a memory cap fail as nn::Errors") {
+  std::ostringstream out;
+  nn::Options o = nntest::quiet_options(out);
+  o.max_memory_bytes = 4096;
+  nn::Interpreter vm(o);
+  std::string caught;
+  vm.define("make", [&](nn::Args) -> nn::Value {
+    try {
+      return nn::Value(std::string(100000, 'x'));
+    } catch (const nn::Error& e) {  // it was the interpreter's OutOfMemory
+      caught = e.message();
+      return 0;
+    }
+  });
+  CHECK(vm.eval("make()").as_int() == 0);
+  CHECK(nntest::has(caught, "out of memory"));
+  // A value nested too deeply to print is an nn::Error too.
+  nn::Value d = 1;
+  for (int i = 0; i < 100000; ++i) d = nn::Value::list({d});
+  CHECK(nntest::has(nntest::embed_error_of([&] { (void)d.str(); }).message(), "nested too deeply"));
 }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -121,4 +122,15 @@ TEST_CASE("interrupt() reaches a compiled graph between its nodes") {
   MESSAGE("interrupt latency inside a graph: " << latency_ms << " ms");
   CHECK(latency_ms < 100.0);
   CHECK(vm.eval("item(chain(a, 2)) > 0").as_bool());
+}
+
+TEST_CASE("a time limit of 1e9 s or more, or infinity, is no limit") {
+  // 1e10 overflowed the clock's deadline: every call failed at once.
+  for (double limit : {1e9, 1e10, 1e18, std::numeric_limits<double>::infinity()}) {
+    nn::Options o;
+    o.threads = 1;
+    o.time_limit = limit;
+    nn::Interpreter vm(o);
+    CHECK(vm.eval("let s = 0\nfor i in 0..100 { s = s + i }\ns").as_int() == 4950);
+  }
 }
