@@ -15,8 +15,10 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <clocale>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -209,6 +211,12 @@ bool Repl::start_interpreter() {
 }
 
 void Repl::setup_editline() {
+  // libedit reads characters by the locale's encoding: in the C locale it
+  // drops every byte past ASCII ("héllo" read as "hllo"). Scripts are UTF-8
+  // whatever the locale, so the line editor is too. LC_CTYPE alone: numbers
+  // still print with a point.
+  const char* ctype = setlocale(LC_CTYPE, "");
+  if (!ctype || (!std::strstr(ctype, "UTF-8") && !std::strstr(ctype, "utf8"))) setlocale(LC_CTYPE, "C.UTF-8");
   hist_ = history_init();
   HistEvent ev;
   history(hist_, &ev, H_SETSIZE, 1000);

@@ -365,3 +365,19 @@ TEST_CASE("history is written to ~/.nn_history, a multi-line entry whole") {
   s.line(":quit");
   CHECK(s.wait_exit() == 0);
 }
+
+TEST_CASE("characters past ASCII typed at the terminal reach the script, in the C locale too") {
+  // libedit in the C locale dropped them: print("héllo") printed "hllo".
+  const char* saved = std::getenv("LC_ALL");
+  const std::string keep = saved ? saved : "";
+  setenv("LC_ALL", "C", 1);
+  TempHome home;
+  PtySession s(home.path());
+  if (saved) setenv("LC_ALL", keep.c_str(), 1);
+  else unsetenv("LC_ALL");
+  REQUIRE_MESSAGE(s.expect("nn> "), s.output());
+  s.line("print(\"h\xc3\xa9llo \xe6\x97\xa5\")");
+  CHECK_MESSAGE(s.expect("h\xc3\xa9llo \xe6\x97\xa5\r\n"), s.output());
+  REQUIRE_MESSAGE(s.expect("nn> "), s.output());
+  CHECK(s.ctrl_d_exit() == 0);
+}
