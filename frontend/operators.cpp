@@ -218,10 +218,10 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
     }
   }
   if (op == BinOp::Eq || op == BinOp::Ne) {
-    // Containers compare by what they hold, which a trace then folds in.
-    note_whole_read(a);
-    note_whole_read(b);
     try {
+      // Containers compare by what they hold, which a trace then folds in.
+      note_whole_read(a);
+      note_whole_read(b);
       return Value(host_equal(a, b) == (op == BinOp::Eq));
     } catch (const backend::Error& e) {
       fail(span, e.what());

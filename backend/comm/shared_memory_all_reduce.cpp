@@ -111,6 +111,10 @@ SharedMemoryAllReduce::Header& SharedMemoryAllReduce::header(int k) const {
 
 char* SharedMemoryAllReduce::payload(int k) const { return static_cast<char*>(areas_[size_t(k)]) + kHeaderBytes; }
 
+uint64_t SharedMemoryAllReduce::slot(int k, uint64_t seq) const {
+  return header(k).offsets[seq % kSlots].load(std::memory_order_relaxed);
+}
+
 void SharedMemoryAllReduce::chunk(const Pending& p, int k, int64_t& begin, int64_t& end) const {
   // Chunks start on cache lines: whole lines, never one shared by two writers.
   const int64_t line = int64_t(kAlign / dtype_size(p.dtype));
@@ -250,10 +254,10 @@ bool SharedMemoryAllReduce::try_reduce(Pending& p) {
       src.push_back(p.data + b * es);
       continue;
     }
-    const uint64_t slot = header(k).offsets[p.seq % kSlots].load(std::memory_order_relaxed);
-    char* theirs = payload(k) + (slot & ~kInPlace) + b * es;
+    const uint64_t at = slot(k, p.seq);
+    char* theirs = payload(k) + (at & ~kInPlace) + b * es;
     src.push_back(theirs);
-    if (slot & kInPlace) dst.push_back(theirs);
+    if (at & kInPlace) dst.push_back(theirs);
   }
   fold_dtype(p.dtype, src, dst, e - b, p.op, size_);
   header(rank_).reduced.store(p.seq, std::memory_order_release);
@@ -266,7 +270,7 @@ bool SharedMemoryAllReduce::try_gather(Pending& p) {
     if (header(k).reduced.load(std::memory_order_acquire) < p.seq) return false;
     // In place, the peers wrote their sums here already; but a peer that
     // copies may still be gathering this rank's sum from the buffer.
-    const bool copies = !(header(k).offsets[p.seq % kSlots].load(std::memory_order_relaxed) & kInPlace);
+    const bool copies = !(slot(k, p.seq) & kInPlace);
     if (p.in_place && copies && header(k).finished.load(std::memory_order_acquire) < p.seq) return false;
   }
   const size_t es = dtype_size(p.dtype);
@@ -274,8 +278,8 @@ bool SharedMemoryAllReduce::try_gather(Pending& p) {
     if (k == rank_) continue;
     int64_t b = 0, e = 0;
     chunk(p, k, b, e);
-    const uint64_t slot = header(k).offsets[p.seq % kSlots].load(std::memory_order_relaxed);
-    std::memcpy(p.data + b * es, payload(k) + (slot & ~kInPlace) + b * es, size_t(e - b) * es);
+    const uint64_t at = slot(k, p.seq);
+    std::memcpy(p.data + b * es, payload(k) + (at & ~kInPlace) + b * es, size_t(e - b) * es);
   }
   header(rank_).finished.store(p.seq, std::memory_order_release);
   return true;

@@ -73,6 +73,8 @@ class SharedMemoryAllReduce {
   };
   Header& header(int k) const;
   char* payload(int k) const;
+  // Where rank k's request seq lies in its area, with the in-place bit.
+  uint64_t slot(int k, uint64_t seq) const;
   // [begin, end) of rank k's chunk of a request, in elements.
   void chunk(const Pending& p, int k, int64_t& begin, int64_t& end) const;
   bool in_area(const void* data, size_t bytes) const;
