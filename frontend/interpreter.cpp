@@ -254,22 +254,10 @@ void Interpreter::check_file(const std::string& path) {
   auto scope = run_scope();
   uint32_t id = sources_.add(path, source_text(path));
   auto prog = parse(id);
-  // Every module a top-level import names must be there (they are not run).
-  std::vector<Diagnostic> missing;
-  for (const auto& st : prog->stmts) {
-    if (st->kind != StmtKind::Import) continue;
-    try {
-      find_module(static_cast<const ImportStmt&>(*st).path, st->span, id);
-    } catch (ScriptError& e) {
-      missing.push_back(e.first());
-    }
-  }
-  try {
-    check_names(*prog, globals_);
-  } catch (ScriptError& e) {
-    missing.insert(missing.end(), e.diagnostics().begin(), e.diagnostics().end());
-  }
-  if (!missing.empty()) throw ScriptError(std::move(missing));
+  std::vector<Diagnostic> found;
+  std::vector<std::string> chain;
+  check_program(*prog, globals_, chain, found);
+  if (!found.empty()) throw ScriptError(std::move(found));
   programs_.push_back(std::move(prog));
 }
 

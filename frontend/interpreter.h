@@ -252,6 +252,11 @@ class Interpreter {
   void check_names(const Program& prog, const EnvPtr& globals);
   RecordPtr load_module(const std::string& path, Span span, uint32_t from_file);
   std::string find_module(const std::string& path, Span span, uint32_t from_file) const;
+  // nn check: prog's names, then each module its top-level imports name,
+  // parsed and checked as well (once each; `chain` is the imports being
+  // checked, for cycles). Every problem goes into `found`.
+  void check_program(const Program& prog, const EnvPtr& globals, std::vector<std::string>& chain,
+                     std::vector<Diagnostic>& found);
   void load_stdlib_prelude();
   void make_prelude_function(Symbol name);  // frontend/prelude.cpp
   void install_builtins();
@@ -423,6 +428,7 @@ class Interpreter {
   void release_finished_code();
   std::map<std::string, RecordPtr> modules_;        // by canonical path
   std::vector<std::string> loading_;                // import cycle detection
+  std::set<std::string> checked_modules_;           // nn check: modules parsed and checked, by canonical path
   // Scopes that closures captured. A closure stored in the scope it captures
   // (any `fn` declaration) is a reference cycle; the destructor breaks them.
   void track_closure_scope(const EnvPtr& env);

@@ -1,6 +1,7 @@
 // Modules: `import "path" [as name]` runs a file once and binds a record of
 // its top-level names; the search goes through the importing file's folder,
 // then NN_PATH and the search paths, then the stdlib.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -81,6 +82,47 @@ RecordPtr Interpreter::load_module(const std::string& path, Span span, uint32_t 
   for (size_t i = 0; i < globals->names.size(); ++i) record->fields.emplace_back(globals->names[i], globals->values[i]);
   modules_[key] = record;
   return record;
+}
+
+void Interpreter::check_program(const Program& prog, const EnvPtr& globals, std::vector<std::string>& chain,
+                                std::vector<Diagnostic>& found) {
+  for (const auto& st : prog.stmts) {
+    if (st->kind != StmtKind::Import) continue;
+    const std::string& path = static_cast<const ImportStmt&>(*st).path;
+    std::vector<Diagnostic> in_module;
+    try {
+      const fs::path file(find_module(path, st->span, st->span.file));
+      std::error_code ec;
+      if (fs::equivalent(file.parent_path(), stdlib_dir(), ec)) continue;  // the stdlib is checked by its tests
+      if (!opts_.allow_files) fail(st->span, "file access is not allowed: cannot import `" + path + "`");
+      const std::string key = fs::weakly_canonical(file, ec).string();
+      if (std::find(chain.begin(), chain.end(), key) != chain.end()) {
+        std::string cycle;
+        for (auto it = std::find(chain.begin(), chain.end(), key); it != chain.end(); ++it)
+          cycle += fs::path(*it).filename().string() + " -> ";
+        fail(st->span, "import cycle: " + cycle + file.filename().string());
+      }
+      if (!checked_modules_.insert(key).second) continue;
+      std::string text, why;
+      if (!read_source_file(file.string(), text, why)) fail(st->span, "cannot read module `" + file.string() + "`: " + why);
+      auto module = parse(sources_.add(file.string(), std::move(text)));
+      chain.push_back(key);
+      check_program(*module, std::make_shared<Env>(prelude_), chain, in_module);
+      chain.pop_back();
+      programs_.push_back(std::move(module));
+    } catch (ScriptError& e) {
+      in_module.insert(in_module.end(), e.diagnostics().begin(), e.diagnostics().end());
+    }
+    for (Diagnostic& d : in_module) {
+      if (d.span.file != st->span.file) d.notes.push_back("in module `" + path + "`, imported at " + sources_.location(st->span));
+      found.push_back(std::move(d));
+    }
+  }
+  try {
+    check_names(prog, globals);
+  } catch (ScriptError& e) {
+    found.insert(found.end(), e.diagnostics().begin(), e.diagnostics().end());
+  }
 }
 
 }  // namespace nn::frontend

@@ -143,7 +143,10 @@ NestingResult check_nesting(const std::vector<const antlr4::Token*>& tokens, con
     }
 
     if (open.size() + enclosing_operators + operators > kMaxNesting) {
-      fail("expression nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)", spans.span(token));
+      fail("expression nested too deeply (more than " + std::to_string(kMaxNesting) +
+               " levels; each bracket and each operator of a chain such as a + b + c counts as one; "
+               "split a long chain with names)",
+           spans.span(token));
       return result;
     }
     if (type != NNLexer::NEWLINE) last_significant = token;

@@ -339,7 +339,10 @@ void slice(C& c) {
   const backend::Shape& x = c.in_type(0).shape;
   // Part of a batch that follows the input: its bounds would stay the
   // traced ones (x[-1] read row 1 of every batch).
-  if (c.batch(0) > 0 && !start.empty() && !(start[0] == 0 && step[0] == 1 && size[0] == x[0]))
+  // x[0:2] of a batch of 2 is all of it here, and 2 rows of any other batch.
+  const Ints pinned = c.attrs().get_or("pinned", Ints{});
+  const bool batch_pinned = std::find(pinned.begin(), pinned.end(), 0) != pinned.end();
+  if (c.batch(0) > 0 && !start.empty() && (batch_pinned || !(start[0] == 0 && step[0] == 1 && size[0] == x[0])))
     c.fail("it slices or indexes the batch axis (pass dynamic_batch=false)");
   Ints starts, ends, axes, steps;
   for (size_t d = 0; d < start.size(); ++d) {

@@ -397,9 +397,11 @@ class Writer final : public ExportContext {
       using Ints = std::vector<int64_t>;
       const Ints &start = n.attrs.get<Ints>("start"), &step = n.attrs.get<Ints>("step");
       const Ints &size = n.attrs.get<Ints>("size"), &drop = n.attrs.get<Ints>("drop");
+      const Ints pinned = n.attrs.get_or("pinned", Ints{});
       const int rank = type(0).shape.ndim();
       rows[0] = rank >= 1 && start[0] == 0 && step[0] == 1 && size[0] == type(0).shape[0] &&
-                std::find(drop.begin(), drop.end(), 0) == drop.end() && rows_alike(n.inputs[0], rank);
+                std::find(drop.begin(), drop.end(), 0) == drop.end() &&
+                std::find(pinned.begin(), pinned.end(), 0) == pinned.end() && rows_alike(n.inputs[0], rank);
     }
     return rows;
   }

@@ -65,6 +65,8 @@ Region resolve(const Tensor& x, const std::vector<IndexItem>& items) {
       } else {
         resolve_slice(it, n, start, step, size);
       }
+      const bool open = it.kind == IndexItem::slice && it.start.value_or(0) == 0 && !it.stop && it.step.value_or(1) == 1;
+      if (!open && start == 0 && step == 1 && size == n) r.pinned.push_back(d);
     }
     r.start.push_back(start);
     r.step.push_back(step);

@@ -52,47 +52,21 @@ std::vector<Tensor> prod_backward(const BackwardArgs& a) {
 
 namespace {
 
-// The gradient of max (kMax) or min goes to one element of each slice: the
-// first extreme in row-major order over the reduced axes, the element
-// argmax/argmin picks (a NaN, once there is one, as the kernels do). The
-// reduced axes are moved last and merged into one, argmax finds the element,
-// and a one-hot mask of the slice places the gradient.
-template <bool kMax>
+// The gradient of max or min is split evenly between the elements of each
+// slice equal to its extreme (NaN counts as equal to a NaN result), as
+// PyTorch's max()/amax() split it.
 std::vector<Tensor> extreme_backward(const BackwardArgs& a) {
   const Tensor& x = a.inputs[0];
   if (!bw::wants(x)) return {Tensor()};
-  const auto& axes = axes_of(a);
-  const int nd = x.ndim();
-  std::vector<int64_t> perm, moved_shape;
-  int64_t kept = 1, reduced = 1;
-  for (int d = 0; d < nd; ++d)
-    if (std::find(axes.begin(), axes.end(), d) == axes.end()) {
-      perm.push_back(d);
-      kept *= x.shape()[d];
-    }
-  for (int64_t d : axes) {
-    perm.push_back(d);
-    reduced *= x.shape()[int(d)];
-  }
-  for (int64_t d : perm) moved_shape.push_back(x.shape()[int(d)]);
-  std::vector<int64_t> identity(static_cast<size_t>(nd));
-  std::iota(identity.begin(), identity.end(), 0);
-  const bool moves = perm != identity;
-
-  Tensor rows = reshape(moves ? permute(x, perm) : x, {kept, reduced});
-  Tensor pick = kMax ? argmax(rows, 1, /*keepdims=*/true) : argmin(rows, 1, /*keepdims=*/true);  // [kept, 1]
-  Tensor cols = to_device(arange(0, double(reduced), 1, DType::i64), x.device());           // [reduced]
-  Tensor g = reshape(a.grads[0], {kept, 1});
-  Tensor gr = reshape(where(eq(cols, pick), g, bw::num(0)), moved_shape);
-  if (!moves) return {gr};
-  std::vector<int64_t> inverse(static_cast<size_t>(nd));
-  for (int i = 0; i < nd; ++i) inverse[size_t(perm[size_t(i)])] = i;
-  return {permute(gr, inverse)};
+  const Tensor y = reshape(a.outputs[0], bw::kept_shape(x.shape(), axes_of(a)));
+  const Tensor hit = logical_or(eq(x, y), logical_and(isnan(x), isnan(y)));
+  const Tensor count = sum(hit, axes_of(a), /*keepdims=*/true);  // i64, at least 1
+  return {where(hit, div(kept_grad(a), count), bw::num(0))};
 }
 
 }  // namespace
 
-std::vector<Tensor> max_backward(const BackwardArgs& a) { return extreme_backward<true>(a); }
-std::vector<Tensor> min_backward(const BackwardArgs& a) { return extreme_backward<false>(a); }
+std::vector<Tensor> max_backward(const BackwardArgs& a) { return extreme_backward(a); }
+std::vector<Tensor> min_backward(const BackwardArgs& a) { return extreme_backward(a); }
 
 }  // namespace nn::backend::detail

@@ -24,12 +24,15 @@ StridedCopy region_layout(const Shape& shape, const Region& r, int64_t& base) {
 }  // namespace
 
 Attrs region_attrs(const Region& r) {
-  return Attrs{{"start", r.start}, {"step", r.step}, {"size", r.size}, {"drop", r.drop}};
+  Attrs a{{"start", r.start}, {"step", r.step}, {"size", r.size}, {"drop", r.drop}};
+  if (!r.pinned.empty()) a.set("pinned", r.pinned);  // rare: kept out of the IR's text otherwise
+  return a;
 }
 
 Region region_of(const Attrs& a) {
   return {a.get<std::vector<int64_t>>("start"), a.get<std::vector<int64_t>>("step"),
-          a.get<std::vector<int64_t>>("size"), a.get<std::vector<int64_t>>("drop")};
+          a.get<std::vector<int64_t>>("size"), a.get<std::vector<int64_t>>("drop"),
+          a.get_or("pinned", std::vector<int64_t>{})};
 }
 
 Shape region_shape(const Region& r) {

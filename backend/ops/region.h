@@ -17,6 +17,10 @@ namespace nn::backend {
 struct Region {
   std::vector<int64_t> start, step, size;  // one per axis of x; sizes >= 0
   std::vector<int64_t> drop;               // axes taken by an integer (size 1, not in the result)
+  // Axes the index bounded by numbers although the region is all of them
+  // (x[0:2] or x[-2:] of 2 rows, x[0] of 1): all of the axis at this size
+  // only, which an exporter with a symbolic batch must know.
+  std::vector<int64_t> pinned;
 };
 
 Attrs region_attrs(const Region& r);

@@ -259,13 +259,19 @@ TEST_CASE("prod's gradient with zeros") {
   CHECK_GRADS([](const Ins& in) { return weighted_sum(prod(in[0])); }, {one_zero});
 }
 
-TEST_CASE("max and min give the gradient to the first extreme, like argmax") {
+TEST_CASE("max and min split the gradient evenly between tied extremes, as PyTorch's max() and amax()") {
   Tensor x = param(make<double>({1, 3, 3, 2, 2, 0}, {2, 3}));
-  CHECK(vals<double>(grad(max(x), {x})[0]) == std::vector<double>{0, 1, 0, 0, 0, 0});
-  CHECK(vals<double>(grad(sum(max(x, ax({1}))), {x})[0]) == std::vector<double>{0, 1, 0, 1, 0, 0});
+  CHECK(vals<double>(grad(max(x), {x})[0]) == std::vector<double>{0, 0.5, 0.5, 0, 0, 0});
+  CHECK(vals<double>(grad(sum(max(x, ax({1}))), {x})[0]) == std::vector<double>{0, 0.5, 0.5, 0.5, 0.5, 0});
   CHECK(vals<double>(grad(sum(max(x, ax({0}))), {x})[0]) == std::vector<double>{0, 1, 1, 1, 0, 0});
   CHECK(vals<double>(grad(sum(min(x, ax({0}))), {x})[0]) == std::vector<double>{1, 0, 0, 0, 1, 1});
   CHECK(vals<double>(grad(min(x), {x})[0]) == std::vector<double>{0, 0, 0, 0, 0, 1});
+  Tensor t = param(make<float>({4, 4, 4, 1}, {4}));
+  CHECK(vals<float>(grad(add(min(t), max(t)), {t})[0]) == std::vector<float>{1.f / 3, 1.f / 3, 1.f / 3, 1});
+  // A NaN is the extreme: the NaNs share its gradient.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor n = param(make<double>({1, nan, 5, nan}, {4}));
+  CHECK(vals<double>(grad(max(n), {n})[0]) == std::vector<double>{0, 0.5, 0, 0.5});
 }
 
 TEST_CASE("gradients of the composite reductions") {

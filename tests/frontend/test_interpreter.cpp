@@ -4,6 +4,8 @@
 
 #include <pthread.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include <sstream>
@@ -271,6 +273,45 @@ TEST_CASE("exit() unwinds to the host with its code") {
   } catch (const ExitRequest& e) {
     CHECK(e.code == 4);
   }
+}
+
+TEST_CASE("check_file parses and checks the modules a script imports, once each") {
+  char dir[] = "/tmp/nn_check_modules_XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  const std::string d = dir;
+  auto write_file = [&](const std::string& name, const std::string& text) {
+    std::ofstream(d + "/" + name) << text;
+  };
+  write_file("main.nn", "import \"a\"\nimport \"b\"\nimport \"nowhere\"\nprint(a.f(1))\n");
+  write_file("a.nn", "import \"b\"\nfn f(x) { x + y }\n");  // y is unknown
+  write_file("b.nn", "let k = (1 +\n");                          // a syntax error
+  write_file("c.nn", "import \"d\"\n");
+  write_file("d.nn", "import \"c\"\n");
+  Interpreter vm;
+  try {
+    vm.check_file(d + "/main.nn");
+    FAIL("expected errors");
+  } catch (const ScriptError& e) {
+    const auto& ds = e.diagnostics();
+    REQUIRE(ds.size() == 3);  // b.nn's error once, though two files import it
+    CHECK(vm.sources().location(ds[0].span).find("b.nn:") != std::string::npos);
+    REQUIRE(ds[0].notes.size() == 2);  // b, imported by a, imported by main
+    CHECK(ds[0].notes[0].starts_with("in module `b`, imported at " + d + "/a.nn:1"));
+    CHECK(ds[0].notes[1].starts_with("in module `a`, imported at " + d + "/main.nn:1"));
+    CHECK(ds[1].message == "unknown name `y`");
+    CHECK(vm.sources().location(ds[1].span).starts_with(d + "/a.nn:2"));
+    CHECK(ds[2].message == "cannot find module `nowhere`");
+  }
+  write_file("main.nn", "import \"c\"\n");
+  Interpreter cycle;
+  try {
+    cycle.check_file(d + "/main.nn");
+    FAIL("expected a cycle");
+  } catch (const ScriptError& e) {
+    REQUIRE(e.diagnostics().size() == 1);
+    CHECK(e.diagnostics()[0].message == "import cycle: c.nn -> d.nn -> c.nn");
+  }
+  std::filesystem::remove_all(d);
 }
 
 TEST_CASE("check_file reports every name error without running") {

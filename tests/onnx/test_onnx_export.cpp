@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -236,6 +237,46 @@ TEST_CASE("onnx export: slicing the batch axis with a dynamic batch is refused")
   io::ExportOptions o = options();
   o.dynamic_batch = false;
   REQUIRE_NOTHROW(io::save(trace({DType::f32, Shape{2, 3}}, last), o, path));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("onnx export: bounds that happen to cover the traced batch are refused with a dynamic batch") {
+  // x[0:2] of a batch of 2 is all of it, and 2 rows of any other batch: it
+  // was written as no slice at all, so a batch of 3 gave 3 rows.
+  using Item = backend::IndexItem;
+  auto slice = [](std::optional<int64_t> start, std::optional<int64_t> stop, std::optional<int64_t> step = {}) {
+    Item i;
+    i.start = start;
+    i.stop = stop;
+    i.step = step;
+    return i;
+  };
+  Item first;
+  first.kind = Item::index;
+  const std::vector<std::pair<Shape, Item>> pinned = {
+      {Shape{2, 3}, slice(0, 2)}, {Shape{2, 3}, slice(-2, {})}, {Shape{2, 3}, slice({}, 5)},
+      {Shape{2, 3}, slice(-5, {})}, {Shape{1, 3}, first}};
+  for (const auto& [shape, item] : pinned) {
+    const auto f = [&item](const Tensor& x) { return backend::mul(backend::index(x, {item}), backend::scalar(2, DType::f32)); };
+    try {
+      io::save(trace({DType::f32, shape}, f), options(), temp_path("pinned_slice.onnx"));
+      FAIL("a slice bounded at the traced batch was written as the whole batch: " << shape.str());
+    } catch (const backend::Error& e) {
+      CHECK(std::string(e.what()).find("it slices or indexes the batch axis (pass dynamic_batch=false)") !=
+            std::string::npos);
+    }
+  }
+  // Open bounds follow any batch: traced at 2, run at 3.
+  const std::string path = temp_path("open_slice.onnx");
+  for (const Item& item : {slice({}, {}), slice(0, {}), slice({}, {}, 1)}) {
+    const auto f = [&item, &slice](const Tensor& x) { return backend::index(x, {item, slice(1, 3)}); };
+    REQUIRE_NOTHROW(io::save(trace({DType::f32, Shape{2, 4}}, f), options(), path));
+    const Tensor x = backend::from_doubles({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, Shape{3, 4}, DType::f32);
+    const auto out = io::run(*io::load(path), {}, std::vector<Tensor>{x});
+    REQUIRE(out.size() == 1);
+    REQUIRE(out[0].shape() == Shape{3, 2});
+    CHECK(max_diff(out[0], backend::from_doubles({2, 3, 6, 7, 10, 11}, Shape{3, 2}, DType::f32)) == 0);
+  }
   std::filesystem::remove(path);
 }
 
