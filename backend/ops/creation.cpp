@@ -10,6 +10,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include <fmt/format.h>
+
 #include "backend/ops.h"
 #include "backend/ops/elementwise.h"
 #include "backend/ops/register.h"
@@ -83,9 +85,11 @@ void full_cpu(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
 int64_t arange_length(double start, double stop, double step) {
   if (step == 0) throw Error("arange: step must not be zero");
   double len = std::ceil((stop - start) / step);
-  if (!(len < 0x1p62))  // also NaN and inf: no tensor that long could be made anyway
-    throw Error("arange: a range from " + std::to_string(start) + " to " + std::to_string(stop) + " by " +
-                std::to_string(step) + " has too many values");
+  if (!(len < 0x1p62)) {  // also NaN and inf: no tensor that long could be made anyway
+    auto text = [](double v) { return fmt::format("{:g}", std::isnan(v) ? std::nan("") : v); };  // never "-nan"
+    throw Error("arange: a range from " + text(start) + " to " + text(stop) + " by " + text(step) +
+                " has too many values");
+  }
   return len > 0 ? int64_t(len) : 0;
 }
 

@@ -140,7 +140,12 @@ void install_host(Interpreter& vm) {
     if (!d) a.fail(0, "device `" + a.str(0) + "` is not available: " + backend::device_unavailable_reason(a.str(0)));
     return Value(DeviceValue{d});
   });
-  def(vm, "exit", "code=0", [](Args& a) -> Value { throw ExitRequest{int(a.integer(0))}; });
+  def(vm, "exit", "code=0", [](Args& a) -> Value {
+    // A process's status is one byte: exit(256) would end with 0, success.
+    const int64_t code = a.integer(0);
+    if (code < 0 || code > 255) a.fail(0, "an exit code runs from 0 to 255, not " + std::to_string(code));
+    throw ExitRequest{int(code)};
+  });
   def(vm, "mem", "device=none", [](Args& a) {
     refuse_in_graph(a, "mem");
     backend::Device* d = backend::default_device();
