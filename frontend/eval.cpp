@@ -9,6 +9,7 @@
 #include "frontend/host_data.h"
 #include "frontend/index_items.h"
 #include "frontend/interpreter.h"
+#include "frontend/utf8_text.h"
 #include "ir/tracer.h"
 
 namespace nn::frontend {
@@ -307,14 +308,15 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
   else if (target.is_tuple()) seq = &target.as_tuple()->items;
   if (!seq && !target.is_str() && !target.is_range()) fail(e.target->span, a_type_name(target) + " cannot be indexed");
   if (e.items.size() != 1) fail(e.span, a_type_name(target) + " takes one index");
-  int64_t size = seq ? int64_t(seq->size())
-                 : target.is_str() ? int64_t(target.as_str().size())
-                                   : target.as_range().size();
+  // A string by its characters (code points), as Python's.
+  std::optional<Utf8Chars> chars;
+  if (target.is_str()) chars.emplace(target.as_str(), target.str_is_ascii());
+  int64_t size = seq ? int64_t(seq->size()) : chars ? chars->size() : target.as_range().size();
   auto& it = e.items[0];
   if (!it.is_slice) {
     int64_t i = list_index(eval(*it.index, env), size, it.span);
     if (seq) return (*seq)[size_t(i)];
-    if (target.is_str()) return Value(std::string(1, target.as_str()[size_t(i)]));
+    if (chars) return Value(std::string(chars->at(i)));
     return Value(target.as_range().at(i));
   }
   // Python slice semantics on host sequences.
@@ -346,7 +348,7 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
   for (int64_t k = 0; k < count; ++k) {
     const int64_t i = a + k * step;
     if (seq) out.push_back((*seq)[size_t(i)]);
-    else if (target.is_str()) sout += target.as_str()[size_t(i)];
+    else if (chars) sout += chars->at(i);
     else out.push_back(Value(target.as_range().at(i)));
   }
   if (target.is_str()) return Value(sout);

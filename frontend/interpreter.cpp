@@ -13,6 +13,7 @@
 #include "frontend/format.h"
 #include "frontend/parser.h"
 #include "frontend/stack_guard.h"
+#include "frontend/utf8_text.h"
 
 namespace nn::frontend {
 
@@ -398,10 +399,13 @@ struct ForCursor {
         if (size_t(i) >= items.size()) return std::nullopt;
         return items[size_t(i++)];
       }
-      case Value::Kind::Str: {
+      case Value::Kind::Str: {  // i: the next character's byte offset
         auto& s = seq.as_str();
         if (size_t(i) >= s.size()) return std::nullopt;
-        return Value(std::string(1, s[size_t(i++)]));
+        const size_t n = utf8_char_length(s, size_t(i));
+        std::string c = s.substr(size_t(i), n);
+        i += int64_t(n);
+        return Value(std::move(c));
       }
       case Value::Kind::Tensor: {
         auto& t = seq.as_tensor();

@@ -1,6 +1,8 @@
 // Value kinds' names and record field access.
 #include "frontend/value.h"
 
+#include "frontend/utf8_text.h"
+
 namespace nn::frontend {
 
 double Value::as_number() const {
@@ -88,15 +90,16 @@ void release_all(size_t n, Take take) {
 }  // namespace
 
 StrPtr make_str(std::string s) {
-  if (!backend::current_account()) return std::make_shared<const std::string>(std::move(s));
+  const bool ascii = is_ascii(s);
+  if (!backend::current_account()) return std::make_shared<const HostString>(HostString{std::move(s), ascii});
   struct Counted {
-    std::string text;
+    HostString str;
     backend::AccountCharge charge;
   };
   auto c = std::make_shared<Counted>();
-  c->text = std::move(s);
-  c->charge.resize(sizeof(Counted) + c->text.capacity());
-  return StrPtr(c, &c->text);
+  c->str = HostString{std::move(s), ascii};
+  c->charge.resize(sizeof(Counted) + c->str.text.capacity());
+  return StrPtr(c, &c->str);
 }
 
 void release_nested(std::vector<Value>& items) {

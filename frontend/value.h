@@ -29,7 +29,13 @@ using TuplePtr = std::shared_ptr<const Tuple>;
 using RecordPtr = std::shared_ptr<Record>;
 using FunctionPtr = std::shared_ptr<const Function>;
 using IteratorPtr = std::shared_ptr<Iterator>;
-using StrPtr = std::shared_ptr<const std::string>;
+// A string's text, and whether it is all ASCII: then its characters are
+// its bytes, and s[i] needs no scan (frontend/utf8_text.h).
+struct HostString {
+  std::string text;
+  bool ascii = true;
+};
+using StrPtr = std::shared_ptr<const HostString>;
 
 // A string counted against the running interpreter's memory cap
 // (backend/memory_account.h); throws OutOfMemory past it.
@@ -102,7 +108,8 @@ class Value {
   double as_float() const { return std::get<double>(v_); }
   // An int, float or bool as a double.
   double as_number() const;
-  const std::string& as_str() const { return *std::get<StrPtr>(v_); }
+  const std::string& as_str() const { return std::get<StrPtr>(v_)->text; }
+  bool str_is_ascii() const { return std::get<StrPtr>(v_)->ascii; }
   const backend::Tensor& as_tensor() const { return std::get<backend::Tensor>(v_); }
   backend::Tensor& as_tensor() { return std::get<backend::Tensor>(v_); }
   const ListPtr& as_list() const { return std::get<ListPtr>(v_); }

@@ -9,6 +9,7 @@
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
 #include "frontend/tensor_walk.h"
+#include "frontend/utf8_text.h"
 
 namespace nn::frontend::builtins {
 
@@ -62,7 +63,7 @@ void install_host(Interpreter& vm) {
   def(vm, "len", "v", [](Args& a) {
     const Value& v = a[0];
     switch (v.kind()) {
-      case Value::Kind::Str: return Value(int64_t(v.as_str().size()));
+      case Value::Kind::Str: return Value(v.str_is_ascii() ? int64_t(v.as_str().size()) : utf8_count(v.as_str()));
       case Value::Kind::List: return Value(int64_t(v.as_list()->items.size()));
       case Value::Kind::Tuple: return Value(int64_t(v.as_tuple()->items.size()));
       case Value::Kind::Record:
@@ -101,7 +102,8 @@ void install_host(Interpreter& vm) {
       out->items.reserve(size_t(r.size()));
       for (int64_t i = r.size(); i-- > 0;) out->items.push_back(Value(r.at(i)));
     } else if (v.is_str()) {
-      for (auto it = v.as_str().rbegin(); it != v.as_str().rend(); ++it) out->items.push_back(Value(std::string(1, *it)));
+      const Utf8Chars chars(v.as_str(), v.str_is_ascii());
+      for (int64_t i = chars.size() - 1; i >= 0; --i) out->items.push_back(Value(std::string(chars.at(i))));
     } else {
       a.fail(0, "reversed() needs a list, tuple, range or string, not " + a_type_name(v));
     }

@@ -13,24 +13,15 @@
 #include "frontend/builtins/file_io.h"
 #include "frontend/host_data.h"
 #include "frontend/interpreter.h"
+#include "frontend/utf8_text.h"
 
 namespace nn::frontend::builtins {
 namespace {
 
-// The length of the UTF-8 character starting at s[i] (1 for a stray byte).
-size_t char_length(const std::string& s, size_t i) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 1;
-  if (i + n > s.size()) return 1;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 1;
-  return n;
-}
-
 template <class F>
 void each_char(const std::string& s, F&& f) {
   for (size_t i = 0; i < s.size();) {
-    const size_t n = char_length(s, i);
+    const size_t n = utf8_char_length(s, i);
     f(std::string_view(s).substr(i, n), i);
     i += n;
   }
@@ -55,7 +46,7 @@ std::vector<std::string> vocab_of(Args& a, size_t i) {
     const std::string& c = v.as_str();
     // Checked, not assumed: "ab" decoded as two characters, and a repeated
     // one gave encode the last of its places.
-    if (c.empty() || char_length(c, 0) != c.size())
+    if (c.empty() || utf8_char_length(c, 0) != c.size())
       a.fail(i, "a vocabulary holds strings of one character, not " + shown(c) + " (entry " +
                     std::to_string(out.size()) + ")");
     if (auto [at, fresh] = seen.emplace(c, out.size()); !fresh)
