@@ -225,6 +225,12 @@ class Builder {
         case P::GE: op = BinOp::Ge; break;
         default: break;
       }
+      // Python reads 0 < x < 1 as 0 < x and x < 1; a left-to-right reading
+      // would compare the bool 0 < x with 1, silently. So a chain is refused.
+      if (dynamic_cast<P::CmpExprContext*>(c->expr(0)))
+        error("comparisons do not chain: `a < b < c` would compare the bool `a < b` with c; write "
+              "`a < b and b < c` (logical_and(a < b, b < c) for tensors), or put the first comparison in brackets",
+              span(c), c->op);
       return binary(op, c, c->expr(0), c->expr(1), c->op);
     }
     if (auto* c = dynamic_cast<P::NegExprContext*>(ctx)) return negation(c);

@@ -78,6 +78,33 @@ bool tensor_item_equal(const Value& a, const Value& b) {
   return number(a) == number(b);
 }
 
+// Host numbers ordered exactly, as Python orders them: an int against a
+// float is not rounded to a double first (2**53 + 1 > 2.0**53). -1, 0 or 1;
+// 2 when a NaN leaves them unordered.
+int compare_numbers(const Value& a, const Value& b) {
+  if (!a.is_float() && !b.is_float()) {
+    const int64_t x = a.is_bool() ? int64_t(a.as_bool()) : a.as_int(), y = b.is_bool() ? int64_t(b.as_bool()) : b.as_int();
+    return (x > y) - (x < y);
+  }
+  if (a.is_float() && b.is_float()) {
+    const double x = a.as_float(), y = b.as_float();
+    return x != x || y != y ? 2 : (x > y) - (x < y);
+  }
+  const bool flip = a.is_float();  // compare the int i with the float d, then flip back
+  const int64_t i = flip ? (b.is_bool() ? int64_t(b.as_bool()) : b.as_int()) : (a.is_bool() ? int64_t(a.as_bool()) : a.as_int());
+  const double d = flip ? a.as_float() : b.as_float();
+  int c;
+  if (d != d) return 2;
+  if (d >= 0x1p63) c = -1;
+  else if (d < -0x1p63) c = 1;
+  else {
+    const double whole = std::floor(d);  // in [-2^63, 2^63): an int64 exactly
+    const int64_t f = int64_t(whole);
+    c = i < f ? -1 : i > f ? 1 : whole == d ? 0 : -1;
+  }
+  return flip ? -c : c;
+}
+
 // == on host values: by value for scalars, strings and containers (a
 // container is equal to itself); by identity for functions and iterators.
 // Two containers that hold themselves recurse until the stack guard stops
@@ -86,10 +113,7 @@ bool host_equal(const Value& a, const Value& b) {
   if (stack_nearly_full()) throw backend::Error("comparison nests too deeply (a container holding itself?)");
   if ((a.is_tensor() && (b.is_tensor() || b.is_number())) || (b.is_tensor() && a.is_number()))
     return tensor_item_equal(a, b);
-  if (a.is_number() && b.is_number()) {
-    if (a.is_float() || b.is_float()) return a.as_number() == b.as_number();
-    return (a.is_bool() ? int64_t(a.as_bool()) : a.as_int()) == (b.is_bool() ? int64_t(b.as_bool()) : b.as_int());
-  }
+  if (a.is_number() && b.is_number()) return compare_numbers(a, b) == 0;
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
     case Value::Kind::None: return true;
@@ -194,6 +218,7 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
         }
         return Value(fmod_floor(a.as_number(), b.as_number()));
       case BinOp::Pow:
+        if (!floating && int_of(a) == 0 && int_of(b) < 0) fail(span, "0 cannot be raised to a negative power (a division by zero)");
         if (!floating && int_of(b) >= 0) {
           const int64_t x = int_of(a), n = int_of(b);
           int64_t base = x, e = n, r = 1;
@@ -210,10 +235,13 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b, Span span) {
         return Value(std::pow(a.as_number(), b.as_number()));
       case BinOp::Eq: return Value(host_equal(a, b));
       case BinOp::Ne: return Value(!host_equal(a, b));
-      case BinOp::Lt: return Value(a.as_number() < b.as_number());
-      case BinOp::Le: return Value(a.as_number() <= b.as_number());
-      case BinOp::Gt: return Value(a.as_number() > b.as_number());
-      case BinOp::Ge: return Value(a.as_number() >= b.as_number());
+      case BinOp::Lt: return Value(compare_numbers(a, b) == -1);
+      case BinOp::Le: return Value(compare_numbers(a, b) <= 0);
+      case BinOp::Gt: return Value(compare_numbers(a, b) == 1);
+      case BinOp::Ge: {
+        const int c = compare_numbers(a, b);
+        return Value(c == 0 || c == 1);
+      }
       case BinOp::MatMul: break;
     }
   }
@@ -282,6 +310,10 @@ bool Interpreter::truthy(const Value& v, Span span, const char* construct) {
     case Value::Kind::Str: return !v.as_str().empty();
     case Value::Kind::List: return !v.as_list()->items.empty();
     case Value::Kind::Tuple: return !v.as_tuple()->items.empty();
+    case Value::Kind::Range: return v.as_range().size() != 0;
+    case Value::Kind::Record:  // empty ones are false, as Python's dicts
+      note_record_read(v.as_record());
+      return !v.as_record()->fields.empty();
     case Value::Kind::Tensor: {
       const auto& t = v.as_tensor();
       if (ir::Tracer* tr = ir::Tracer::active(); tr && tr->is_traced(t))

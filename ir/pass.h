@@ -76,6 +76,15 @@ inline bool may_stand_for(const Graph& g, ValueId result, Role by) {
   return !g.values[result].output || by == Role::intermediate;
 }
 
+// The role of the value whose memory v is: v's own, or, for a view
+// (unsqueeze(s, 0), a reshape), that of the value it views.
+inline Role memory_role(const Graph& g, ValueId v) {
+  for (NodeId p = g.values[v].producer; p != kNone && g.nodes[p].op && g.nodes[p].op->view && !g.nodes[p].inputs.empty();
+       p = g.values[v].producer)
+    v = g.nodes[p].inputs[0];
+  return g.values[v].role;
+}
+
 // Appends to `nodes` (a graph being rebuilt in order) a node of `op` over
 // `in` standing where `near` stands (its line, scope, phase and recompute
 // mark), its one output typed by the op's rule: `out` when given, else a new

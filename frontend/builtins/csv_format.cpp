@@ -42,8 +42,9 @@ Table parse(const std::string& path, const std::string& text, bool header) {
       size_t comma = line.find(',', start);
       std::string_view cell = trim(line.substr(start, comma == std::string_view::npos ? line.npos : comma - start));
       ++cells;
-      // from_chars takes no leading '+'; NumPy's loadtxt does.
-      std::string_view digits = cell.starts_with('+') ? cell.substr(1) : cell;
+      // from_chars takes no leading '+'; NumPy's loadtxt does (but not "+-5").
+      const bool plus = cell.size() > 1 && cell[0] == '+' && cell[1] != '-' && cell[1] != '+';
+      std::string_view digits = plus ? cell.substr(1) : cell;
       double v = 0;
       auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
       if (cell.empty()) bad(path, line_no, "cell " + std::to_string(cells) + " is empty");
@@ -52,16 +53,11 @@ Table parse(const std::string& path, const std::string& text, bool header) {
       if (ec != std::errc() || end != digits.data() + digits.size())
         bad(path, line_no, "cell " + std::to_string(cells) + " is not a number: `" + std::string(cell) + "`");
       t.values.push_back(v);
-      if (t.all_ints) {
-        int64_t i = 0;
-        auto [iend, iec] = std::from_chars(digits.data(), digits.data() + digits.size(), i);
-        if (iec == std::errc() && iend == digits.data() + digits.size()) {
-          t.ints.push_back(i);
-        } else {
-          t.all_ints = false;
-          t.ints = {};
-        }
-      }
+      int64_t i = 0;
+      auto [iend, iec] = std::from_chars(digits.data(), digits.data() + digits.size(), i);
+      const bool whole = iec == std::errc() && iend == digits.data() + digits.size();
+      t.ints.push_back(whole ? i : 0);
+      t.is_int.push_back(whole);
       if (comma == std::string_view::npos) break;
       start = comma + 1;
     }

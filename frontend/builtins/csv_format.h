@@ -10,11 +10,10 @@ namespace nn::frontend::csv {
 struct Table {
   int64_t rows = 0, cols = 0;
   std::vector<double> values;  // row-major
-  // The same cells as int64 while every cell so far is an integer written
-  // out (exact past 2^53, where a double rounds); cleared at the first that
-  // is not.
+  // Each cell written as an integer, as int64 (exact past 2^53, where a
+  // double rounds), and whether it was one (is_int; 0 in ints otherwise).
   std::vector<int64_t> ints;
-  bool all_ints = true;
+  std::vector<bool> is_int;
 };
 
 // Reads `path`; skips its first line when `header`. Blank lines are skipped,

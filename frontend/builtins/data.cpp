@@ -246,7 +246,7 @@ void install_data(Interpreter& vm) {
       it->order = global_permutation(it->n);
     }
     if (a.boolean(5)) shard(*it, backend::comm::communicator().world());
-    it->count = a.boolean(4) ? it->n / it->size : (it->n + it->size - 1) / it->size;
+    it->count = it->n / it->size + (!a.boolean(4) && it->n % it->size != 0);  // n + size - 1 could overflow
     return Value(IteratorPtr(it));
   });
   def(vm, "progress", "iterable", [](Args& a) {

@@ -20,6 +20,7 @@
 #include "frontend/host_data.h"
 #include "frontend/builtins/npy_format.h"
 #include "frontend/builtins/safetensors_format.h"
+#include "frontend/format.h"
 #include "frontend/function.h"
 #include "frontend/interpreter.h"
 #include "frontend/stack_guard.h"
@@ -288,12 +289,22 @@ void install_files(Interpreter& vm) {
     DType d = data_dtype(a, 2);
     csv::Table t = csv::read(path, header);
     const backend::Shape shape{t.rows, t.cols};
-    // Integers read exactly into i64 (9007199254740993 is no double); into
-    // i32 when they fit, else saturated as astype does.
-    const bool fits = std::all_of(t.ints.begin(), t.ints.end(), [d](int64_t v) { return fits_integer(v, d); });
-    if (backend::is_integral(d) && t.all_ints && fits)
-      return Value(on_default_device(backend::astype(backend::from_ints(t.ints, shape, DType::i64), d)));
-    return Value(on_default_device(backend::from_doubles(t.values, shape, d)));
+    if (!backend::is_integral(d) || d == DType::boolean)
+      return Value(on_default_device(backend::from_doubles(t.values, shape, d)));
+    // Integer cells read exactly (9007199254740993 is no double), others
+    // truncate toward zero; a value the dtype cannot hold (3000000000 as
+    // i32, nan) is an error, as in tensor(), not a saturated number.
+    std::vector<int64_t> ints(t.ints.size());
+    for (size_t k = 0; k < ints.size(); ++k) {
+      const bool fits = t.is_int[k] ? fits_integer(t.ints[k], d) : fits_integer(t.values[k], d);
+      if (!fits)
+        a.fail(0, "load_csv: the cell in row " + std::to_string(k / size_t(t.cols) + 1) + ", column " +
+                      std::to_string(k % size_t(t.cols) + 1) + " holds " +
+                      (t.is_int[k] ? std::to_string(t.ints[k]) : format_float(t.values[k])) + ", which " +
+                      std::string(backend::dtype_name(d)) + " cannot hold");
+      ints[k] = t.is_int[k] ? t.ints[k] : int64_t(t.values[k]);
+    }
+    return Value(on_default_device(backend::astype(backend::from_ints(ints, shape, DType::i64), d)));
   });
   def(vm, "save", "record, path", [](Args& a) {
     refuse_in_graph(a, "save");

@@ -1,6 +1,10 @@
 // Host built-ins: print, str, len, range, time, assert, device, exit, mem,
 // and conversions of one-element tensors to host numbers.
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdlib>
+#include <stdexcept>
 #include <ostream>
 
 #include "backend/ops.h"
@@ -12,6 +16,38 @@
 #include "frontend/utf8_text.h"
 
 namespace nn::frontend::builtins {
+
+namespace {
+
+// The text of a number as Python's int() and float() read it: blanks around
+// it dropped, then a sign and decimal digits (and for a float a point, an
+// exponent, inf or nan); "" for anything else, such as C's hex forms
+// ("0x10", "0x1p3"), which std::stoll and std::stod would take.
+std::string python_number_text(const std::string& s, bool floating) {
+  const size_t b = s.find_first_not_of(" \t\n\r\f\v"), e = s.find_last_not_of(" \t\n\r\f\v");
+  if (b == std::string::npos) return "";
+  std::string t = s.substr(b, e - b + 1);
+  size_t i = t[0] == '+' || t[0] == '-' ? 1 : 0;
+  std::string word = t.substr(i);
+  std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (floating && (word == "inf" || word == "infinity" || word == "nan")) return t;
+  size_t digits = 0;
+  for (; i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])); ++i) ++digits;
+  if (floating && i < t.size() && t[i] == '.')
+    for (++i; i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])); ++i) ++digits;
+  if (digits == 0) return "";
+  if (floating && i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    size_t exp = 0;
+    for (; i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])); ++i) ++exp;
+    if (exp == 0) return "";
+  }
+  return i == t.size() ? t : "";
+}
+
+}  // namespace
+
 
 namespace {
 // float(x) and int(x) give host numbers; PyTorch's t.float() and t.long()
@@ -121,8 +157,8 @@ void install_host(Interpreter& vm) {
                (c.is_float() && c.as_float() == 0));
     const backend::Tensor& t = c.as_tensor();
     if (t.numel() == 1) return t.item_bool();
-    // A tensor condition holds when every element does.
-    return backend::min(backend::astype(t, backend::DType::boolean)).item_bool();
+    // A tensor condition holds when every element does (none: it holds).
+    return t.numel() == 0 || backend::min(backend::astype(t, backend::DType::boolean)).item_bool();
   };
   def(vm, "assert", "c, msg=\"\"", [holds](Args& a) {
     if (!holds(a[0])) {
@@ -199,10 +235,13 @@ void install_host(Interpreter& vm) {
     const Value& v = a[0];
     not_a_cast(a, "int", "i64");
     if (v.is_str()) {
+      const std::string text = python_number_text(v.as_str(), false);
       try {
         size_t used = 0;
-        int64_t i = std::stoll(v.as_str(), &used);
-        if (used == v.as_str().size()) return Value(i);
+        int64_t i = text.empty() ? 0 : std::stoll(text, &used);
+        if (!text.empty() && used == text.size()) return Value(i);
+      } catch (const std::out_of_range&) {
+        a.fail(0, "cannot convert \"" + v.as_str() + "\" to an int: it does not fit in 64 bits");
       } catch (const std::exception&) {
       }
       a.fail(0, "cannot convert \"" + v.as_str() + "\" to an int");
@@ -220,13 +259,10 @@ void install_host(Interpreter& vm) {
     const Value& v = a[0];
     not_a_cast(a, "float", "f32");
     if (v.is_str()) {
-      try {
-        size_t used = 0;
-        double d = std::stod(v.as_str(), &used);
-        if (used == v.as_str().size()) return Value(d);
-      } catch (const std::exception&) {
-      }
-      a.fail(0, "cannot convert \"" + v.as_str() + "\" to a float");
+      // strtod, not stod: "1e400" is inf and "1e-400" 0, as Python's.
+      const std::string text = python_number_text(v.as_str(), true);
+      if (text.empty()) a.fail(0, "cannot convert \"" + v.as_str() + "\" to a float");
+      return Value(std::strtod(text.c_str(), nullptr));
     }
     return Value(a.number(0));
   });

@@ -3,8 +3,16 @@
 // load_onnx(path) gives a layer record whose `weights` hold the model's
 // initializers (the float ones are params, so it trains further) and whose
 // `call` runs its nodes as nn ops, eagerly or inside a graph.
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include "backend/autograd.h"
 #include "backend/error.h"
+#include "backend/ops.h"
+#include "backend/untraced.h"
 #include "frontend/builtins/builtins.h"
 #include "frontend/builtins/file_io.h"
 #include "frontend/host_data.h"
@@ -54,6 +62,114 @@ void check_path(Args& a, size_t i, bool write) {
   if (!denied.empty()) a.fail(i, denied);
 }
 
+// f traced on the example arguments into the forward graph save_onnx
+// writes; the names of its inputs and outputs go into `options`.
+ir::Graph trace_forward(Args& a, const std::vector<backend::Tensor>& examples, onnx_io::ExportOptions& options) {
+  backend::NoGradGuard forward_only;
+  struct EvalMode {  // dropout and batch norm as in evaluation, for the trace
+    Interpreter& vm;
+    explicit EvalMode(Interpreter& v) : vm(v) { vm.begin_export(); }
+    ~EvalMode() { vm.end_export(); }
+  } eval_mode(a.vm());
+  ir::Tracer tr(options.graph_name);
+  a.vm().start_trace(tr);
+  std::vector<Value> traced;
+  options.inputs.clear();
+  options.outputs.clear();
+  for (size_t i = 0; i < examples.size(); ++i) {
+    options.inputs.push_back(param_name(a[0], i));
+    traced.emplace_back(tr.add_input(examples[i].type(), options.inputs.back()));
+  }
+  const Value r = a.vm().call(a[0], traced, {}, a.call_span());
+  const std::vector<backend::Tensor> outs = result_tensors(a, r);
+  for (size_t i = 0; i < outs.size(); ++i) options.outputs.push_back(outs.size() == 1 ? "output" : "output" + std::to_string(i));
+  return tr.finish(outs);
+}
+
+// Where a and b differ beyond float rounding: "" when they agree, else
+// what differs ("[1, 0] is 4 where f gives 8").
+std::string difference(const backend::Tensor& model, const backend::Tensor& f) {
+  if (model.shape() != f.shape()) return "has shape " + model.shape().str() + " where f's has " + f.shape().str();
+  const backend::Tensor x = backend::astype(backend::to_device(model, backend::cpu_device()), backend::DType::f64);
+  const backend::Tensor y = backend::astype(backend::to_device(f, backend::cpu_device()), backend::DType::f64);
+  const double rtol = backend::dtype_size(f.dtype()) == 2 ? 1e-2 : 1e-4, atol = rtol / 10;
+  for (int64_t k = 0; k < x.numel(); ++k) {
+    const double u = x.data<double>()[k], v = y.data<double>()[k];
+    if ((u != u && v != v) || std::abs(u - v) <= atol + rtol * std::abs(v)) continue;
+    return fmt::format("holds {:.6g} at element {} where f gives {:.6g}", u, k, v);
+  }
+  return "";
+}
+
+// With dynamic_batch=true a model traced at batch B must compute f at any
+// batch. Where the exporter read the batch wrong (a number that equals the
+// traced batch by chance, the batch size used as a number, a squeeze of a
+// batch of 1) it would be silently wrong at other sizes. So f is traced
+// again at B + 1 (the examples and a row more) and written with fixed
+// sizes, and both models must agree there.
+void check_other_batch(Args& a, const std::vector<backend::Tensor>& examples, const onnx_io::ExportOptions& options,
+                       const std::string& written) {
+  int64_t batch = -1;
+  std::vector<backend::Tensor> bigger;
+  {
+    backend::NoGradGuard no_grad;
+    backend::Untraced eager;
+    for (const backend::Tensor& e : examples) {
+      if (e.ndim() == 0) {
+        bigger.push_back(e);
+        continue;
+      }
+      batch = e.shape()[0];
+      backend::IndexItem first;
+      first.stop = 1;
+      backend::Tensor row = backend::index(e, {first});
+      // Its row differs from the others, so a model that reads one row for all shows it.
+      if (backend::is_floating(e.dtype())) row = backend::mul(row, backend::scalar(1.5, e.dtype(), true));
+      bigger.push_back(e.shape()[0] == 0 ? e : backend::concat({e, row}, 0));
+    }
+  }
+  if (batch <= 0) return;
+  const std::string at = "at batch " + std::to_string(batch + 1);
+  const std::string fixed_sizes = " (pass dynamic_batch=false to save_onnx for fixed sizes)";
+  auto refuse = [&](const std::string& why) {
+    a.fail(2, "save_onnx: with dynamic_batch=true the model must compute f at any batch size, traced at " +
+                  std::to_string(batch) + "; " + why + fixed_sizes);
+  };
+  onnx_io::ExportOptions fixed = options;
+  fixed.dynamic_batch = false;
+  const std::string reference = written + ".fixed";
+  struct Remove {
+    const std::string& path;
+    ~Remove() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+    }
+  } remove_reference{reference};
+  try {
+    onnx_io::save(trace_forward(a, bigger, fixed), fixed, reference);
+  } catch (ScriptError& e) {
+    refuse("f fails " + at + ": " + e.first().message);
+  } catch (const backend::Error& e) {
+    refuse("f cannot be written " + at + ": " + e.what());
+  }
+  backend::NoGradGuard no_grad;
+  backend::Untraced eager;
+  auto run = [&bigger](const std::string& path) {
+    const auto model = onnx_io::load(path);
+    std::vector<backend::Tensor> weights;
+    for (const auto& init : onnx_io::signature(*model).initializers) weights.push_back(init.value);
+    return onnx_io::run(*model, weights, bigger);
+  };
+  const std::vector<backend::Tensor> got = run(written), want = run(reference);
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    const std::string d = difference(got[i], want[i]);
+    if (!d.empty())
+      refuse(at + " its output `" + options.outputs[i] + "` " + d +
+             ": a number in f equals the traced batch size, or f uses the batch size as a number or squeezes a "
+             "batch of 1");
+  }
+}
+
 }  // namespace
 
 void install_onnx(Interpreter& vm) {
@@ -67,27 +183,23 @@ void install_onnx(Interpreter& vm) {
     options.dynamic_batch = a.boolean(3);
     options.graph_name = a[0].as_function()->name();
     options.name_of = [&vm = a.vm()](const backend::Tensor& t) { return vm.user_name(t); };
-    ir::Graph g;
-    {
-      backend::NoGradGuard forward_only;
-      struct EvalMode {  // dropout and batch norm as in evaluation, for the trace
-        Interpreter& vm;
-        explicit EvalMode(Interpreter& v) : vm(v) { vm.begin_export(); }
-        ~EvalMode() { vm.end_export(); }
-      } eval_mode(a.vm());
-      ir::Tracer tr(options.graph_name);
-      a.vm().start_trace(tr);
-      std::vector<Value> traced;
-      for (size_t i = 0; i < examples.size(); ++i) {
-        options.inputs.push_back(param_name(a[0], i));
-        traced.emplace_back(tr.add_input(examples[i].type(), options.inputs.back()));
-      }
-      const Value r = a.vm().call(a[0], traced, {}, a.call_span());
-      const std::vector<backend::Tensor> outs = result_tensors(a, r);
-      for (size_t i = 0; i < outs.size(); ++i) options.outputs.push_back(outs.size() == 1 ? "output" : "output" + std::to_string(i));
-      g = tr.finish(outs);
+    const ir::Graph g = trace_forward(a, examples, options);
+    if (!options.dynamic_batch) {
+      onnx_io::save(g, options, a.str(2));  // backend::Error: a diagnostic at the call
+      return Value();
     }
-    onnx_io::save(g, options, a.str(2));  // backend::Error: a diagnostic at the call
+    // Written beside the file, checked, then put in its place: a model that
+    // fails the check leaves an older file as it was.
+    const std::string checking = a.str(2) + ".checking-" + std::to_string(getpid());
+    try {
+      onnx_io::save(g, options, checking);
+      check_other_batch(a, examples, options, checking);
+      std::filesystem::rename(checking, a.str(2));
+    } catch (...) {
+      std::error_code ec;
+      std::filesystem::remove(checking, ec);
+      throw;
+    }
     return Value();
   });
 

@@ -1,6 +1,6 @@
 // Pass `algebraic`: identities that leave a value exactly as it was.
-//   x + 0, 0 + x, x - 0  ->  x     (equal as IEEE values; -0 + 0 gives +0,
-//                                    which compares equal to -0)
+//   x + -0, -0 + x, x - 0  ->  x   (exact for every value; x + 0 is not:
+//                                    -0 + 0 gives +0, and 1 / that is +inf)
 //   x * 1, 1 * x, x / 1  ->  x     (exact for every value, NaN and Inf too)
 //   x ** 1               ->  x     (likewise; a power rule's backward leaves it)
 //   where(c, a, b)       ->  a or b when c is a one-element constant (a
@@ -9,7 +9,10 @@
 // broadcast) and the 0, 1 or condition is a one-element constant. Rules that change
 // NaN or Inf (x * 0 -> 0, 0 / x -> 0, x - x -> 0) are not applied, and a
 // graph's output stays a new tensor when x is an input, param, state or
-// constant (may_stand_for).
+// constant, or a view of one (may_stand_for, memory_role).
+#include <cmath>
+
+#include "backend/dtype.h"
 #include "ir/pass.h"
 
 namespace nn::ir {
@@ -51,11 +54,16 @@ class Algebraic : public Pass {
                    pow = op == OpId::pow;
         if (!add && !sub && !mul && !div && !pow) continue;
         const double unit = add || sub ? 0.0 : 1.0;
+        // -0 + 0 is +0: for floats the units of add and sub are -0 and +0.
+        const bool is_float = backend::is_floating(out.dtype);
+        auto is_unit = [&](double v) {
+          return v == unit && (!is_float || !(add || sub) || std::signbit(v) == add);
+        };
         const ValueId a = rw.resolve(n.inputs[0]), b = rw.resolve(n.inputs[1]);
-        if (constant_number(g, b, c) && c == unit && keeps_type(a)) same = a;  // x op unit
-        else if ((add || mul) && constant_number(g, a, c) && c == unit && keeps_type(b)) same = b;  // unit op x
+        if (constant_number(g, b, c) && is_unit(c) && keeps_type(a)) same = a;  // x op unit
+        else if ((add || mul) && constant_number(g, a, c) && is_unit(c) && keeps_type(b)) same = b;  // unit op x
       }
-      if (same == kNone || !may_stand_for(g, n.outputs[0], g.values[same].role)) continue;
+      if (same == kNone || !may_stand_for(g, n.outputs[0], memory_role(g, same))) continue;
       rw.replace(n.outputs[0], same);
       rw.drop(i);
       ++changed;

@@ -38,6 +38,7 @@ class CastRoundTrip : public Pass {
       const backend::TensorType &from = g.values[x].type, &to = g.values[n.outputs[0]].type;
       if (!holds_exactly(from.dtype, g.values[mid].type.dtype)) continue;
       if (from.dtype == to.dtype && from.weak == to.weak) {
+        if (!may_stand_for(g, n.outputs[0], memory_role(g, x))) continue;  // a result stays a new tensor
         rw.replace(n.outputs[0], x);
         rw.drop(i);
       } else {

@@ -28,6 +28,7 @@ class TransposeTranspose : public Pass {
         identity = identity && dims[k] == int64_t(k);
       }
       const ValueId x = rw.resolve(g.nodes[p].inputs[0]);
+      if (identity && !may_stand_for(g, n.outputs[0], memory_role(g, x))) continue;  // a result stays a new tensor
       if (identity) {
         rw.replace(n.outputs[0], x);
         rw.drop(i);

@@ -440,11 +440,21 @@ TEST_CASE("load_csv: numbers, header, blank lines, and cells that are not number
   CHECK(run(vm, "load_csv(p, header=false, dtype=i64)") == "i64[2, 2]\n[[1, 2],\n [3, 4]]");
   CHECK(run(vm, "load_csv(p)") == "f32[1, 2]\n[[3.0, 4.0]]");
   // Integers past 2^53 read exactly into i64 (through a double they were
-  // 9007199254740992); into i32 past its range they saturate, as astype.
+  // 9007199254740992), also beside cells that are not integers; a value
+  // the dtype cannot hold is an error (it was saturated).
   write_bytes(p, "9007199254740993,123456789012345679\n-5,+7\n");
   CHECK(run(vm, "load_csv(p, header=false, dtype=i64)") ==
         "i64[2, 2]\n[[9007199254740993, 123456789012345679],\n [              -5,                  7]]");
-  CHECK(run(vm, "load_csv(p, header=false, dtype=i32)") == "i32[2, 2]\n[[2147483647, 2147483647],\n [        -5,          7]]");
+  CHECK(script_error(vm, "load_csv(p, header=false, dtype=i32)") ==
+        "load_csv: the cell in row 1, column 1 holds 9007199254740993, which i32 cannot hold");
+  write_bytes(p, "9007199254740995,2.5\n-7,-3.75\n");
+  CHECK(run(vm, "load_csv(p, header=false, dtype=i64)") ==
+        "i64[2, 2]\n[[9007199254740995,  2],\n [              -7, -3]]");
+  write_bytes(p, "1,nan\n");
+  CHECK(script_error(vm, "load_csv(p, header=false, dtype=i32)") ==
+        "load_csv: the cell in row 1, column 2 holds nan, which i32 cannot hold");
+  write_bytes(p, "1,+-5\n");
+  CHECK(script_error(vm, "load_csv(p, header=false)") == p + ":1: cell 2 is not a number: `+-5`");
   write_bytes(p, "h\n1,2\n3,abc\n");
   CHECK(script_error(vm, "load_csv(p)") == p + ":3: cell 2 is not a number: `abc`");
   write_bytes(p, "1,2\n3\n");

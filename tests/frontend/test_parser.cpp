@@ -245,7 +245,15 @@ TEST_CASE("parser: precedence and associativity") {
   CHECK(tree("a..b+1") == "(.. a (+ b 1))");
   CHECK(tree("0..n") == "(.. 0 n)");
   CHECK(tree("0..5") == "(.. 0 5)");
-  CHECK(tree("a < b == c") == "(== (< a b) c)");
+  CHECK(tree("(a < b) == c") == "(== (< a b) c)");
+  // Python reads a < b == c as a < b and b == c: a chain is refused, never
+  // read left to right (0 < 0.5 < 1 was false).
+  const std::string chain = "comparisons do not chain: `a < b < c` would compare the bool `a < b` with c; write "
+                            "`a < b and b < c` (logical_and(a < b, b < c) for tensors), or put the first comparison "
+                            "in brackets";
+  CHECK(first_error("a < b == c") == "1:1 " + chain);
+  CHECK(first_error("let y = 0 < x < 1") == "1:9 " + chain);
+  CHECK(first_error("let y = 1 == 1 != 0") == "1:9 " + chain);
   CHECK(tree("a..b == c") == "(== (.. a b) c)");
   CHECK(tree("not a == b") == "(not (== a b))");
   CHECK(tree("a or b and not c") == "(or a (and b (not c)))");

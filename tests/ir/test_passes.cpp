@@ -86,20 +86,23 @@ TEST_CASE("pass constant-fold and algebraic leave a captured tensor alone: the h
   CHECK(ops(g) == "mul add mul");
 }
 
-TEST_CASE("pass algebraic: x * 1, x + 0, x / 1 go; x * 0 and broadcasting ones stay") {
+TEST_CASE("pass algebraic: x * 1, -0 + x, x - 0, x / 1 go; x + 0, x * 0 and broadcasting ones stay") {
   ir::Graph g;
   ir::ValueId x = input(g, f32({2, 3}), "x");
   ir::ValueId one = constant(g, backend::scalar(1.0, backend::DType::f64, /*weak=*/true));
   ir::ValueId zero = constant(g, backend::scalar(0.0, backend::DType::f64, /*weak=*/true));
+  ir::ValueId minus_zero = constant(g, backend::scalar(-0.0, backend::DType::f64, /*weak=*/true));
   ir::ValueId a = add(g, "mul", {x, one});
-  ir::ValueId b = add(g, "add", {zero, a});
+  ir::ValueId b = add(g, "add", {minus_zero, a});  // -0 + a is a, for a = -0 too
   ir::ValueId c = add(g, "div", {b, one});
-  ir::ValueId z = add(g, "mul", {c, zero});  // NaN * 0 is NaN, not 0: stays
+  ir::ValueId d = add(g, "sub", {c, zero});
+  ir::ValueId e = add(g, "add", {d, zero});  // -0 + 0 is +0, not -0: stays
+  ir::ValueId z = add(g, "mul", {e, zero});  // NaN * 0 is NaN, not 0: stays
   ir::ValueId wide = add(g, "add", {input(g, f32({3}), "y"), constant(g, backend::zeros(backend::Shape({2, 3})))});
   output(g, z);
   output(g, wide);  // y + zeros[2, 3] broadcasts y: stays
-  CHECK(run_pass(g, "algebraic") == 3);
-  CHECK(ops(g) == "mul add");
+  CHECK(run_pass(g, "algebraic") == 4);
+  CHECK(ops(g) == "add mul add");
   CHECK(g.nodes[0].inputs[0] == x);
 }
 
