@@ -19,7 +19,12 @@ const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, const std::st
 
 bool is_unsigned(int t) { return t == P::UINT8 || t == P::UINT16 || t == P::UINT32 || t == P::UINT64; }
 
-int bits_of(int t) { return t == P::UINT8 ? 8 : t == P::UINT16 ? 16 : t == P::UINT32 ? 32 : 64; }
+// INT8 and INT16, which nn holds in i32: their results must wrap as well.
+bool is_narrow_signed(int t) { return t == P::INT8 || t == P::INT16; }
+
+int bits_of(int t) {
+  return t == P::UINT8 || t == P::INT8 ? 8 : t == P::UINT16 || t == P::INT16 ? 16 : t == P::UINT32 ? 32 : 64;
+}
 
 }  // namespace
 
@@ -71,11 +76,11 @@ std::string unsigned_refusal(const onnx::NodeProto& node, std::span<const int> i
   if (wrapping.count(op)) {
     const size_t checked = op == "Pow" ? 1 : in.size();  // a Pow's result has its base's type
     for (size_t i = 0; i < checked && i < in.size(); ++i)
-      if (is_unsigned(in[i]) && (in[i] == P::UINT64 || !wrapped.count(op)))
+      if ((is_unsigned(in[i]) || is_narrow_signed(in[i])) && (in[i] == P::UINT64 || !wrapped.count(op)))
         return "its input `" + node.input(int(i)) + "` is " + onnx_type_name(in[i]) + ", whose " + op +
                " wraps around modulo 2^" + std::to_string(bits_of(in[i])) +
-               "; nn holds unsigned integers in a wider signed dtype, where it would not, so it does not run " + op +
-               " on them (a Cast to a signed or float type before it does)";
+               "; nn holds it in a wider dtype, where it would not, so it does not run " + op +
+               " on it (a Cast to a wider or float type before it does)";
   }
   if (op == "Cast" && !in.empty() && in[0] != 0 && !is_unsigned(in[0]) && in[0] != P::BOOL) {
     const auto* to = find_attr(node, "to");

@@ -400,14 +400,31 @@ void gather(C& c) {
 }
 void scatter_add(C& c) {
   const DType t = out_dtype(c);
-  onnx::NodeProto& n = c.add("ScatterElements", {c.in_as(0, t), c.in(1), c.in_as(2, t)}, {c.out(0)});
+  // nn broadcasts ids and values over x's other axes, and each against the
+  // other along `axis`; ScatterElements takes them of one shape: expanded.
+  const int64_t axis = c.attrs().get<int64_t>("axis");
+  const backend::Shape &x = c.in_type(0).shape, &ids = c.in_type(1).shape, &v = c.in_type(2).shape;
+  Ints shape = dims_of(c.in_type(0));
+  shape[size_t(axis)] = ids[int(axis)] == 1 ? v[int(axis)] : ids[int(axis)];
+  std::string ids_name = c.in(1), v_name = c.in_as(2, t);
+  for (auto [operand, name] : {std::pair{&ids, &ids_name}, std::pair{&v, &v_name}}) {
+    if (Ints(operand->dims().begin(), operand->dims().end()) == shape) continue;
+    Ints target = shape;
+    if (c.batch(0) > 0) {
+      if ((*operand)[0] != x[0]) c.fail("it spreads ids or values over the batch axis (pass dynamic_batch=false)");
+      target[0] = 1;  // Expand keeps the operand's batch there
+    }
+    *name = c.op1("Expand", {*name, c.ints(target)});
+  }
+  onnx::NodeProto& n = c.add("ScatterElements", {c.in_as(0, t), ids_name, v_name}, {c.out(0)});
   set_attr(n, "axis", c.attrs().get<int64_t>("axis"));
   set_attr(n, "reduction", std::string("add"));
 }
 void one_hot(C& c) {
   const int64_t n = c.attrs().get<int64_t>("n");
   const std::string values = c.tensor(backend::from_doubles({0, 1}, backend::Shape{2}, out_dtype(c)));  // off, on
-  set_attr(c.add("OneHot", {c.in(0), c.ints({n}), values}, {c.out(0)}), "axis", int64_t(-1));
+  // i64 ids: onnxruntime has no OneHot of i32 indices.
+  set_attr(c.add("OneHot", {c.in_as(0, DType::i64), c.ints({n}), values}, {c.out(0)}), "axis", int64_t(-1));
   c.set_batch(0, c.in_type(0).shape.ndim() >= 1 ? c.batch(0) : 0);
 }
 void triangle(C& c, bool upper) {
@@ -465,6 +482,8 @@ void layer_norm(C& c) {
   onnx::NodeProto& n = c.add("LayerNormalization", {c.in_as(0, t), c.in_as(1, t), c.in_as(2, t)}, {c.out(0)});
   set_attr(n, "axis", int64_t(c.in_type(0).shape.ndim() - c.in_type(1).shape.ndim()));
   set_attr(n, "epsilon", float(c.attrs().get<double>("eps")));
+  // Its mean and variance in f64 for f64 data (the default stash_type is f32).
+  if (t == DType::f64) set_attr(n, "stash_type", int64_t(onnx::TensorProto::DOUBLE));
 }
 
 // The mean over the batch of the rows' cross entropy: labels are class ids

@@ -128,17 +128,24 @@ Outs prelu_entry(const NodeContext& n) {
   return {where(lt(x, like(0, x)), mul(x, slope), x)};
 }
 
-// ONNX's unsigned Add, Sub and Mul wrap modulo 2^bits; nn holds u8 and u16
-// in i32 and u32 in i64 (element_types.h refuses u64), so the result is
+// ONNX's unsigned (and INT8, INT16) Add, Sub and Mul wrap modulo 2^bits; nn
+// holds u8, u16, i8 and i16 in i32 and u32 in i64 (element_types.h refuses
+// u64), so the result is
 // worked out in i64 and reduced into the type's range. A u32 product may pass
 // i64: it is put together from the 16-bit halves of one factor.
 template <Tensor (*F)(const Tensor&, const Tensor&)>
 Outs wrapping_binary(const NodeContext& n) {
   using P = onnx::TensorProto;
   const int t = n.input_type(0) ? n.input_type(0) : n.input_type(1);
-  if ((t != P::UINT8 && t != P::UINT16 && t != P::UINT32) || !is_integral(n.input(0).dtype()))
+  const bool narrow_signed = t == P::INT8 || t == P::INT16;
+  if ((t != P::UINT8 && t != P::UINT16 && t != P::UINT32 && !narrow_signed) || !is_integral(n.input(0).dtype()))
     return {F(n.input(0), n.input(1))};
-  const double span = t == P::UINT8 ? 256.0 : t == P::UINT16 ? 65536.0 : 4294967296.0;
+  const double span = t == P::UINT8 || t == P::INT8 ? 256.0 : t == P::UINT16 || t == P::INT16 ? 65536.0 : 4294967296.0;
+  if (narrow_signed) {  // into [-span/2, span/2): shifted up, reduced, shifted back
+    const Tensor a = astype(n.input(0), DType::i64), b = astype(n.input(1), DType::i64);
+    const Tensor half = like(span / 2, a);
+    return {astype(sub(mod(add(F(a, b), half), like(span, a)), half), n.input(0).dtype())};
+  }
   const Tensor a = astype(n.input(0), DType::i64), b = astype(n.input(1), DType::i64);
   const Tensor m = like(span, a);
   Tensor r;

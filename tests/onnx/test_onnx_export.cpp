@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend/autograd.h"
@@ -180,6 +181,47 @@ TEST_CASE("onnx export: ops that graph passes make, and the rarer ones") {
     const auto out = io::run(*model, inits, std::vector<Tensor>{x});
     REQUIRE(out.size() == 1);
     CHECK(max_diff(out[0], f(x)) < 1e-5);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("onnx export: scatter_add's ids and values broadcast, i32 one_hot ids, f64 layer_norm's statistics") {
+  // nn broadcasts one row of ids and values over x's rows; ScatterElements
+  // took them as one row (row 1 got nothing), or refused ids of one row
+  // beside values of two.
+  const Tensor ids = backend::from_ints({0, 1}, Shape{1, 2}, DType::i64);
+  const auto scatter = [&](const Tensor& x) {
+    return backend::add(backend::scatter_add(x, ids, backend::ones(Shape{1, 2}), 1),
+                        backend::scatter_add(x, ids, backend::full(Shape{2, 2}, 2.0), 1));
+  };
+  const auto hot = [](const Tensor& x) { return backend::one_hot(backend::astype(x, DType::i32), 3); };
+  // f64 data: mean and variance in f64 (LayerNormalization's stash_type was
+  // left f32, 1.7e-4 off on values near 5000).
+  const auto norm = [](const Tensor& x) {
+    return backend::layer_norm(x, backend::ones(Shape{4}, DType::f64), backend::zeros(Shape{4}, DType::f64));
+  };
+  const Tensor x = backend::from_doubles({1, 2, 3, 4, 5, 6, 7, 8}, Shape{2, 4}, DType::f32);
+  const Tensor big = backend::from_doubles({5000.1, 4999.3, 5001.7, 4998.2, 1, 2, 3, 4.5}, Shape{2, 4}, DType::f64);
+  const Tensor small = backend::from_doubles({2, 0, 1, 1}, Shape{4}, DType::f32);
+  const std::string path = temp_path("broadcast_ops.onnx");
+  io::ExportOptions fixed = options();
+  fixed.dynamic_batch = false;
+  // One row spread over a batch that can change has no ONNX form.
+  CHECK_THROWS_WITH(io::save(trace(x.type(), scatter), options(), path),
+                    doctest::Contains("it spreads ids or values over the batch axis (pass dynamic_batch=false)"));
+  for (auto [f, in, tol] : {std::tuple{std::function<Tensor(const Tensor&)>(scatter), x, 0.0},
+                            std::tuple{std::function<Tensor(const Tensor&)>(hot), small, 0.0},
+                            std::tuple{std::function<Tensor(const Tensor&)>(norm), big, 1e-12}}) {
+    for (const io::ExportOptions& o : {options(), fixed}) {
+      if (o.dynamic_batch && in.shape() == x.shape() && in.dtype() == DType::f32) continue;  // the scatter, above
+      REQUIRE_NOTHROW(io::save(trace(in.type(), f), o, path));
+      const auto model = io::load(path);
+      std::vector<Tensor> inits;
+      for (const auto& i : io::signature(*model).initializers) inits.push_back(i.value);
+      const auto out = io::run(*model, inits, std::vector<Tensor>{in});
+      REQUIRE(out.size() == 1);
+      CHECK(max_diff(backend::astype(out[0], DType::f64), backend::astype(f(in), DType::f64)) <= tol);
+    }
   }
   std::filesystem::remove(path);
 }

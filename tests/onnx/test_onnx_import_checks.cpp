@@ -161,6 +161,23 @@ TEST_CASE("onnx import: unsigned Add, Sub and Mul wrap as ONNX's do") {
   check_values(run_one(model_file("u8_div", unsigned_binary("Div", P::UINT8, 2)), {i32({200, 255}), i32({7, 5})}), {28, 51});
 }
 
+TEST_CASE("onnx import: INT8 and INT16 Add, Sub and Mul wrap as ONNX's do; their sums are refused") {
+  using P = onnx::TensorProto;
+  auto i32 = [](std::vector<double> v) { return backend::from_doubles(v, backend::Shape{int64_t(v.size())}, DType::i32); };
+  // i8: 100 * 3 = 300 - 256 = 44, -3 * 100 = -300 + 256 = -44, 127 * 2 = 254 - 256 = -2 (onnxruntime's too).
+  check_values(run_one(model_file("i8_mul", unsigned_binary("Mul", P::INT8, 3)), {i32({100, -3, 127}), i32({3, 100, 2})}),
+               {44, -44, -2});
+  // 127 + 1 = -128, -128 - 1 = 127.
+  check_values(run_one(model_file("i8_add", unsigned_binary("Add", P::INT8, 1)), {i32({127}), i32({1})}), {-128});
+  check_values(run_one(model_file("i8_sub", unsigned_binary("Sub", P::INT8, 1)), {i32({-128}), i32({1})}), {127});
+  // i16: 300 * 300 = 90000 - 65536 = 24464.
+  check_values(run_one(model_file("i16_mul", unsigned_binary("Mul", P::INT16, 1)), {i32({300}), i32({300})}), {24464});
+  const std::string e = load_error(model_file("i8_reduce", "node { op_type: \"ReduceSum\" input: \"a\" output: \"y\" name: "
+                                                           "\"total\" } " + input("a", P::INT8, {3}) + output("y", {1}, P::INT8)));
+  CHECK(e.find("INT8") != std::string::npos);
+  CHECK(e.find("wraps around modulo 2^8") != std::string::npos);
+}
+
 TEST_CASE("onnx import: a value's unsigned type follows it through nodes that keep it") {
   // Gather's result is u8 as its data is, undeclared: its Sub wraps.
   const std::string g =
