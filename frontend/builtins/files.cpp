@@ -88,6 +88,12 @@ void flatten(Args& a, const Value& v, const std::string& name, Flat& out) {
     }
     case Value::Kind::Record: {
       const auto* r = v.as_record().get();
+      // An empty one keeps its place (in a list, the items after it keep
+      // their indices; it came back as a record of the others).
+      if (r->fields.empty() && !name.empty()) {
+        out.values[name] = Json{{"empty", "record"}};
+        return;
+      }
       if (!out.around.insert(r).second) return;
       for (auto& [field, value] : r->fields) flatten(a, value, child(symbol_name(field)), out);
       out.around.erase(r);
@@ -98,6 +104,11 @@ void flatten(Args& a, const Value& v, const std::string& name, Flat& out) {
       const void* container = v.is_list() ? static_cast<const void*>(v.as_list().get()) : v.as_tuple().get();
       if (!out.around.insert(container).second) return;
       const auto& items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;
+      if (items.empty() && !name.empty()) {
+        out.around.erase(container);
+        out.values[name] = Json{{"empty", "list"}};
+        return;
+      }
       for (size_t i = 0; i < items.size(); ++i) {
         // A function in a list (`relu` in a Sequential) keeps its place, so
         // the items after it keep their indices: load gives none there.
@@ -208,6 +219,10 @@ std::vector<std::pair<std::string, Value>> leaves(const std::string& path, safet
         out.emplace_back(name, it->second);
       } else if (v.is_object() && v.size() == 1 && v.contains("function"))
         out.emplace_back(name, Value());
+      else if (v.is_object() && v.size() == 1 && v.contains("empty") && v["empty"] == "record")
+        out.emplace_back(name, Value(make_record()));
+      else if (v.is_object() && v.size() == 1 && v.contains("empty") && v["empty"] == "list")
+        out.emplace_back(name, Value(make_list({})));
       else if (v.is_null())
         out.emplace_back(name, Value());
       else if (v.is_boolean())

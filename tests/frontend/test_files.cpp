@@ -428,6 +428,16 @@ TEST_CASE("save: a container met again inside itself is written once (no endless
   CHECK(run(vm, "load(p)") == "{x: {w: f32[1] [1.0]}, y: {w: f32[1] [1.0]}}");
 }
 
+TEST_CASE("save: empty records, lists and tuples keep their places") {
+  // They vanished: [{}, t] came back as the record {1: t}.
+  TempDir tmp;
+  Interpreter vm;
+  vm.set_global("p", Value(tmp / "e.st"));
+  vm.run_code("t.nn", "save({l: [{}, ones([1])], m: [[], 5], e: {}, t: ()}, p)");
+  CHECK(run(vm, "load(p)") == "{l: [{}, f32[1] [1.0]], m: [[], 5], e: {}, t: []}");
+  CHECK(run(vm, "load(p).l[1]") == "f32[1] [1.0]");
+}
+
 TEST_CASE("load_csv: numbers, header, blank lines, and cells that are not numbers") {
   TempDir tmp;
   std::string p = tmp / "t.csv";
