@@ -298,9 +298,19 @@ Tensor index(const Tensor& x, const std::vector<IndexItem>& items) {
 }
 
 void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& v) {
+  const Region r = resolve(x, items);
+  // Leading axes of size 1 beyond the region's go, as NumPy drops them
+  // (x[0] = [[1, 2, 3]] for a row of 3).
+  const int rank = region_shape(r).ndim();
+  Tensor value = v;
+  if (v.ndim() > rank) {
+    bool ones = true;
+    for (int d = 0; d < v.ndim() - rank; ++d) ones = ones && v.shape()[d] == 1;
+    if (ones) value = reshape(v, std::vector<int64_t>(v.shape().dims().end() - rank, v.shape().dims().end()));
+  }
   // Eagerly the op returns x itself; under a tracer it returns the new value
   // of x, which x then names.
-  x = call(op(OpId::assign_slice), {x, v}, region_attrs(resolve(x, items)));
+  x = call(op(OpId::assign_slice), {x, value}, region_attrs(r));
 }
 
 Tensor take(const Tensor& x, const Tensor& ids) { return call(op(OpId::take), {x, ids}); }
