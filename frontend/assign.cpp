@@ -37,6 +37,21 @@ const backend::OpDef* elementwise_op(BinOp op) {
 // update. It keeps x's shape and dtype; a result of a wider category (a float
 // into an integer tensor) or another shape is an error.
 Value Interpreter::update_in_place(const Value& old, BinOp op, const Value& v, Span span) {
+  // `xs += ys` extends the list itself, as Python's: every holder of it sees the items.
+  if (op == BinOp::Add && old.is_list() && (v.is_list() || v.is_tuple())) {
+    List& list = *old.as_list();
+    const std::vector<Value> items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;  // xs += xs too
+    const size_t before = list.items.size();
+    list.items.insert(list.items.end(), items.begin(), items.end());
+    try {
+      list.count();
+    } catch (const backend::OutOfMemory& e) {
+      list.items.resize(before);
+      fail(span, e.what());
+    }
+    for (const Value& item : items) note_stored(old, item);
+    return old;
+  }
   if (!old.is_tensor()) return binary(op, old, v, span);
   backend::Tensor target = old.as_tensor();
   // A tensor computed from params keeps the op call that made it for grad();
@@ -112,9 +127,11 @@ bool Interpreter::state_update(const Value& old, const Value& v, const Env& env,
   return true;
 }
 
-// `x -= v` of a tensor wrote into x itself (a state update, if traced): the
-// name or field holds the same tensor, nothing to write again.
+// `x -= v` of a tensor wrote into x itself (a state update, if traced), and
+// `xs += ys` into the list: the name or field holds the same value, nothing
+// to write again.
 static bool written_in_place(const Value& before, const Value& after) {
+  if (before.is_list() && after.is_list()) return before.as_list() == after.as_list();  // xs += ys
   return before.is_tensor() && after.is_tensor() && before.as_tensor().impl() == after.as_tensor().impl();
 }
 
