@@ -383,6 +383,7 @@ Value Interpreter::field_of(const Value& target, Symbol name, Span span, const E
     if (n == "device") return Value(DeviceValue{t.device()});
     if (n == "T") {
       if (t.ndim() != 2) fail(span, "`.T` needs a 2-d tensor, not " + t.type().str() + "; use transpose() or permute()");
+      note_op_loc(span);  // the node is `.T`'s, in a graph and in save_onnx's messages
       try {
         return Value(backend::transpose(t, 0, 1));
       } catch (const backend::Error& ex) {
