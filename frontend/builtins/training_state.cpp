@@ -108,10 +108,20 @@ Value load_state(Args& a) {
   // In place: every optimizer and compiled graph holding these tensors sees
   // the new values. The copy is not part of any gradient.
   backend::NoGradGuard no_grad;
+  // A source that is one of the targets' memory (load_state(r, {a: r.b,
+  // b: r.a})) is read before any copy writes it: copied first, as a
+  // swap through a temporary does.
+  std::unordered_set<const void*> written;
+  for (auto& [t, s] : copies) written.insert(t.block().get());
+  std::vector<backend::Tensor> sources;
   for (auto& [t, s] : copies) {
-    backend::Tensor dst = t;
-    const backend::Tensor src = s->device() == dst.device() ? *s : backend::to_device(*s, dst.device());
-    if (!dst.same(src)) backend::index_assign(dst, {}, src);
+    backend::Tensor src = s->device() == t.device() ? *s : backend::to_device(*s, t.device());
+    if (!t.same(src) && written.count(src.block().get())) src = backend::index(src, {});  // a copy
+    sources.push_back(src);
+  }
+  for (size_t i = 0; i < copies.size(); ++i) {
+    backend::Tensor dst = copies[i].first;
+    if (!dst.same(sources[i])) backend::index_assign(dst, {}, sources[i]);
   }
   if (strict) return Value();
   RecordPtr r = make_record();

@@ -57,6 +57,14 @@ TEST_CASE("state: dotted names in field order, each tensor once, functions and h
         "state needs a record or list (a model, an optimizer, a nest of them), not a tensor f32[2]");
 }
 
+TEST_CASE("load_state reads every source before it writes: a swap of two params swaps them") {
+  // One copy after another, the second read what the first had written.
+  Interpreter vm;
+  vm.run_code("t.nn", "let r = {a: tensor([1.0, 2.0]), b: tensor([3.0, 4.0])}\nload_state(r, {a: r.b, b: r.a})");
+  CHECK(run(vm, "r.a") == "f32[2] [3.0, 4.0]");
+  CHECK(run(vm, "r.b") == "f32[2] [1.0, 2.0]");
+}
+
 TEST_CASE("save/load keep list positions and shared tensors; load_state reads the file") {
   TempCheckpoint ck;
   Interpreter vm;
