@@ -33,20 +33,28 @@ void install_rates(Interpreter& vm) {
     const std::optional<double> rate = v ? fed_number(*v) : std::nullopt;
     if (!rate)
       a.fail(0, "an optimizer's `lr` must be a number, got " + (v ? a_type_name(*v) : std::string("no field `lr`")));
+    // In the params' own float type, so that graph fusion takes the rate
+    // into the update's kernel (an f64 rate would keep f32 updates apart);
+    // f64 where any param is f64, which would lose digits to an f32 rate
+    // (the f32 ones round it once, as a host number: it is weak).
+    backend::DType d = backend::DType::f32;
+    static const Symbol params = intern("params");
+    if (const Value* ps = o->find(params); ps && ps->is_list())
+      for (const Value& p : ps->as_list()->items)
+        if (p.is_tensor() && p.as_tensor().dtype() == backend::DType::f64) d = backend::DType::f64;
+    // A rate that is a tensor is read as that tensor: a graph that updates
+    // it before the step (`lr *= 0.5`, with opt.lr that tensor) steps with
+    // the new rate, as eager code does (a fed copy held the rate from before
+    // the run).
+    if (v->is_tensor() && v->as_tensor().numel() == 1 && is_floating(v->as_tensor().dtype())) {
+      backend::Tensor r = backend::reshape(v->as_tensor(), std::vector<int64_t>{});
+      return Value(r.dtype() == d ? r : backend::astype(r, d));
+    }
     backend::Tensor t;
     std::erase_if(*rates, [](const FedRate& r) { return r.record.expired(); });
     for (const FedRate& r : *rates)
       if (r.record.lock() == o) t = r.tensor;
     if (!t.defined()) {
-      // In the params' own float type, so that graph fusion takes the rate
-      // into the update's kernel (an f64 rate would keep f32 updates apart);
-      // f64 where any param is f64, which would lose digits to an f32 rate
-      // (the f32 ones round it once, as a host number: it is weak).
-      backend::DType d = backend::DType::f32;
-      static const Symbol params = intern("params");
-      if (const Value* ps = o->find(params); ps && ps->is_list())
-        for (const Value& p : ps->as_list()->items)
-          if (p.is_tensor() && p.as_tensor().dtype() == backend::DType::f64) d = backend::DType::f64;
       t = on_default_device(backend::scalar(0.0, d));
       t.set_weak(true);
       t.impl()->fed = true;
