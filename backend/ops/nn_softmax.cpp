@@ -437,15 +437,17 @@ Tensor softmax_cross_entropy(const Tensor& logits_in, const Tensor& labels_in, R
   // The per-example losses: the fused op checks the operands first.
   call(d, {logits, labels});
   Tensor logp = log_softmax(logits, -1);
-  // Class ids pick their log-probability; probabilities leave out the
-  // classes of probability 0, as the fused mean does: a masked-out class's
-  // -inf logit would make 0 * -inf = NaN.
+  // Class ids pick their log-probability; probabilities leave out a class
+  // of probability 0 whose logit is -inf (masked out), as the fused mean
+  // does: 0 * -inf would be NaN. Only there: the labels' gradient is -logp
+  // at every other class, probability 0 included.
   Tensor losses;
   if (is_integral(labels.dtype())) {
     losses = neg(picked_log_probs(logp, labels));
   } else {
     const Tensor zero = scalar(0.0, logp.dtype(), /*weak=*/true);
-    losses = neg(sum(mul(where(ne(labels, zero), logp, zero), labels), std::vector<int64_t>{-1}));
+    const Tensor masked = logical_and(eq(labels, zero), eq(logp, scalar(-INFINITY, logp.dtype(), /*weak=*/true)));
+    losses = neg(sum(mul(where(masked, zero, logp), labels), std::vector<int64_t>{-1}));
   }
   return reduce_losses(unbatched ? reshape(losses, {}) : losses, r);
 }
