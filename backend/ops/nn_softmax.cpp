@@ -395,7 +395,8 @@ OutTypes one_hot_type(std::span<const TensorType> in, const Attrs& attrs) {
 
 void one_hot_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const int64_t n = attrs.get<int64_t>("n");
-  std::vector<int64_t> ids = read_ids("one_hot", in[0], n, "id");
+  // `name`: a composite that called it (accuracy checks its labels so).
+  std::vector<int64_t> ids = read_ids(attrs.get_or<std::string>("name", "one_hot").c_str(), in[0], n, "id");
   float* o = out[0].data<float>();
   std::fill(o, o + out[0].numel(), 0.0f);
   for (size_t i = 0; i < ids.size(); ++i) o[int64_t(i) * n + ids[i]] = 1.0f;
@@ -480,6 +481,16 @@ Tensor accuracy(const Tensor& logits, const Tensor& labels) {
   else
     throw Error("accuracy: labels " + yt.str() + " do not fit logits " + lt.str() + ": class ids need shape " +
                 rows.str() + ", probabilities the logits' shape");
+  if (truth.dtype() == DType::i64 || truth.dtype() == DType::i32) {
+    // Class ids out of range are an error, as in the losses (they counted
+    // as misses): one_hot checks them, in graphs too, as the labels of the
+    // row its argmax picks.
+    static const OpDef& hot = op(OpId::one_hot);
+    const int64_t classes = logits.shape()[logits.ndim() - 1];
+    const Attrs a{{"n", classes}, {"name", std::string("accuracy")}};
+    const Tensor hits = sum(mul(call(hot, {truth}, a), one_hot(argmax(logits, -1), classes)), std::vector<int64_t>{-1});
+    return mean(hits);
+  }
   return mean(astype(eq(argmax(logits, -1), truth), DType::f32));
 }
 
