@@ -2,13 +2,24 @@
 // where every view and every in-place output joins its input's buffer.
 #include "ir/buffers.h"
 
+#include <unordered_map>
+
 namespace nn::ir {
 
 size_t value_bytes(const Value& v) { return v.type.nbytes(); }
 
 std::vector<ValueId> view_roots(const Graph& g) {
   std::vector<ValueId> root(g.values.size());
-  for (ValueId v = 0; v < g.values.size(); ++v) root[v] = v;
+  // Captured tensors in one block (a state s and `reshape(s, [6])` kept
+  // outside the graph) are one class: a write into s in place must come
+  // after every read of the other.
+  std::unordered_map<const void*, ValueId> first_in_block;
+  for (ValueId v = 0; v < g.values.size(); ++v) {
+    const Value& val = g.values[v];
+    root[v] = v;
+    if (val.role != Role::intermediate && val.captured.defined() && val.captured.block())
+      root[v] = first_in_block.emplace(val.captured.block().get(), v).first->second;
+  }
   // Trace order: a view's input has its root by the time the view is met.
   for (const Node& n : g.nodes)
     if (n.op && n.op->view && !n.inputs.empty())

@@ -35,7 +35,8 @@ struct Buffers {
 Buffers find_buffers(const Graph& g);
 
 // The value whose memory v shares through views alone (v itself when v is
-// not a view): a view class is a root and every reshape of it.
+// not a view): a view class is a root and every reshape of it. Captured
+// tensors sharing a block are one class too.
 std::vector<ValueId> view_roots(const Graph& g);
 
 size_t value_bytes(const Value& v);
