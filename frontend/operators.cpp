@@ -82,23 +82,19 @@ bool tensor_item_equal(const Value& a, const Value& b) {
 // float is not rounded to a double first (2**53 + 1 > 2.0**53). -1, 0 or 1;
 // 2 when a NaN leaves them unordered.
 int compare_numbers(const Value& a, const Value& b) {
-  if (!a.is_float() && !b.is_float()) {
-    const int64_t x = a.is_bool() ? int64_t(a.as_bool()) : a.as_int(), y = b.is_bool() ? int64_t(b.as_bool()) : b.as_int();
-    return (x > y) - (x < y);
-  }
+  auto integer = [](const Value& v) { return v.is_bool() ? int64_t(v.as_bool()) : v.as_int(); };
+  if (!a.is_float() && !b.is_float()) return (integer(a) > integer(b)) - (integer(a) < integer(b));
   if (a.is_float() && b.is_float()) {
     const double x = a.as_float(), y = b.as_float();
     return x != x || y != y ? 2 : (x > y) - (x < y);
   }
-  const bool flip = a.is_float();  // compare the int i with the float d, then flip back
-  const int64_t i = flip ? (b.is_bool() ? int64_t(b.as_bool()) : b.as_int()) : (a.is_bool() ? int64_t(a.as_bool()) : a.as_int());
+  const bool flip = a.is_float();  // the int i against the float d, then flipped back
+  const int64_t i = integer(flip ? b : a);
   const double d = flip ? a.as_float() : b.as_float();
-  int c;
   if (d != d) return 2;
-  if (d >= 0x1p63) c = -1;
-  else if (d < -0x1p63) c = 1;
-  else {
-    const double whole = std::floor(d);  // in [-2^63, 2^63): an int64 exactly
+  int c = d >= 0x1p63 ? -1 : 1;  // past every int64
+  if (d >= -0x1p63 && d < 0x1p63) {
+    const double whole = std::floor(d);  // an int64 exactly
     const int64_t f = int64_t(whole);
     c = i < f ? -1 : i > f ? 1 : whole == d ? 0 : -1;
   }

@@ -102,13 +102,12 @@ void flatten(Args& a, const Value& v, const std::string& name, Flat& out) {
     case Value::Kind::List:
     case Value::Kind::Tuple: {
       const void* container = v.is_list() ? static_cast<const void*>(v.as_list().get()) : v.as_tuple().get();
-      if (!out.around.insert(container).second) return;
       const auto& items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;
-      if (items.empty() && !name.empty()) {
-        out.around.erase(container);
+      if (items.empty() && !name.empty()) {  // as an empty record
         out.values[name] = Json{{"empty", "list"}};
         return;
       }
+      if (!out.around.insert(container).second) return;
       for (size_t i = 0; i < items.size(); ++i) {
         // A function in a list (`relu` in a Sequential) keeps its place, so
         // the items after it keep their indices: load gives none there.

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
-#include <stdexcept>
 #include <ostream>
+#include <stdexcept>
 
 #include "backend/ops.h"
 #include "backend/ops/elementwise_math.h"
@@ -16,7 +16,6 @@
 #include "frontend/utf8_text.h"
 
 namespace nn::frontend::builtins {
-
 namespace {
 
 // The text of a number as Python's int() and float() read it: blanks around
@@ -46,10 +45,6 @@ std::string python_number_text(const std::string& s, bool floating) {
   return i == t.size() ? t : "";
 }
 
-}  // namespace
-
-
-namespace {
 // float(x) and int(x) give host numbers; PyTorch's t.float() and t.long()
 // (method sugar makes them these calls) change a tensor's dtype instead.
 void not_a_cast(Args& a, const char* fn, const char* dtype) {

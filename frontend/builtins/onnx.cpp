@@ -86,8 +86,8 @@ ir::Graph trace_forward(Args& a, const std::vector<backend::Tensor>& examples, o
   return tr.finish(outs);
 }
 
-// Where a and b differ beyond float rounding: "" when they agree, else
-// what differs ("[1, 0] is 4 where f gives 8").
+// Where the model's result differs from f's beyond float rounding: "" when
+// they agree, else how ("holds 2 at element 0 where f gives 3").
 std::string difference(const backend::Tensor& model, const backend::Tensor& f) {
   if (model.shape() != f.shape()) return "has shape " + model.shape().str() + " where f's has " + f.shape().str();
   const backend::Tensor x = backend::astype(backend::to_device(model, backend::cpu_device()), backend::DType::f64);
@@ -194,7 +194,9 @@ void install_onnx(Interpreter& vm) {
     try {
       onnx_io::save(g, options, checking);
       check_other_batch(a, examples, options, checking);
-      std::filesystem::rename(checking, a.str(2));
+      std::error_code ec;
+      std::filesystem::rename(checking, a.str(2), ec);
+      if (ec) a.fail(2, "save_onnx: cannot write `" + a.str(2) + "`: " + ec.message());
     } catch (...) {
       std::error_code ec;
       std::filesystem::remove(checking, ec);

@@ -4,7 +4,8 @@
 // (backend TensorImpl::fed): a graph that traced the step reads it on every
 // run, and before each run the graph copies o.lr's current value in, so
 // that `opt.lr = cosine_lr(...)` between steps changes the rate without
-// tracing again. One tensor per record, kept while the record lives.
+// tracing again. One tensor per record, kept while the record lives. An
+// `lr` that is itself a tensor is read as that tensor (in the params' type).
 #include <memory>
 
 #include "backend/ops.h"
@@ -30,9 +31,6 @@ void install_rates(Interpreter& vm) {
     const RecordPtr& o = a[0].as_record();
     static const Symbol lr = intern("lr");
     const Value* v = o->find(lr);
-    const std::optional<double> rate = v ? fed_number(*v) : std::nullopt;
-    if (!rate)
-      a.fail(0, "an optimizer's `lr` must be a number, got " + (v ? a_type_name(*v) : std::string("no field `lr`")));
     // In the params' own float type, so that graph fusion takes the rate
     // into the update's kernel (an f64 rate would keep f32 updates apart);
     // f64 where any param is f64, which would lose digits to an f32 rate
@@ -46,10 +44,13 @@ void install_rates(Interpreter& vm) {
     // it before the step (`lr *= 0.5`, with opt.lr that tensor) steps with
     // the new rate, as eager code does (a fed copy held the rate from before
     // the run).
-    if (v->is_tensor() && v->as_tensor().numel() == 1 && is_floating(v->as_tensor().dtype())) {
+    if (v && v->is_tensor() && v->as_tensor().numel() == 1 && is_floating(v->as_tensor().dtype())) {
       backend::Tensor r = backend::reshape(v->as_tensor(), std::vector<int64_t>{});
       return Value(r.dtype() == d ? r : backend::astype(r, d));
     }
+    const std::optional<double> rate = v ? fed_number(*v) : std::nullopt;
+    if (!rate)
+      a.fail(0, "an optimizer's `lr` must be a number, got " + (v ? a_type_name(*v) : std::string("no field `lr`")));
     backend::Tensor t;
     std::erase_if(*rates, [](const FedRate& r) { return r.record.expired(); });
     for (const FedRate& r : *rates)
