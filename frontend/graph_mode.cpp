@@ -269,7 +269,10 @@ std::string Interpreter::escape_hint(const TracedStore& store, const std::string
          " (a state update of the graph); else return the new value from the graph";
 }
 
-bool Interpreter::graph_mode_on() const { return !opts_.eager_graphs && !ir::Tracer::active(); }
+// Inside a graph run as plain code (--check-graph's eager run, or memory the
+// graph writes shared with an argument), the graphs it calls run so too, as
+// under --eager: a result of theirs carries autodiff's history.
+bool Interpreter::graph_mode_on() const { return !opts_.eager_graphs && !in_eager_graph_ && !ir::Tracer::active(); }
 
 bool CompiledGraph::fits_mode() const {
   return autocast == backend::autocast_dtype() && grad_mode == backend::grad_enabled();
