@@ -1,9 +1,12 @@
 // Built-ins for elementwise math, reductions and linear algebra.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "backend/ops.h"
 #include "backend/ops/elementwise_params.h"
 #include "frontend/builtins/builtins.h"
+#include "frontend/host_data.h"
 #include "frontend/interpreter.h"
 
 namespace nn::frontend::builtins {
@@ -62,8 +65,19 @@ void install_math(Interpreter& vm) {
   def(vm, "where", "c, a, b", [](Args& a) {
     return Value(backend::where(a.tensor(0), a.tensor(1), a.tensor(2)));
   });
-  def(vm, "clip", "x, lo, hi", [](Args& a) {
-    return Value(backend::clip(a.tensor(0), a.tensor(1), a.tensor(2)));
+  // A bound given as none is open, as NumPy's clip(x, None, 3): the
+  // dtype's own end (-inf, or an integer dtype's least value), so that x
+  // keeps its dtype and clamp's gradient.
+  def(vm, "clip", "x, lo=none, hi=none", [](Args& a) {
+    if (a[1].is_none() && a[2].is_none()) a.fail(1, "clip needs a bound: lo, hi or both");
+    const Tensor x = a.tensor(0);
+    auto bound = [&](size_t i, bool low) {
+      if (!a[i].is_none()) return a.tensor(i);
+      if (backend::is_integral(x.dtype()) && x.dtype() != backend::DType::boolean)
+        return backend::scalar_int(low ? int_min_of(x.dtype()) : int_max_of(x.dtype()), x.dtype(), /*weak=*/true);
+      return backend::scalar(low ? -INFINITY : INFINITY, x.dtype(), /*weak=*/true);
+    };
+    return Value(backend::clip(x, bound(1, true), bound(2, false)));
   });
 
   using Reduce = Tensor (*)(const Tensor&, const backend::Axes&, bool);
