@@ -9,7 +9,6 @@
 #include "frontend/host_data.h"
 #include "frontend/index_items.h"
 #include "frontend/interpreter.h"
-#include "frontend/utf8_text.h"
 #include "ir/tracer.h"
 
 namespace nn::frontend {
@@ -309,14 +308,13 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
   if (!seq && !target.is_str() && !target.is_range()) fail(e.target->span, a_type_name(target) + " cannot be indexed");
   if (e.items.size() != 1) fail(e.span, a_type_name(target) + " takes one index");
   // A string by its characters (code points), as Python's.
-  std::optional<Utf8Chars> chars;
-  if (target.is_str()) chars.emplace(target.as_str(), target.str_is_ascii());
-  int64_t size = seq ? int64_t(seq->size()) : chars ? chars->size() : target.as_range().size();
+  const HostString* chars = target.is_str() ? &target.as_host_str() : nullptr;
+  int64_t size = seq ? int64_t(seq->size()) : chars ? chars->chars() : target.as_range().size();
   auto& it = e.items[0];
   if (!it.is_slice) {
     int64_t i = list_index(eval(*it.index, env), size, it.span);
     if (seq) return (*seq)[size_t(i)];
-    if (chars) return Value(std::string(chars->at(i)));
+    if (chars) return Value(std::string(chars->char_at(i)));
     return Value(target.as_range().at(i));
   }
   // Python slice semantics on host sequences.
@@ -348,7 +346,7 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
   for (int64_t k = 0; k < count; ++k) {
     const int64_t i = a + k * step;
     if (seq) out.push_back((*seq)[size_t(i)]);
-    else if (chars) sout += chars->at(i);
+    else if (chars) sout += chars->char_at(i);
     else out.push_back(Value(target.as_range().at(i)));
   }
   if (target.is_str()) return Value(sout);

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -256,7 +257,10 @@ void Interpreter::check_file(const std::string& path) {
   uint32_t id = sources_.add(path, source_text(path));
   auto prog = parse(id);
   std::vector<Diagnostic> found;
-  std::vector<std::string> chain;
+  // The script itself heads the chain: a module importing it back is a cycle.
+  std::error_code ec;
+  std::vector<std::string> chain{std::filesystem::weakly_canonical(path, ec).string()};
+  checked_modules_.insert(chain[0]);
   check_program(*prog, globals_, chain, found);
   if (!found.empty()) throw ScriptError(std::move(found));
   programs_.push_back(std::move(prog));

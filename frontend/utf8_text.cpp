@@ -25,16 +25,4 @@ bool is_ascii(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
 }
 
-int64_t utf8_count(std::string_view s) {
-  int64_t n = 0;
-  for (size_t i = 0; i < s.size(); i += utf8_char_length(s, i)) ++n;
-  return n;
-}
-
-Utf8Chars::Utf8Chars(std::string_view s, bool ascii) : s_(s), ascii_(ascii) {
-  if (ascii_) return;
-  for (size_t i = 0; i < s.size(); i += utf8_char_length(s, i)) starts_.push_back(i);
-  starts_.push_back(s.size());
-}
-
 }  // namespace nn::frontend

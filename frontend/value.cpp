@@ -1,6 +1,8 @@
 // Value kinds' names and record field access.
 #include "frontend/value.h"
 
+#include <memory>
+
 #include "frontend/utf8_text.h"
 
 namespace nn::frontend {
@@ -89,15 +91,27 @@ void release_all(size_t n, Take take) {
 }
 }  // namespace
 
+HostString::HostString(std::string t) : text(std::move(t)), ascii(is_ascii(text)) {}
+
+const std::vector<size_t>& HostString::starts() const {
+  if (const std::vector<size_t>* found = starts_.load(std::memory_order_acquire)) return *found;
+  auto made = std::make_unique<std::vector<size_t>>();
+  for (size_t i = 0; i < text.size(); i += utf8_char_length(text, i)) made->push_back(i);
+  made->push_back(text.size());
+  std::vector<size_t>* none = nullptr;
+  // Another thread may have made them first: then its table is the one.
+  if (starts_.compare_exchange_strong(none, made.get(), std::memory_order_acq_rel)) return *made.release();
+  return *none;
+}
+
 StrPtr make_str(std::string s) {
-  const bool ascii = is_ascii(s);
-  if (!backend::current_account()) return std::make_shared<const HostString>(HostString{std::move(s), ascii});
+  if (!backend::current_account()) return std::make_shared<const HostString>(std::move(s));
   struct Counted {
+    explicit Counted(std::string s) : str(std::move(s)) {}
     HostString str;
     backend::AccountCharge charge;
   };
-  auto c = std::make_shared<Counted>();
-  c->str = HostString{std::move(s), ascii};
+  auto c = std::make_shared<Counted>(std::move(s));
   c->charge.resize(sizeof(Counted) + c->str.text.capacity());
   return StrPtr(c, &c->str);
 }

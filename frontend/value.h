@@ -3,11 +3,13 @@
 // small variant; containers and functions are shared by reference.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -29,11 +31,29 @@ using TuplePtr = std::shared_ptr<const Tuple>;
 using RecordPtr = std::shared_ptr<Record>;
 using FunctionPtr = std::shared_ptr<const Function>;
 using IteratorPtr = std::shared_ptr<Iterator>;
-// A string's text, and whether it is all ASCII: then its characters are
-// its bytes, and s[i] needs no scan (frontend/utf8_text.h).
+// A string's text, read by characters (UTF-8 code points, as Python's;
+// frontend/utf8_text.h). ASCII text is its bytes; other text has its
+// characters' offsets found once, on the first index, so that s[i] in a
+// loop stays O(1).
 struct HostString {
+  explicit HostString(std::string t);
+  ~HostString() { delete starts_.load(); }
+  HostString(const HostString&) = delete;
+  HostString& operator=(const HostString&) = delete;
   std::string text;
-  bool ascii = true;
+  bool ascii;
+  int64_t chars() const { return ascii ? int64_t(text.size()) : int64_t(starts().size()) - 1; }
+  std::string_view char_at(int64_t i) const {  // 0 <= i < chars()
+    if (ascii) return std::string_view(text).substr(size_t(i), 1);
+    const std::vector<size_t>& at = starts();
+    return std::string_view(text).substr(at[size_t(i)], at[size_t(i) + 1] - at[size_t(i)]);
+  }
+
+ private:
+  const std::vector<size_t>& starts() const;  // each character's offset, then the end
+  // Made on first use; one pointer, as strings are many and most are ASCII,
+  // and atomic, as a string may be read on several threads.
+  mutable std::atomic<std::vector<size_t>*> starts_{nullptr};
 };
 using StrPtr = std::shared_ptr<const HostString>;
 
@@ -109,7 +129,7 @@ class Value {
   // An int, float or bool as a double.
   double as_number() const;
   const std::string& as_str() const { return std::get<StrPtr>(v_)->text; }
-  bool str_is_ascii() const { return std::get<StrPtr>(v_)->ascii; }
+  const HostString& as_host_str() const { return *std::get<StrPtr>(v_); }
   const backend::Tensor& as_tensor() const { return std::get<backend::Tensor>(v_); }
   backend::Tensor& as_tensor() { return std::get<backend::Tensor>(v_); }
   const ListPtr& as_list() const { return std::get<ListPtr>(v_); }

@@ -410,7 +410,7 @@ void scatter_add(C& c) {
   for (auto [operand, name] : {std::pair{&ids, &ids_name}, std::pair{&v, &v_name}}) {
     if (Ints(operand->dims().begin(), operand->dims().end()) == shape) continue;
     Ints target = shape;
-    if (c.batch(0) > 0) {
+    if (c.batch(0) > 0 && axis != 0) {  // along axis 0 itself the ids' rows are the scatter's own
       if ((*operand)[0] != x[0]) c.fail("it spreads ids or values over the batch axis (pass dynamic_batch=false)");
       target[0] = 1;  // Expand keeps the operand's batch there
     }

@@ -196,7 +196,10 @@ OutTypes take_type(std::span<const TensorType> in, const Attrs&) {
 // The ids as i64, all checked to lie in [0, rows) before the caller's
 // parallel region (an exception must not leave one); the error names `of`,
 // the tensor whose rows they pick, when given.
-std::vector<int64_t> checked_ids(const Tensor& ids, int64_t rows, const Tensor* of = nullptr) {
+// A composite that takes class ids through take (accuracy) gives its
+// `name`: the error then speaks of classes.
+std::vector<int64_t> checked_ids(const Tensor& ids, int64_t rows, const Tensor* of = nullptr,
+                                 const std::string& name = "") {
   const int64_t n = ids.numel();
   std::vector<int64_t> idv(static_cast<size_t>(n));
   visit_dtype(ids.dtype(), [&]<class T>() {
@@ -205,16 +208,18 @@ std::vector<int64_t> checked_ids(const Tensor& ids, int64_t rows, const Tensor* 
   });
   for (int64_t id : idv)
     if (id < 0 || id >= rows)
-      throw Error("take: id " + std::to_string(id) + " is out of range for axis 0 of size " + std::to_string(rows) +
-                  (of ? " in " + of->type().str() : ""));
+      throw Error(name.empty() ? "take: id " + std::to_string(id) + " is out of range for axis 0 of size " +
+                                     std::to_string(rows) + (of ? " in " + of->type().str() : "")
+                               : name + ": class id " + std::to_string(id) + " is out of range for " +
+                                     std::to_string(rows) + " classes");
   return idv;
 }
 
-void take_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+void take_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const Tensor &x = in[0], &ids = in[1];
   const int64_t rows = x.shape()[0], n = ids.numel();
   const size_t row_bytes = x.numel() == 0 ? 0 : x.nbytes() / size_t(rows);
-  const std::vector<int64_t> idv = checked_ids(ids, rows, &x);
+  const std::vector<int64_t> idv = checked_ids(ids, rows, &x, attrs.get_or<std::string>("name", ""));
   const char* src = static_cast<const char*>(x.raw_data());
   char* dst = static_cast<char*>(out[0].raw_data());
   parallel_for(n, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, int64_t(row_bytes) / 4)),

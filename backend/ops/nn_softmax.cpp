@@ -395,8 +395,7 @@ OutTypes one_hot_type(std::span<const TensorType> in, const Attrs& attrs) {
 
 void one_hot_cpu(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const int64_t n = attrs.get<int64_t>("n");
-  // `name`: a composite that called it (accuracy checks its labels so).
-  std::vector<int64_t> ids = read_ids(attrs.get_or<std::string>("name", "one_hot").c_str(), in[0], n, "id");
+  std::vector<int64_t> ids = read_ids("one_hot", in[0], n, "id");
   float* o = out[0].data<float>();
   std::fill(o, o + out[0].numel(), 0.0f);
   for (size_t i = 0; i < ids.size(); ++i) o[int64_t(i) * n + ids[i]] = 1.0f;
@@ -481,15 +480,14 @@ Tensor accuracy(const Tensor& logits, const Tensor& labels) {
   else
     throw Error("accuracy: labels " + yt.str() + " do not fit logits " + lt.str() + ": class ids need shape " +
                 rows.str() + ", probabilities the logits' shape");
-  if (truth.dtype() == DType::i64 || truth.dtype() == DType::i32) {
+  if (truth.same(labels)) {
     // Class ids out of range are an error, as in the losses (they counted
-    // as misses): one_hot checks them, in graphs too, as the labels of the
-    // row its argmax picks.
-    static const OpDef& hot = op(OpId::one_hot);
+    // as misses): take checks them, in graphs too, picking each id from
+    // 0..classes-1, which gives it back.
+    static const OpDef& pick = op(OpId::take);
     const int64_t classes = logits.shape()[logits.ndim() - 1];
-    const Attrs a{{"n", classes}, {"name", std::string("accuracy")}};
-    const Tensor hits = sum(mul(call(hot, {truth}, a), one_hot(argmax(logits, -1), classes)), std::vector<int64_t>{-1});
-    return mean(hits);
+    const Tensor ids = to_device(arange(0, double(classes), 1, truth.dtype()), truth.device());
+    truth = call(pick, {ids, truth}, Attrs{{"name", std::string("accuracy")}});
   }
   return mean(astype(eq(argmax(logits, -1), truth), DType::f32));
 }

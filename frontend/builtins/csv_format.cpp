@@ -22,7 +22,7 @@ std::string_view trim(std::string_view s) {
 
 }  // namespace
 
-Table parse(const std::string& path, const std::string& text, bool header) {
+Table parse(const std::string& path, const std::string& text, bool header, bool integers) {
   Table t;
   std::string_view rest(text);
   int64_t line_no = 0, header_cols = 0;
@@ -53,11 +53,13 @@ Table parse(const std::string& path, const std::string& text, bool header) {
       if (ec != std::errc() || end != digits.data() + digits.size())
         bad(path, line_no, "cell " + std::to_string(cells) + " is not a number: `" + std::string(cell) + "`");
       t.values.push_back(v);
-      int64_t i = 0;
-      auto [iend, iec] = std::from_chars(digits.data(), digits.data() + digits.size(), i);
-      const bool whole = iec == std::errc() && iend == digits.data() + digits.size();
-      t.ints.push_back(whole ? i : 0);
-      t.is_int.push_back(whole);
+      if (integers) {
+        int64_t i = 0;
+        auto [iend, iec] = std::from_chars(digits.data(), digits.data() + digits.size(), i);
+        const bool all = iend == digits.data() + digits.size();
+        t.ints.push_back(iec == std::errc() && all ? i : 0);
+        t.kinds.push_back(!all ? Table::floating : iec == std::errc() ? Table::integer : Table::too_large);
+      }
       if (comma == std::string_view::npos) break;
       start = comma + 1;
     }
@@ -72,9 +74,9 @@ Table parse(const std::string& path, const std::string& text, bool header) {
   return t;
 }
 
-Table read(const std::string& path, bool header) {
+Table read(const std::string& path, bool header, bool integers) {
   fileio::InputFile f(path);
-  return parse(path, f.read_rest(), header);
+  return parse(path, f.read_rest(), header, integers);
 }
 
 }  // namespace nn::frontend::csv

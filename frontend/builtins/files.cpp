@@ -301,22 +301,25 @@ void install_files(Interpreter& vm) {
     const std::string& path = path_arg(a, 0, false);
     bool header = a.boolean(1);
     DType d = data_dtype(a, 2);
-    csv::Table t = csv::read(path, header);
+    const bool integers = backend::is_integral(d) && d != DType::boolean;
+    csv::Table t = csv::read(path, header, integers);
     const backend::Shape shape{t.rows, t.cols};
-    if (!backend::is_integral(d) || d == DType::boolean)
-      return Value(on_default_device(backend::from_doubles(t.values, shape, d)));
+    if (!integers) return Value(on_default_device(backend::from_doubles(t.values, shape, d)));
     // Integer cells read exactly (9007199254740993 is no double), others
     // truncate toward zero; a value the dtype cannot hold (3000000000 as
-    // i32, nan) is an error, as in tensor(), not a saturated number.
+    // i32, nan, an integer past int64) is an error, as in tensor(), not a
+    // saturated number.
     std::vector<int64_t> ints(t.ints.size());
     for (size_t k = 0; k < ints.size(); ++k) {
-      const bool fits = t.is_int[k] ? fits_integer(t.ints[k], d) : fits_integer(t.values[k], d);
+      const bool integer = t.kinds[k] == csv::Table::integer;
+      const bool fits = integer ? fits_integer(t.ints[k], d)
+                                : t.kinds[k] == csv::Table::floating && fits_integer(t.values[k], d);
       if (!fits)
         a.fail(0, "load_csv: the cell in row " + std::to_string(k / size_t(t.cols) + 1) + ", column " +
                       std::to_string(k % size_t(t.cols) + 1) + " holds " +
-                      (t.is_int[k] ? std::to_string(t.ints[k]) : format_float(t.values[k])) + ", which " +
+                      (integer ? std::to_string(t.ints[k]) : format_float(t.values[k])) + ", which " +
                       std::string(backend::dtype_name(d)) + " cannot hold");
-      ints[k] = t.is_int[k] ? t.ints[k] : int64_t(t.values[k]);
+      ints[k] = integer ? t.ints[k] : int64_t(t.values[k]);
     }
     return Value(on_default_device(backend::astype(backend::from_ints(ints, shape, DType::i64), d)));
   });

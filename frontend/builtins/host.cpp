@@ -13,7 +13,6 @@
 #include "frontend/format.h"
 #include "frontend/interpreter.h"
 #include "frontend/tensor_walk.h"
-#include "frontend/utf8_text.h"
 
 namespace nn::frontend::builtins {
 namespace {
@@ -94,7 +93,7 @@ void install_host(Interpreter& vm) {
   def(vm, "len", "v", [](Args& a) {
     const Value& v = a[0];
     switch (v.kind()) {
-      case Value::Kind::Str: return Value(v.str_is_ascii() ? int64_t(v.as_str().size()) : utf8_count(v.as_str()));
+      case Value::Kind::Str: return Value(v.as_host_str().chars());
       case Value::Kind::List: return Value(int64_t(v.as_list()->items.size()));
       case Value::Kind::Tuple: return Value(int64_t(v.as_tuple()->items.size()));
       case Value::Kind::Record:
@@ -133,8 +132,8 @@ void install_host(Interpreter& vm) {
       out->items.reserve(size_t(r.size()));
       for (int64_t i = r.size(); i-- > 0;) out->items.push_back(Value(r.at(i)));
     } else if (v.is_str()) {
-      const Utf8Chars chars(v.as_str(), v.str_is_ascii());
-      for (int64_t i = chars.size() - 1; i >= 0; --i) out->items.push_back(Value(std::string(chars.at(i))));
+      const HostString& s = v.as_host_str();
+      for (int64_t i = s.chars() - 1; i >= 0; --i) out->items.push_back(Value(std::string(s.char_at(i))));
     } else {
       a.fail(0, "reversed() needs a list, tuple, range or string, not " + a_type_name(v));
     }

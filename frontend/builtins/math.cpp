@@ -66,14 +66,15 @@ void install_math(Interpreter& vm) {
     return Value(backend::where(a.tensor(0), a.tensor(1), a.tensor(2)));
   });
   // A bound given as none is open, as NumPy's clip(x, None, 3): the
-  // dtype's own end (-inf, or an integer dtype's least value), so that x
-  // keeps its dtype and clamp's gradient.
+  // dtype's own end (-inf, an integer dtype's least value, false), so that
+  // x keeps its dtype and clamp's gradient.
   def(vm, "clip", "x, lo=none, hi=none", [](Args& a) {
     if (a[1].is_none() && a[2].is_none()) a.fail(1, "clip needs a bound: lo, hi or both");
     const Tensor x = a.tensor(0);
     auto bound = [&](size_t i, bool low) {
       if (!a[i].is_none()) return a.tensor(i);
-      if (backend::is_integral(x.dtype()) && x.dtype() != backend::DType::boolean)
+      if (x.dtype() == backend::DType::boolean) return backend::scalar_int(low ? 0 : 1, x.dtype(), /*weak=*/true);
+      if (backend::is_integral(x.dtype()))
         return backend::scalar_int(low ? int_min_of(x.dtype()) : int_max_of(x.dtype()), x.dtype(), /*weak=*/true);
       return backend::scalar(low ? -INFINITY : INFINITY, x.dtype(), /*weak=*/true);
     };

@@ -160,7 +160,12 @@ void check_other_batch(Args& a, const std::vector<backend::Tensor>& examples, co
     for (const auto& init : onnx_io::signature(*model).initializers) weights.push_back(init.value);
     return onnx_io::run(*model, weights, bigger);
   };
-  const std::vector<backend::Tensor> got = run(written), want = run(reference);
+  std::vector<backend::Tensor> got, want = run(reference);
+  try {
+    got = run(written);
+  } catch (const backend::Error& e) {
+    refuse("the model fails " + at + ": " + e.what());
+  }
   for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
     const std::string d = difference(got[i], want[i]);
     if (!d.empty())

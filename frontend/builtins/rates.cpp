@@ -5,7 +5,7 @@
 // run, and before each run the graph copies o.lr's current value in, so
 // that `opt.lr = cosine_lr(...)` between steps changes the rate without
 // tracing again. One tensor per record, kept while the record lives. An
-// `lr` that is itself a tensor is read as that tensor (in the params' type).
+// `lr` tensor the graph itself writes is read as that tensor.
 #include <memory>
 
 #include "backend/ops.h"
@@ -13,6 +13,7 @@
 #include "frontend/host_data.h"
 #include "frontend/host_read_guard.h"
 #include "frontend/interpreter.h"
+#include "ir/tracer.h"
 
 namespace nn::frontend::builtins {
 namespace {
@@ -40,11 +41,14 @@ void install_rates(Interpreter& vm) {
     if (const Value* ps = o->find(params); ps && ps->is_list())
       for (const Value& p : ps->as_list()->items)
         if (p.is_tensor() && p.as_tensor().dtype() == backend::DType::f64) d = backend::DType::f64;
-    // A rate that is a tensor is read as that tensor: a graph that updates
-    // it before the step (`lr *= 0.5`, with opt.lr that tensor) steps with
-    // the new rate, as eager code does (a fed copy held the rate from before
-    // the run).
-    if (v && v->is_tensor() && v->as_tensor().numel() == 1 && is_floating(v->as_tensor().dtype())) {
+    // A rate tensor the graph being traced made or wrote into (`lr *= 0.5`
+    // before the step, with opt.lr that tensor) is read as that tensor: the
+    // step takes the new rate, as eager code does (a fed copy held the rate
+    // from before the run). Others are fed: a new tensor put in opt.lr
+    // between steps is read without tracing again.
+    const ir::Tracer* tr = ir::Tracer::active();
+    if (v && v->is_tensor() && v->as_tensor().numel() == 1 && is_floating(v->as_tensor().dtype()) &&
+        (v->as_tensor().is_traced() || (tr && tr->wrote_into(v->as_tensor())))) {
       backend::Tensor r = backend::reshape(v->as_tensor(), std::vector<int64_t>{});
       return Value(r.dtype() == d ? r : backend::astype(r, d));
     }

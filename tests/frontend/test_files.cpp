@@ -463,6 +463,9 @@ TEST_CASE("load_csv: numbers, header, blank lines, and cells that are not number
   write_bytes(p, "1,nan\n");
   CHECK(script_error(vm, "load_csv(p, header=false, dtype=i32)") ==
         "load_csv: the cell in row 1, column 2 holds nan, which i32 cannot hold");
+  write_bytes(p, "-9223372036854775809\n");  // past int64: its double is -2^63, which fits
+  CHECK(script_error(vm, "load_csv(p, header=false, dtype=i64)") ==
+        "load_csv: the cell in row 1, column 1 holds -9.223372036854776e+18, which i64 cannot hold");
   write_bytes(p, "1,+-5\n");
   CHECK(script_error(vm, "load_csv(p, header=false)") == p + ":1: cell 2 is not a number: `+-5`");
   write_bytes(p, "h\n1,2\n3,abc\n");

@@ -311,6 +311,18 @@ TEST_CASE("check_file parses and checks the modules a script imports, once each"
     REQUIRE(e.diagnostics().size() == 1);
     CHECK(e.diagnostics()[0].message == "import cycle: c.nn -> d.nn -> c.nn");
   }
+  // A module importing the script back is a cycle; the script is not checked twice.
+  write_file("main.nn", "import \"back\"\nlet a = b\n");
+  write_file("back.nn", "import \"main\"\n");
+  Interpreter back;
+  try {
+    back.check_file(d + "/main.nn");
+    FAIL("expected a cycle");
+  } catch (const ScriptError& e) {
+    REQUIRE(e.diagnostics().size() == 2);
+    CHECK(e.diagnostics()[0].message == "import cycle: main.nn -> back.nn -> main.nn");
+    CHECK(e.diagnostics()[1].message == "unknown name `b`");
+  }
   std::filesystem::remove_all(d);
 }
 

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "frontend/utf8_text.h"
+#include "frontend/value.h"
 
 using nn::frontend::utf8_char_length;
-using nn::frontend::utf8_count;
-using nn::frontend::Utf8Chars;
+using nn::frontend::HostString;
 
 namespace {
 
@@ -24,11 +24,13 @@ std::vector<size_t> lengths(const std::string& s) {
 
 TEST_CASE("utf8: code points of one to four bytes") {
   CHECK(lengths("aé→😀") == std::vector<size_t>{1, 2, 3, 4});
-  CHECK(utf8_count("héllo") == 5);
+  CHECK(HostString("héllo").chars() == 5);
   CHECK(lengths("\xf4\x8f\xbf\xbf") == std::vector<size_t>{4});  // U+10FFFF, the last
-  const Utf8Chars chars("a→b", false);
-  REQUIRE(chars.size() == 3);
-  CHECK(chars.at(1) == "→");
+  const HostString chars("a→b");
+  REQUIRE(chars.chars() == 3);
+  CHECK(chars.char_at(1) == "→");
+  CHECK(HostString("abc").ascii);
+  CHECK(HostString("\xc0\x80z").chars() == 3);
 }
 
 TEST_CASE("utf8: ill-formed sequences are a character per byte") {
@@ -39,5 +41,5 @@ TEST_CASE("utf8: ill-formed sequences are a character per byte") {
   CHECK(lengths("\xf5\x80\x80\x80") == std::vector<size_t>{1, 1, 1, 1});
   CHECK(lengths("\xe2\x86") == std::vector<size_t>{1, 1});                  // cut short
   CHECK(lengths("\xc3z") == std::vector<size_t>{1, 1});                     // no continuation
-  CHECK(utf8_count("\xc0\x80z\xed\xa0\x80q") == 7);                        // the audit's file: 7, not 4
+  CHECK(HostString("\xc0\x80z\xed\xa0\x80q").chars() == 7);                       // the audit's file: 7, not 4
 }
