@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::vector<double>> ms, mb;
   for (int r = 0; r < repeats; ++r)
     for (const char* model : {"mlp", "cnn"}) {
-      const std::string steps = std::string(model) == "mlp" ? "50" : "20";
+      const std::string steps = std::string(model) == "mlp" ? "200" : "30";
       for (int procs : {1, 2}) {
         for (const char* mode : {"eager", "graph"}) {
           std::vector<std::string> cmd{nn, "--threads", "1"};
