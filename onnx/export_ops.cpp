@@ -44,6 +44,13 @@ void set_attr(onnx::NodeProto& n, const std::string& name, const std::string& v)
   a->set_s(v);
 }
 
+bool slice_keeps_batch(const backend::Attrs& attrs, const backend::Shape& x) {
+  const Ints &start = attrs.get<Ints>("start"), &step = attrs.get<Ints>("step"), &size = attrs.get<Ints>("size");
+  const Ints pinned = attrs.get_or("pinned", Ints{});
+  return x.ndim() >= 1 && !start.empty() && start[0] == 0 && step[0] == 1 && size[0] == x[0] &&
+         std::find(pinned.begin(), pinned.end(), 0) == pinned.end();
+}
+
 namespace {
 
 using C = ExportContext;
@@ -339,10 +346,7 @@ void slice(C& c) {
   const backend::Shape& x = c.in_type(0).shape;
   // Part of a batch that follows the input: its bounds would stay the
   // traced ones (x[-1] read row 1 of every batch).
-  // x[0:2] of a batch of 2 is all of it here, and 2 rows of any other batch.
-  const Ints pinned = c.attrs().get_or("pinned", Ints{});
-  const bool batch_pinned = std::find(pinned.begin(), pinned.end(), 0) != pinned.end();
-  if (c.batch(0) > 0 && !start.empty() && (batch_pinned || !(start[0] == 0 && step[0] == 1 && size[0] == x[0])))
+  if (c.batch(0) > 0 && !start.empty() && !slice_keeps_batch(c.attrs(), x))
     c.fail("it slices or indexes the batch axis (pass dynamic_batch=false)");
   Ints starts, ends, axes, steps;
   for (size_t d = 0; d < start.size(); ++d) {

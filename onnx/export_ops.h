@@ -76,6 +76,10 @@ void set_attr(onnx::NodeProto& n, const std::string& name, float v);
 void set_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v);
 void set_attr(onnx::NodeProto& n, const std::string& name, const std::string& v);
 
+// Whether a slice node of x keeps its axis 0 whole at any batch size: all of
+// it, and bounded by no number (`pinned`: x[0:2] of a traced batch of 2).
+bool slice_keeps_batch(const backend::Attrs& attrs, const backend::Shape& x);
+
 // null fn: an op with no tensor inputs (full, arange): the walk computes it
 // and writes its value as a constant.
 using ExportFn = void (*)(ExportContext& c);

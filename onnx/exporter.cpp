@@ -394,14 +394,9 @@ class Writer final : public ExportContext {
       const ir::ValueId w = n.inputs[1];
       rows[0] = type(1).shape.ndim() == 2 && slot(w).batch == 0 && !slot(w).row_form && rows_alike(n.inputs[0], 2);
     } else if (n.op->id == backend::OpId::slice) {
-      using Ints = std::vector<int64_t>;
-      const Ints &start = n.attrs.get<Ints>("start"), &step = n.attrs.get<Ints>("step");
-      const Ints &size = n.attrs.get<Ints>("size"), &drop = n.attrs.get<Ints>("drop");
-      const Ints pinned = n.attrs.get_or("pinned", Ints{});
-      const int rank = type(0).shape.ndim();
-      rows[0] = rank >= 1 && start[0] == 0 && step[0] == 1 && size[0] == type(0).shape[0] &&
-                std::find(drop.begin(), drop.end(), 0) == drop.end() &&
-                std::find(pinned.begin(), pinned.end(), 0) == pinned.end() && rows_alike(n.inputs[0], rank);
+      const auto& drop = n.attrs.get<std::vector<int64_t>>("drop");
+      rows[0] = slice_keeps_batch(n.attrs, type(0).shape) && std::find(drop.begin(), drop.end(), 0) == drop.end() &&
+                rows_alike(n.inputs[0], type(0).shape.ndim());
     }
     return rows;
   }

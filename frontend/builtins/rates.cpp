@@ -36,11 +36,13 @@ void install_rates(Interpreter& vm) {
     // into the update's kernel (an f64 rate would keep f32 updates apart);
     // f64 where any param is f64, which would lose digits to an f32 rate
     // (the f32 ones round it once, as a host number: it is weak).
-    backend::DType d = backend::DType::f32;
-    static const Symbol params = intern("params");
-    if (const Value* ps = o->find(params); ps && ps->is_list())
-      for (const Value& p : ps->as_list()->items)
-        if (p.is_tensor() && p.as_tensor().dtype() == backend::DType::f64) d = backend::DType::f64;
+    auto params_dtype = [&o] {
+      static const Symbol params = intern("params");
+      if (const Value* ps = o->find(params); ps && ps->is_list())
+        for (const Value& p : ps->as_list()->items)
+          if (p.is_tensor() && p.as_tensor().dtype() == backend::DType::f64) return backend::DType::f64;
+      return backend::DType::f32;
+    };
     // A rate tensor the graph being traced made or wrote into (`lr *= 0.5`
     // before the step, with opt.lr that tensor) is read as that tensor: the
     // step takes the new rate, as eager code does (a fed copy held the rate
@@ -50,6 +52,7 @@ void install_rates(Interpreter& vm) {
     if (v && v->is_tensor() && v->as_tensor().numel() == 1 && is_floating(v->as_tensor().dtype()) &&
         (v->as_tensor().is_traced() || (tr && tr->wrote_into(v->as_tensor())))) {
       backend::Tensor r = backend::reshape(v->as_tensor(), std::vector<int64_t>{});
+      const backend::DType d = params_dtype();
       return Value(r.dtype() == d ? r : backend::astype(r, d));
     }
     const std::optional<double> rate = v ? fed_number(*v) : std::nullopt;
@@ -60,7 +63,7 @@ void install_rates(Interpreter& vm) {
     for (const FedRate& r : *rates)
       if (r.record.lock() == o) t = r.tensor;
     if (!t.defined()) {
-      t = on_default_device(backend::scalar(0.0, d));
+      t = on_default_device(backend::scalar(0.0, params_dtype()));
       t.set_weak(true);
       t.impl()->fed = true;
       rates->push_back({o, t});
