@@ -70,13 +70,17 @@ std::string unsigned_refusal(const onnx::NodeProto& node, std::span<const int> i
       "Add",       "Sub",       "Mul",           "Neg",        "Pow",        "Sum",         "Mean",
       "CumSum",    "ReduceSum", "ReduceSumSquare", "ReduceProd", "ReduceMean", "ReduceL1",    "ReduceL2",
       "ReduceLogSum", "ReduceLogSumExp", "MatMul", "Gemm",      "Einsum"};
-  // Add, Sub and Mul wrap as ONNX's do below 64 bits (import_elementwise.cpp).
+  // Add, Sub and Mul wrap as ONNX's do below 64 bits, and so do INT8's and
+  // INT16's Neg, Div and Abs (import_elementwise.cpp).
   static const std::set<std::string> wrapped = {"Add", "Sub", "Mul"};
   const std::string& op = node.op_type();
+  auto wraps_here = [&op](int t) {
+    return t != P::UINT64 && (wrapped.count(op) || (op == "Neg" && is_narrow_signed(t)));
+  };
   if (wrapping.count(op)) {
     const size_t checked = op == "Pow" ? 1 : in.size();  // a Pow's result has its base's type
     for (size_t i = 0; i < checked && i < in.size(); ++i)
-      if ((is_unsigned(in[i]) || is_narrow_signed(in[i])) && (in[i] == P::UINT64 || !wrapped.count(op)))
+      if ((is_unsigned(in[i]) || is_narrow_signed(in[i])) && !wraps_here(in[i]))
         return "its input `" + node.input(int(i)) + "` is " + onnx_type_name(in[i]) + ", whose " + op +
                " wraps around modulo 2^" + std::to_string(bits_of(in[i])) +
                "; nn holds it in a wider dtype, where it would not, so it does not run " + op +

@@ -21,10 +21,26 @@ Tensor int_div(const Tensor& a, const Tensor& b) {
   return where(inexact, add(q, like(1, q)), q);
 }
 
+// INT8 and INT16 results one past the type's top (-128 / -1, Abs(-128),
+// Neg(-128)) wrap to its bottom, as ONNX's kernels give them: nn holds such
+// values in i32, where they do not.
+Tensor wrap_narrow_signed(const NodeContext& n, const Tensor& r) {
+  using P = onnx::TensorProto;
+  const int t = n.input_type(0) ? n.input_type(0) : n.input_type(1);
+  if ((t != P::INT8 && t != P::INT16) || !is_integral(r.dtype())) return r;
+  const Tensor top = like(t == P::INT8 ? 127 : 32767, r);
+  return where(gt(r, top), sub(r, like(t == P::INT8 ? 256 : 65536, r)), r);
+}
+
 Outs div_entry(const NodeContext& n) {
   const Tensor &a = n.input(0), &b = n.input(1);
-  if (is_integral(a.dtype()) && is_integral(b.dtype())) return {int_div(a, b)};
+  if (is_integral(a.dtype()) && is_integral(b.dtype())) return {wrap_narrow_signed(n, int_div(a, b))};
   return {div(a, b)};
+}
+
+template <Tensor (*F)(const Tensor&)>
+Outs wrapping_unary(const NodeContext& n) {
+  return {wrap_narrow_signed(n, F(n.input(0)))};
 }
 
 // fmod = 0: the remainder takes the divisor's sign (nn's mod, Python's %);
@@ -166,8 +182,8 @@ const ImportEntry entries[] = {
     {"Mod", mod_entry},
     {"Pow", pow_entry},
     {"MatMul", binary<matmul>},
-    {"Abs", unary<abs>},
-    {"Neg", unary<neg>},
+    {"Abs", wrapping_unary<abs>},
+    {"Neg", wrapping_unary<neg>},
     {"Sign", unary<sign>},
     {"Floor", unary<floor>},
     {"Ceil", unary<ceil>},

@@ -51,8 +51,10 @@ void multinomial_kernel(std::span<const Tensor> in, std::span<Tensor> out, const
     for (int64_t c = 0; c < k; ++c) {
       const double x = w[r * k + c];
       if (!(x >= 0) || !std::isfinite(x))
-        throw Error(fmt::format("multinomial: probabilities must be finite and not negative; row {} has {:g} at {}", r,
-                                std::isnan(x) ? std::nan("") : x, c));  // "nan", never "-nan"
+        throw Error(fmt::format("multinomial: probabilities must be finite and not negative; row {} has {:g} at {}{}",
+                                r, std::isnan(x) ? std::nan("") : x, c,  // "nan", never "-nan"
+                                // categorical's softmax makes NaN of such rows
+                                std::isnan(x) ? " (the softmax of logits that are all -inf or hold a NaN is NaN)" : ""));
       left[size_t(c)] = x;
       total += x;
     }

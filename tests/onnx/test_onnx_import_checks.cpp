@@ -172,6 +172,16 @@ TEST_CASE("onnx import: INT8 and INT16 Add, Sub and Mul wrap as ONNX's do; their
   check_values(run_one(model_file("i8_sub", unsigned_binary("Sub", P::INT8, 1)), {i32({-128}), i32({1})}), {127});
   // i16: 300 * 300 = 90000 - 65536 = 24464.
   check_values(run_one(model_file("i16_mul", unsigned_binary("Mul", P::INT16, 1)), {i32({300}), i32({300})}), {24464});
+  // -128 / -1 = 128 and Abs(-128) = Neg(-128) = 128 wrap to -128 (onnxruntime's too); -32768 / -1 to -32768.
+  check_values(run_one(model_file("i8_div", unsigned_binary("Div", P::INT8, 3)), {i32({-128, -128, 7}), i32({-1, 1, -2})}),
+               {-128, -128, -3});
+  check_values(run_one(model_file("i16_div", unsigned_binary("Div", P::INT16, 1)), {i32({-32768}), i32({-1})}), {-32768});
+  for (const char* op : {"Abs", "Neg"}) {
+    const std::string g = std::string("node { op_type: \"") + op + "\" input: \"a\" output: \"y\" name: \"u\" } " +
+                          input("a", P::INT8, {3}) + output("y", {3}, P::INT8);
+    check_values(run_one(model_file(std::string("i8_") + op, g), {i32({-128, -5, 127})}),
+                 std::string(op) == "Abs" ? std::vector<double>{-128, 5, 127} : std::vector<double>{-128, 5, -127});
+  }
   const std::string e = load_error(model_file("i8_reduce", "node { op_type: \"ReduceSum\" input: \"a\" output: \"y\" name: "
                                                            "\"total\" } " + input("a", P::INT8, {3}) + output("y", {1}, P::INT8)));
   CHECK(e.find("INT8") != std::string::npos);
