@@ -128,6 +128,11 @@ Value with_outputs(const Value& result, std::span<const backend::Tensor> outs) {
 
 // "argument `xb` dimension 0 changed from 64 to 37"
 std::string what_changed(const Signature& old, const Signature& now) {
+  // A graph block's variable holding a tensor where it held none (an output
+  // the block now writes in place) adds an input.
+  for (const SignatureItem& b : now)
+    if (b.is_tensor && std::none_of(old.begin(), old.end(), [&b](const SignatureItem& a) { return a.name == b.name; }))
+      return "`" + b.name + "` holds a tensor, which it did not when traced";
   for (size_t i = 0; i < now.size() && i < old.size(); ++i) {
     const SignatureItem &a = old[i], &b = now[i];
     if (a == b) continue;
@@ -297,7 +302,8 @@ CompiledGraph& Interpreter::add_entry(GraphCache& cache, Signature sig, Span spa
   bool churn = !why.empty() && ++cache.guard_retraces == GraphCache::kCapacity;
   if ((!cache.entries.empty() || !why.empty()) && (full || churn || explain_retrace_)) {
     std::string where = span.valid() ? sources_.location(span) : "a call from the host";
-    std::string note = "note: graph " + cache.name + " retraced at " + where + ": " +
+    std::string note = "note: " + std::string(cache.name.starts_with("graph block") ? "" : "graph ") + cache.name +
+                       " retraced at " + where + ": " +
                        (why.empty() ? what_changed(cache.entries.back()->signature, sig) : why);
     if (churn)
       note += " (the " + std::to_string(GraphCache::kCapacity) +
@@ -692,23 +698,29 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
   return with_outputs(cg->result, outs);
 }
 
-// The tensor variables a block sees, innermost first, each name once.
-static std::vector<std::pair<Symbol, Value*>> visible_tensors(Env* env, const Env* stop) {
+// The variables a block sees (only those holding tensors with
+// `tensors_only`), innermost first, each name once.
+static std::vector<std::pair<Symbol, Value*>> visible_variables(Env* env, const Env* stop, bool tensors_only = true) {
   std::vector<std::pair<Symbol, Value*>> out;
   std::unordered_map<Symbol, bool> seen;
   for (Env* e = env; e && e != stop; e = e->parent.get())
     for (size_t i = 0; i < e->names.size(); ++i)
-      if (seen.emplace(e->names[i], true).second && e->values[i].is_tensor()) out.emplace_back(e->names[i], &e->values[i]);
+      if (seen.emplace(e->names[i], true).second && (!tensors_only || e->values[i].is_tensor()))
+        out.emplace_back(e->names[i], &e->values[i]);
   return out;
 }
 
 namespace {
-// Puts back what variables held when it goes: a graph block's variables
-// after its trace, failed or not (they get the run's outputs after).
+// Puts back what a graph block's variables held before its trace, failed or
+// not (they get the run's outputs after): each tensor variable, and each
+// other one the trace left a traced tensor in (`loss = f(x)` where `loss`
+// held none), which --check-graph's eager run would read otherwise.
 struct RestoreVariables {
-  std::vector<std::pair<Value*, Value>> saved;
+  std::vector<std::pair<Value*, Value>> tensors, others;
   ~RestoreVariables() {
-    for (auto& [v, old] : saved) *v = std::move(old);
+    for (auto& [v, old] : tensors) *v = std::move(old);
+    for (auto& [v, old] : others)
+      if (v->is_tensor() && v->as_tensor().is_traced()) *v = std::move(old);
   }
 };
 }  // namespace
@@ -737,6 +749,11 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
       if (t.dtype != item.type.dtype || t.shape != item.type.shape || t.device != item.type.device) return false;
       inputs.push_back(v->as_tensor());
     }
+    // A variable the entry binds anew (it held no tensor when traced) that
+    // holds one now is written in place by the same code run eagerly (a
+    // state update, docs/graph-mode.md): traced again, it is one here too.
+    for (Symbol sym : cg.assigns)
+      if (const Value* v = env->find(sym); v && v->is_tensor()) return false;
     return true;
   };
   std::vector<backend::Tensor> inputs;
@@ -752,10 +769,14 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
     std::unordered_map<const backend::TensorImpl*, std::string> names;
     std::unordered_map<std::string, backend::Tensor> before;
     RestoreVariables restore;
-    for (auto& [sym, v] : visible_tensors(env.get(), prelude_.get())) {
+    for (auto& [sym, v] : visible_variables(env.get(), prelude_.get(), /*tensors_only=*/false)) {
+      if (!v->is_tensor()) {
+        restore.others.emplace_back(v, *v);
+        continue;
+      }
       names.emplace(v->as_tensor().impl(), symbol_name(sym));
       before.emplace(symbol_name(sym), v->as_tensor());
-      restore.saved.emplace_back(v, *v);
+      restore.tensors.emplace_back(v, *v);
     }
     cg = &trace_and_compile(cache, std::nullopt, s.span, scope, [&](ir::Tracer& tr) {
       tr.input_name = [&](const backend::Tensor& t) {
@@ -764,7 +785,7 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
       };
       TracedBody traced;
       exec_block(*s.body, env, nullptr);
-      for (auto& [sym, v] : visible_tensors(env.get(), prelude_.get()))
+      for (auto& [sym, v] : visible_variables(env.get(), prelude_.get()))
         if (tr.is_traced(v->as_tensor())) {
           traced.outputs.push_back(v->as_tensor());
           traced.assigns.push_back(sym);
