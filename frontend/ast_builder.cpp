@@ -5,6 +5,7 @@
 #include "frontend/ast_builder.h"
 #include "frontend/bind_args.h"
 #include "frontend/parser.h"
+#include "frontend/stack_guard.h"
 
 #include <cctype>
 #include <charconv>
@@ -60,6 +61,7 @@ class Builder {
   }
 
   StmtPtr stmt(P::StmtContext* ctx) {
+    if (stack_nearly_full()) throw StackExhausted{};
     if (auto* c = ctx->exprStmt()) return expr_stmt(c);
     if (auto* c = ctx->letStmt()) return std::make_unique<LetStmt>(pattern(c->pattern()), expr(c->expr()), span(c));
     if (auto* c = ctx->fnDecl()) {
@@ -197,6 +199,7 @@ class Builder {
 
   // ------------------------------------------------------------ expressions
   ExprPtr expr(P::ExprContext* ctx) {
+    if (stack_nearly_full()) throw StackExhausted{};
     if (auto* c = dynamic_cast<P::PrimaryExprContext*>(ctx)) return primary(c->primary());
     if (auto* c = dynamic_cast<P::CallExprContext*>(ctx)) return call(c);
     if (auto* c = dynamic_cast<P::FieldExprContext*>(ctx)) {

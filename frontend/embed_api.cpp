@@ -292,7 +292,7 @@ Tensor Args::tensor(size_t i) const {
     be::Tensor t = const_cast<fe::Args*>(a)->vm().to_tensor(to_internal(v), a->call_span());
     return Tensor(std::make_shared<Tensor::Impl>(Tensor::Impl{std::move(t)}));
   } catch (const fe::ScriptError& e) {
-    fail(i, std::string("expected a tensor: ") + e.what());
+    fail(i, e.what());  // "expected a tensor or a number, got a string"
   }
 }
 

@@ -159,7 +159,9 @@ void Interpreter::define(const std::string& name, HostFunction fn) {
     } catch (const Error& e) {
       // exit() in a nested eval or call: the whole run ends, as exit does.
       if (e.exit_code()) throw fe::ExitRequest{*e.exit_code()};
-      fe::fail(a.call_span(), name + ": " + e.message());
+      // Once, however deep host functions call one another through the script.
+      const std::string message = e.message();
+      fe::fail(a.call_span(), message.starts_with(name + ": ") ? message : name + ": " + message);
     } catch (const std::exception& e) {
       fe::fail(a.call_span(), "host function `" + name + "` failed: " + e.what());
     } catch (...) {

@@ -50,7 +50,15 @@ backend::Tensor tensor_binary(BinOp op, const backend::Tensor& a, const backend:
 
 bool host_equal(const Value& a, const Value& b);
 
+// Two containers that hold themselves recurse until the stack guard stops
+// them, as Python's do. (Checked here, where a comparison goes deeper, so
+// that deep recursion of a script's own calls reports itself as such.)
+void check_nesting_room() {
+  if (stack_nearly_full()) throw backend::Error("comparison nests too deeply (a container holding itself?)");
+}
+
 bool seq_equal(const std::vector<Value>& a, const std::vector<Value>& b) {
+  check_nesting_room();
   if (&a == &b) return true;
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -103,10 +111,7 @@ int compare_numbers(const Value& a, const Value& b) {
 
 // == on host values: by value for scalars, strings and containers (a
 // container is equal to itself); by identity for functions and iterators.
-// Two containers that hold themselves recurse until the stack guard stops
-// them, as Python's do.
 bool host_equal(const Value& a, const Value& b) {
-  if (stack_nearly_full()) throw backend::Error("comparison nests too deeply (a container holding itself?)");
   if ((a.is_tensor() && (b.is_tensor() || b.is_number())) || (b.is_tensor() && a.is_number()))
     return tensor_item_equal(a, b);
   if (a.is_number() && b.is_number()) return compare_numbers(a, b) == 0;
@@ -125,6 +130,7 @@ bool host_equal(const Value& a, const Value& b) {
     case Value::Kind::Record: {
       auto& x = *a.as_record();
       auto& y = *b.as_record();
+      check_nesting_room();
       if (&x == &y) return true;
       if (x.fields.size() != y.fields.size()) return false;
       for (auto& [k, v] : x.fields) {

@@ -8,6 +8,7 @@
 #include "NNParser.h"
 #include "frontend/ast_builder.h"
 #include "frontend/nesting_check.h"
+#include "frontend/stack_guard.h"
 #include "frontend/syntax_errors.h"
 #include "frontend/token_filter.h"
 
@@ -133,12 +134,24 @@ bool Front::prepare() {
   return nesting.diagnostics.empty();
 }
 
+// Stops the parser, as each rule begins, when the stack is nearly full.
+struct StackListener : antlr4::tree::ParseTreeListener {
+  void enterEveryRule(antlr4::ParserRuleContext*) override {
+    if (stack_nearly_full()) throw StackExhausted{};
+  }
+  void visitTerminal(antlr4::tree::TerminalNode*) override {}
+  void visitErrorNode(antlr4::tree::ErrorNode*) override {}
+  void exitEveryRule(antlr4::ParserRuleContext*) override {}
+};
+
 NNParser::ProgramContext* Front::parse() {
+  static StackListener stack_listener;  // holds no state
   list_.emplace(std::move(tokens_));
   filter_.emplace(*list_);
   stream_.emplace(&*filter_);
   parser_.emplace(&*stream_);
   parser_->removeErrorListeners();
+  parser_->addParseListener(&stack_listener);
 
   // Nearly every input parses in SLL mode, which is faster; only when it
   // fails is the input parsed again with full LL and our error reporting
@@ -195,6 +208,14 @@ namespace {
 std::unique_ptr<Program> parse_text(const SourceManager& sources, uint32_t file_id, const std::string& text,
                                     uint32_t base, OpenEnd open_end = OpenEnd::unclosed_bracket) {
   const SourceFile& file = sources.file(file_id);
+  // The nesting check bounds how deep parsing goes, not the stack a thread
+  // has for it: a host's thread may have a small one, and a host function
+  // that evaluates code for the code it runs nests parses in one another.
+  const auto too_deep = [&] {
+    return ScriptError(
+        Diagnostic{"the code nests too deeply for the stack this thread has left", Span{file_id, base, base}, {}});
+  };
+  if (stack_nearly_full()) throw too_deep();
   Front front(text, file_id, file, base);
   NNParser::ProgramContext* tree = nullptr;
   try {
@@ -210,9 +231,16 @@ std::unique_ptr<Program> parse_text(const SourceManager& sources, uint32_t file_
     // Not expected: our strategy recovers from every syntax error. Should
     // ANTLR still give up, say so in words rather than let its text out.
     front.diagnostics().add(Diagnostic{"could not parse this file", Span{file_id, base, base}, {}}, 1);
+  } catch (const StackExhausted&) {
+    throw too_deep();
   }
   if (front.diagnostics().any()) throw ScriptError(front.diagnostics().take());
-  std::unique_ptr<Program> program = build_ast(tree, front.spans(), front.diagnostics(), sources.share(file_id));
+  std::unique_ptr<Program> program;
+  try {
+    program = build_ast(tree, front.spans(), front.diagnostics(), sources.share(file_id));
+  } catch (const StackExhausted&) {
+    throw too_deep();
+  }
   if (front.diagnostics().any()) throw ScriptError(front.diagnostics().take());
   program->file = file_id;
   return program;
@@ -247,6 +275,8 @@ Completeness check_complete(const std::string& text) {
     return front.diagnostics().any() ? Completeness::error : Completeness::complete;
   } catch (const antlr4::RuntimeException&) {
     return Completeness::error;
+  } catch (const StackExhausted&) {
+    return Completeness::complete;  // the parse that runs it says so
   }
 }
 

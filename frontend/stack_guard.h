@@ -13,4 +13,10 @@ namespace nn::frontend {
 // redzones).
 bool stack_nearly_full();
 
+// Thrown by the parser and the syntax tree's builder when the stack is
+// nearly full (code nested deeply on a thread with a small stack, or code
+// that a host function evaluates for the code it runs, again and again);
+// parsing reports it as a diagnostic.
+struct StackExhausted {};
+
 }  // namespace nn::frontend

@@ -62,6 +62,7 @@ constexpr int64_t kBlockElems = int64_t(1) << 17;
 void epilogue_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const FusedProgram& p = program_of(attrs);
   const Dims d = dims_of(in[0].type(), in[1].type(), attrs);
+  if (d.m == 0 || d.n == 0) return;  // outputs of the product's shape: nothing to write (an empty batch)
   const bool ta = attrs.get<bool>("ta"), tb = attrs.get<bool>("tb");
   const int64_t lda = in[0].shape()[1], ldb = in[1].shape()[1];
   // The program's inputs: the product (a type only; its rows come from the
