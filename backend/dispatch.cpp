@@ -64,9 +64,11 @@ bool touches_half(std::span<const Tensor> in, std::span<const Tensor> out) {
 }
 
 void run_widened(const OpDef& op, std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
-  // An elementwise op that computes in a 16-bit dtype rounds its weak float
-  // operands (a host number, a 0-d tensor) to it first, as PyTorch does:
-  // f16 [1, 2] == 1.0001 compares with 1.0.
+  // An elementwise op that computes in a 16-bit dtype rounds its other
+  // operands (a host number, a 0-d tensor, an integer tensor) to it first,
+  // as PyTorch does and the GPU's kernels load them: f16 [1, 2] == 1.0001
+  // compares with 1.0, and bf16 1 + 257 is 1 + 256 whether 257 is written
+  // as an int or a float. A bool (where's condition) stays what it is.
   DType half = DType::f32;
   if (op.elementwise) {
     std::vector<TensorType> types;
@@ -78,7 +80,7 @@ void run_widened(const OpDef& op, std::span<const Tensor> in, std::span<Tensor> 
   wide_in.reserve(in.size());
   for (const Tensor& t : in) {
     if (t.defined() && is_half_float(t.dtype())) wide_in.push_back(ew::converted(t, DType::f32));
-    else if (t.defined() && half != DType::f32 && is_floating(t.dtype()))
+    else if (t.defined() && half != DType::f32 && t.dtype() != DType::boolean)
       wide_in.push_back(ew::converted(ew::converted(t, half), DType::f32));
     else wide_in.push_back(t);
   }

@@ -420,13 +420,27 @@ Tensor mean(const Tensor& x, const Axes& axes, bool keepdims) {
   return sum_divided(x, ax, keepdims, double(reduced_count(x, ax)));
 }
 
-Tensor var(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction) {
-  auto ax = normalize_axes("var", x, axes);
-  Tensor xf = as_float(x);
+// var, std and norm of an f16 or bf16 x: f applied to x in f32, its result
+// rounded to x's dtype once, as mean's is (in 16 bits the mean 2000.5 of
+// f16 [2000, 2001] rounded to 2000, which made the variance 0.5, not 0.25;
+// 300 squared overflowed f16). Under autocast the result stays f32.
+template <class F>
+static Tensor in_f32_when_half(const Tensor& x, F f) {
+  if (!is_half_float(x.dtype())) return f(as_float(x));
+  Tensor r = f(astype(x, DType::f32));
+  return autocast_on() ? r : astype(r, x.dtype());
+}
+
+static Tensor variance(const Tensor& xf, const std::vector<int64_t>& ax, bool keepdims, int64_t correction) {
   // Two passes (subtract the mean first): no cancellation of large squares.
   Tensor d = sub(xf, mean(xf, ax, /*keepdims=*/true));
-  double denom = std::max<double>(double(reduced_count(x, ax) - correction), 0.0);
+  double denom = std::max<double>(double(reduced_count(xf, ax) - correction), 0.0);
   return sum_divided(mul(d, d), ax, keepdims, denom);
+}
+
+Tensor var(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction) {
+  auto ax = normalize_axes("var", x, axes);
+  return in_f32_when_half(x, [&](const Tensor& xf) { return variance(xf, ax, keepdims, correction); });
 }
 
 // sqrt(s) for s >= 0 (a variance, a sum of squares) whose gradient at s = 0
@@ -439,7 +453,8 @@ static Tensor sqrt_zero_gradient_at_0(const Tensor& s) {
 }
 
 Tensor std(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction) {
-  return sqrt_zero_gradient_at_0(var(x, axes, keepdims, correction));
+  auto ax = normalize_axes("std", x, axes);
+  return in_f32_when_half(x, [&](const Tensor& xf) { return sqrt_zero_gradient_at_0(variance(xf, ax, keepdims, correction)); });
 }
 
 Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
@@ -458,8 +473,8 @@ Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
 
 Tensor norm(const Tensor& x, const Axes& axes, bool keepdims) {
   // In f32 under autocast (SPEC §15): the squares too, not only their sum.
-  Tensor xf = as_float(autocast_f32(x));
-  return sqrt_zero_gradient_at_0(sum(mul(xf, xf), normalize_axes("norm", x, axes), keepdims));
+  auto ax = normalize_axes("norm", x, axes);
+  return in_f32_when_half(autocast_f32(x), [&](const Tensor& xf) { return sqrt_zero_gradient_at_0(sum(mul(xf, xf), ax, keepdims)); });
 }
 
 void register_reduction_ops(Registry& r) {
