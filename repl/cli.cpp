@@ -99,6 +99,20 @@ const CLI::Validator kUnsigned(
     },
     "");
 
+// An integer from lo to hi, said in words where it is not one ("abc" was
+// "not in range 1 to 1024").
+CLI::Validator integer_from(long lo, long hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const long n = std::strtol(text.c_str(), &end, 10);
+        if (!text.empty() && *end == 0 && errno == 0 && n >= lo && n <= hi) return "";
+        return "`" + text + "` is not an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+      },
+      "");
+}
+
 // Rewrites a size such as "64M" into its byte count, or says what is wrong.
 const CLI::Validator kByteSize(
     [](std::string& text) -> std::string {
@@ -134,10 +148,10 @@ void add_common_options(CLI::App& app, CommonOptions& c) {
       ->check(kDeviceName)
       ->type_name("cpu|cuda[:N]");
   app.add_option("--threads", c.threads, "CPU threads for kernels (0: all cores)")
-      ->check(CLI::Range(0, 4096).description(""))
+      ->check(integer_from(0, 4096))
       ->type_name("N");
   app.add_option("--nproc", c.nproc, "Run N ranks of the script through mpiexec (SPEC §14)")
-      ->check(CLI::Range(1, 1024).description(""))
+      ->check(integer_from(1, 1024))
       ->type_name("N");
   app.add_option("--precision", c.precision,
                  "Arithmetic of the script (SPEC §15): f32, tf32 on GPUs, or bf16 / f16 mixed precision")

@@ -1,0 +1,1 @@
+--nproc abc -e 1
