@@ -112,6 +112,10 @@ Tensor index(const Tensor& x, const std::vector<IndexItem>& items);
 void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& v);
 // Rows of x (along axis 0) picked by an integer tensor of ids.
 Tensor take(const Tensor& x, const Tensor& ids);
+// take for an index expression on the tensor of type `of`: an id out of
+// range names `axis` of it, or where several index tensors were flattened
+// into x's axis 0 (axis -1), their axes.
+Tensor take_index(const Tensor& x, const Tensor& ids, const std::string& of, int64_t axis);
 
 // ---- sequence models (SPEC §13) ----
 // The lower (tril) or upper (triu) triangle of the last two axes, the rest

@@ -117,7 +117,8 @@ Tensor index_tensor(const Tensor& x, const std::vector<IndexArg>& args) {
   for (int64_t s : sizes) indexed *= s;
   std::vector<int64_t> flat_shape{indexed};
   for (int d = k; d < n; ++d) flat_shape.push_back(moved.shape()[d]);
-  Tensor picked = backend::take(backend::reshape(moved, flat_shape), k == 1 ? ids[0] : flat_ids(ids, sizes));
+  Tensor picked = backend::take_index(backend::reshape(moved, flat_shape), k == 1 ? ids[0] : flat_ids(ids, sizes),
+                                      y.type().str(), k == 1 ? ids_axes[0] : -1);
   // take gives [B..., rest]; a 0-d B (ints alone) adds no axis.
   // Adjacent index tensors: their broadcast axes go where their axes were.
   const bool adjacent = ids_axes.back() - ids_axes.front() == k - 1;

@@ -139,11 +139,11 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
       throw;
     } catch (const backend::Error& e) {
       // A kernel's message names its op already ("take: id 5 is out of
-      // range", or the name a composite gave it: "index_select: ..."); the
-      // others get the node's name.
-      const std::string what = e.what(), named = n.attrs.get_or<std::string>("name", n.name()) + ": ";
-      throw RunError(what.starts_with(named) || what.starts_with(n.name() + ": ") ? what : n.name() + ": " + what,
-                     n.loc, id);
+      // range", or the name a composite gave it: "index_select: ...",
+      // "index 7 is out of range"); the others get the node's name.
+      const std::string what = e.what(), named = n.attrs.get_or<std::string>("name", n.name());
+      auto names = [&what](const std::string& s) { return what.starts_with(s + ": ") || what.starts_with(s + " "); };
+      throw RunError(names(named) || names(n.name()) ? what : n.name() + ": " + what, n.loc, id);
     }
     // Collectives on their way advance between kernels (SPEC §14).
     if (comm && comm->has_pending()) comm->progress();

@@ -193,13 +193,27 @@ OutTypes take_type(std::span<const TensorType> in, const Attrs&) {
   return {TensorType{x.dtype, out, x.device}};
 }
 
+// What an id out of range is called: take's by default, naming `of`, the
+// tensor whose rows it picks; a composite calling take says what it picks
+// (attribute `name`): accuracy its class ids, an index expression x[i, j]
+// (take_index) the indexed tensor's axis.
+std::string id_error(int64_t id, int64_t rows, const Tensor* of, const Attrs* attrs) {
+  const std::string name = attrs ? attrs->get_or<std::string>("name", "") : "";
+  const std::string at = std::to_string(id), size = std::to_string(rows);
+  if (name == "accuracy") return "accuracy: class id " + at + " is out of range for " + size + " classes";
+  if (name == "index") {
+    const std::string indexed = attrs->get<std::string>("of");
+    const int64_t axis = attrs->get<int64_t>("axis");
+    if (axis >= 0) return "index " + at + " is out of range for axis " + std::to_string(axis) + " of size " + size + " in " + indexed;
+    return "index out of range: an index tensor holds an id outside its axis of " + indexed;
+  }
+  return "take: id " + at + " is out of range for axis 0 of size " + size + (of ? " in " + of->type().str() : "");
+}
+
 // The ids as i64, all checked to lie in [0, rows) before the caller's
-// parallel region (an exception must not leave one); the error names `of`,
-// the tensor whose rows they pick, when given.
-// A composite that takes class ids through take (accuracy) gives its
-// `name`: the error then speaks of classes.
+// parallel region (an exception must not leave one).
 std::vector<int64_t> checked_ids(const Tensor& ids, int64_t rows, const Tensor* of = nullptr,
-                                 const std::string& name = "") {
+                                 const Attrs* attrs = nullptr) {
   const int64_t n = ids.numel();
   std::vector<int64_t> idv(static_cast<size_t>(n));
   visit_dtype(ids.dtype(), [&]<class T>() {
@@ -207,11 +221,7 @@ std::vector<int64_t> checked_ids(const Tensor& ids, int64_t rows, const Tensor* 
     for (int64_t i = 0; i < n; ++i) idv[size_t(i)] = int64_t(p[i]);
   });
   for (int64_t id : idv)
-    if (id < 0 || id >= rows)
-      throw Error(name.empty() ? "take: id " + std::to_string(id) + " is out of range for axis 0 of size " +
-                                     std::to_string(rows) + (of ? " in " + of->type().str() : "")
-                               : name + ": class id " + std::to_string(id) + " is out of range for " +
-                                     std::to_string(rows) + " classes");
+    if (id < 0 || id >= rows) throw Error(id_error(id, rows, of, attrs));
   return idv;
 }
 
@@ -219,7 +229,7 @@ void take_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
   const Tensor &x = in[0], &ids = in[1];
   const int64_t rows = x.shape()[0], n = ids.numel();
   const size_t row_bytes = x.numel() == 0 ? 0 : x.nbytes() / size_t(rows);
-  const std::vector<int64_t> idv = checked_ids(ids, rows, &x, attrs.get_or<std::string>("name", ""));
+  const std::vector<int64_t> idv = checked_ids(ids, rows, &x, &attrs);
   const char* src = static_cast<const char*>(x.raw_data());
   char* dst = static_cast<char*>(out[0].raw_data());
   parallel_for(n, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, int64_t(row_bytes) / 4)),
@@ -319,6 +329,10 @@ void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& 
 }
 
 Tensor take(const Tensor& x, const Tensor& ids) { return call(op(OpId::take), {x, ids}); }
+
+Tensor take_index(const Tensor& x, const Tensor& ids, const std::string& of, int64_t axis) {
+  return call(op(OpId::take), {x, ids}, Attrs{{"name", std::string("index")}, {"of", of}, {"axis", axis}});
+}
 
 Tensor take_backward(const Tensor& g, const Tensor& ids, int64_t rows) {
   static const OpDef& d = op(OpId::take_backward);
