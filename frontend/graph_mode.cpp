@@ -175,6 +175,10 @@ bool closure_made_in_trace(const Value& x) {
   return false;
 }
 
+// The way out of a graph block: its outputs are the variables outside it
+// that it assigns a tensor.
+constexpr const char* kBlockWayOut = "assign it to a variable of its own outside the block (the block's outputs)";
+
 constexpr const char* kSharedClosure =
     ": every later call would give that same function, sharing its variables, where eager code makes a new one on "
     "each call; define the function outside the graph";
@@ -237,28 +241,31 @@ void Interpreter::check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symb
       std::string what = arg.empty() ? "a tensor made inside graph `" + tr.name() + "`" + (made.empty() ? "" : " at " + made)
                                      : "argument `" + arg + "` of graph `" + tr.name() + "`";
       what += " escapes into `" + where + "` without being an output of the graph";
+      const bool block = tr.name().starts_with("graph block");
       auto store = traced_stores_.find(t.impl());
-      if (store == traced_stores_.end()) fail(span, what + "; return it instead");
-      fail(store->second.assign->span, what + "; " + escape_hint(store->second, where));
+      if (store == traced_stores_.end()) fail(span, what + "; " + (block ? kBlockWayOut : "return it") + " instead");
+      fail(store->second.assign->span, what + "; " + escape_hint(store->second, where, block));
     }
 }
 
 // The way out of an escape at an assignment into `where`: `m.w = m.w - d`
 // over a tensor is meant as an update of the tensor the graph captured,
 // which `m.w -= d` makes (a state update, written back on every run).
-std::string Interpreter::escape_hint(const TracedStore& store, const std::string& where) const {
-  if (!store.over_tensor) return "return it from the graph instead";
+std::string Interpreter::escape_hint(const TracedStore& store, const std::string& where, bool block) const {
+  // A function returns what it gives; a block cannot.
+  auto out = [block](const std::string& fn) { return block ? std::string(kBlockWayOut) : fn; };
+  if (!store.over_tensor) return out("return it from the graph") + " instead";
   // A plain assignment of another shape or dtype (SPEC §13 updates the
   // tensor only with a value it can hold).
   const backend::TensorType now = store.tensor.type();
   if (store.assign->target->kind == ExprKind::Name && (now.shape != store.replaced.shape || now.device != store.replaced.device))
     return "a graph updates a captured tensor only with a value of its shape (`" + where + "` is " + store.replaced.str() +
-           ", the new value " + now.str() + "); return the new value from the graph instead";
+           ", the new value " + now.str() + "); " + out("return the new value from the graph") + " instead";
   // Floats written in place into integers would be cut (`i += x` refuses them).
   if (backend::is_floating(now.dtype) && !backend::is_floating(store.replaced.dtype))
     return "a graph updates a captured " + std::string(backend::dtype_name(store.replaced.dtype)) +
            " tensor only with values it holds (`" + where + "` is " + store.replaced.str() + ", the new value " +
-           now.str() + "); return the new value from the graph instead";
+           now.str() + "); " + out("return the new value from the graph") + " instead";
   const AssignStmt& a = *store.assign;
   auto text = [&](const Span& s) {
     return sources_.file(s.file).text().substr(s.begin, s.end - s.begin);
@@ -271,7 +278,7 @@ std::string Interpreter::escape_hint(const TracedStore& store, const std::string
       in_place = "`" + text(a.target->span) + " " + binop_symbol(b.op) + "= " + text(b.rhs->span) + "`";
   }
   return "to update it on every run, write into it in place: " + in_place +
-         " (a state update of the graph); else return the new value from the graph";
+         " (a state update of the graph); else " + out("return the new value from the graph");
 }
 
 // Inside a graph run as plain code (--check-graph's eager run, or memory the

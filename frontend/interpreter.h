@@ -278,7 +278,7 @@ class Interpreter {
     backend::TensorType replaced = {};  // that tensor's type
   };
   void check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symbol>& skip, Span span);
-  std::string escape_hint(const TracedStore& store, const std::string& where) const;
+  std::string escape_hint(const TracedStore& store, const std::string& where, bool block) const;
   // What the body of one trace gives: its outputs, the variables that hold
   // them (graph blocks; not escapes) and its return value (graph functions).
   struct TracedBody {
