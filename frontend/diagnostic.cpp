@@ -14,6 +14,10 @@ std::string render(const Diagnostic& d, const SourceManager& sources) {
     std::string pad(num.size(), ' ');
     out += pad + "--> " + f.path() + ":" + num + ":" + std::to_string(lc.col) + "\n";
     std::string line = f.line_text(lc.line);
+    // Control characters (a NUL would end the text for a C string reader)
+    // show as `?`, one column as they took.
+    for (char& c : line)
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7F) c = '?';
     out += pad + " |\n";
     out += num + " | " + line + "\n";
     // Carets cover the span on its first line (at least one).

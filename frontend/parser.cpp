@@ -92,8 +92,9 @@ void Front::lex() {
     std::unique_ptr<antlr4::Token> token = lexer_->nextToken();
     size_t type = token->getType();
     if (type == NNLexer::BAD_CHAR) {
-      sink_.add(Diagnostic{"unexpected character " + describe_token(token.get()), spans_.span(token.get()),
-                           hint_for(token->getText())},
+      std::string what = describe_token(token.get());  // `$`, or "the character U+0000"
+      if (what.starts_with("the character ")) what.erase(0, 14);
+      sink_.add(Diagnostic{"unexpected character " + what, spans_.span(token.get()), hint_for(token->getText())},
                 token->getLine());
       continue;
     }
