@@ -147,10 +147,11 @@ std::string shape_repr(const std::vector<uint64_t>& dims) {
 
 // The dtype of a descr string, or a FileError saying why nn cannot read it.
 DType parse_descr(const std::string& path, const std::string& d) {
-  const char* supported = " (nn reads <f4 <f8 <i4 <i8 |b1)";
+  const char* supported = " (nn reads <f2 <f4 <f8 <i4 <i8 |b1)";
   if (d.size() >= 2 && d.substr(1) == "b1") return DType::boolean;  // one byte: any byte order is fine
   if (d.size() == 3 && (d[0] == '<' || d[0] == '=')) {
     std::string k = d.substr(1);
+    if (k == "f2") return DType::f16;
     if (k == "f4") return DType::f32;
     if (k == "f8") return DType::f64;
     if (k == "i4") return DType::i32;
@@ -162,6 +163,8 @@ DType parse_descr(const std::string& path, const std::string& d) {
 
 const char* descr_of(DType t) {
   switch (t) {
+    case DType::f16:
+      return "<f2";
     case DType::f32:
       return "<f4";
     case DType::f64:
@@ -249,7 +252,7 @@ void write(const backend::Tensor& x_in, const std::string& path) {
   const char* descr = descr_of(x_in.dtype());
   if (!descr)
     throw backend::Error("save_npy: " + std::string(backend::dtype_name(x_in.dtype())) +
-                         " tensors cannot be written (nn writes f32 f64 i32 i64 bool)");
+                         " tensors cannot be written (nn writes f16 f32 f64 i32 i64 bool; NumPy has no bf16)");
   backend::Tensor x = fileio::on_cpu(x_in);
   std::vector<uint64_t> dims;
   for (int64_t d : x.shape()) dims.push_back(uint64_t(d));

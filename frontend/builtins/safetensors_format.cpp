@@ -33,13 +33,17 @@ const char* dtype_code(DType t) {
       return "I64";
     case DType::boolean:
       return "BOOL";
+    case DType::f16:
+      return "F16";
+    case DType::bf16:
+      return "BF16";
     default:
       return nullptr;
   }
 }
 
 bool parse_code(const std::string& s, DType& out) {
-  for (DType t : {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean})
+  for (DType t : {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean, DType::f16, DType::bf16})
     if (s == dtype_code(t)) {
       out = t;
       return true;
@@ -109,7 +113,7 @@ Contents read(const std::string& path) {
     if (dt == entry.end() || !dt->is_string()) throw FileError(path, "bad header: " + where + " has no dtype");
     if (!parse_code(dt->get<std::string>(), p.dtype))
       throw FileError(path,
-                      where + ": unsupported dtype " + dt->get<std::string>() + " (nn reads F32 F64 I32 I64 BOOL)");
+                      where + ": unsupported dtype " + dt->get<std::string>() + " (nn reads F32 F64 I32 I64 BOOL F16 BF16)");
     auto sh = entry.find("shape");
     if (sh == entry.end() || !sh->is_array()) throw FileError(path, "bad header: " + where + " has no shape");
     for (auto& d : *sh) {
@@ -200,7 +204,7 @@ void write(const Contents& c, const std::string& path) {
     const char* code = dtype_code(t.dtype());
     if (!code)
       throw backend::Error("save: tensor `" + name + "` is " + std::string(backend::dtype_name(t.dtype())) +
-                           "; nn writes F32 F64 I32 I64 BOOL");
+                           "; nn writes F32 F64 I32 I64 BOOL F16 BF16");
     if (name == "__metadata__" || !seen.insert(name).second)
       throw backend::Error("save: two tensors would be named `" + name + "`");
     Json shape = Json::array();

@@ -1,7 +1,7 @@
 // The safetensors format (save, load): an 8-byte little-endian header
 // length, a JSON header {"name": {"dtype", "shape", "data_offsets"}, ...,
 // "__metadata__": {string: string}}, then the tensors' bytes, little-endian,
-// C order. nn reads and writes the dtypes F32 F64 I32 I64 BOOL.
+// C order. nn reads and writes the dtypes F32 F64 I32 I64 BOOL F16 BF16.
 // Format: https://github.com/huggingface/safetensors
 #pragma once
 #include <string>

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backend/ops.h"
 #include "frontend/builtins/file_io.h"
 #include "frontend/builtins/idx_format.h"
 #include "frontend/builtins/npy_format.h"
@@ -114,6 +115,11 @@ TEST_CASE("npy: NumPy's files read with their exact values") {
   Tensor v2 = read(fixture("f32_v2.npy"));
   CHECK(values<float>(v2) == std::vector<float>{1, 2, 3, 4});
   CHECK(v2.type().str() == "f32[2, 2]");
+  // NumPy's float16 of 0.1 is 0.0999755859375, of 6e-8 the subnormal 2^-24.
+  Tensor h = read(fixture("f16_1d.npy"));
+  CHECK(h.type().str() == "f16[5]");
+  CHECK(values<double>(nn::backend::astype(h, DType::f64)) ==
+        std::vector<double>{1, -2.5, 65504, 0.0999755859375, 5.960464477539063e-08});
 }
 
 TEST_CASE("npy: what nn does not read is named") {
@@ -121,14 +127,14 @@ TEST_CASE("npy: what nn does not read is named") {
         fixture("fortran.npy") +
             ": Fortran-order data is not supported (save a C-ordered array: np.ascontiguousarray)");
   CHECK(npy_error(fixture("big_endian.npy")) ==
-        fixture("big_endian.npy") + ": big-endian data ('>i4') is not supported (nn reads <f4 <f8 <i4 <i8 |b1)");
-  CHECK(npy_error(fixture("u8.npy")) == fixture("u8.npy") + ": unsupported dtype '|u1' (nn reads <f4 <f8 <i4 <i8 |b1)");
+        fixture("big_endian.npy") + ": big-endian data ('>i4') is not supported (nn reads <f2 <f4 <f8 <i4 <i8 |b1)");
+  CHECK(npy_error(fixture("u8.npy")) == fixture("u8.npy") + ": unsupported dtype '|u1' (nn reads <f2 <f4 <f8 <i4 <i8 |b1)");
 }
 
 TEST_CASE("npy: nn writes the bytes NumPy writes, and reads them back") {
   TempDir tmp;
   for (const char* name :
-       {"f32_2d.npy", "f64_1d.npy", "i64_3d.npy", "i32_1d.npy", "bool_1d.npy", "f64_0d.npy", "f32_empty.npy"}) {
+       {"f32_2d.npy", "f64_1d.npy", "i64_3d.npy", "i32_1d.npy", "bool_1d.npy", "f64_0d.npy", "f32_empty.npy", "f16_1d.npy"}) {
     CAPTURE(name);
     Tensor t = nn::frontend::npy::read(fixture(name));
     nn::frontend::npy::write(t, tmp / name);
@@ -265,6 +271,23 @@ TEST_CASE("safetensors: nested records round trip through dotted names") {
   CHECK(run(vm, "save({}, p)\nload(p)") == "{}");
 }
 
+TEST_CASE("safetensors: f16 and bf16 tensors are written as F16 and BF16, little-endian, and read back") {
+  TempDir tmp;
+  Interpreter vm;
+  vm.set_global("p", Value(tmp / "half.safetensors"));
+  vm.run_code("t.nn", "let m = {h: astype([1.0, -2.5], f16), b: astype([1.0, -2.5], bf16)}\nsave(m, p)\nlet r = load(p)\n");
+  CHECK(run(vm, "r.h") == "f16[2] [1.0, -2.5]");
+  CHECK(run(vm, "r.b") == "bf16[2] [1.0, -2.5]");
+  std::string bytes = read_bytes(tmp / "half.safetensors");
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | uint8_t(bytes[size_t(i)]);
+  const std::string header = bytes.substr(8, n), data = bytes.substr(8 + n);
+  CHECK(header.find("\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}") != std::string::npos);
+  CHECK(header.find("\"b\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[4,8]}") != std::string::npos);
+  // IEEE half 1.0 = 0x3C00, -2.5 = 0xC100; bfloat16 1.0 = 0x3F80, -2.5 = 0xC020.
+  CHECK(data == std::string("\x00\x3C\x00\xC1\x80\x3F\x20\xC0", 8));
+}
+
 TEST_CASE("safetensors: bad files and bad values are diagnostics") {
   TempDir tmp;
   std::string p = tmp / "bad.safetensors";
@@ -282,8 +305,8 @@ TEST_CASE("safetensors: bad files and bad values are diagnostics") {
   check(std::string("\x10\0\0\0\0\0\0\0{}", 10), "truncated: the header needs 16 bytes at offset 8, only 2 remain");
   check(file("{\"a\": ", ""), "bad header: not valid JSON");
   check(file("[1, 2]", ""), "bad header: not a JSON object");
-  check(file(R"({"w": {"dtype": "F16", "shape": [1], "data_offsets": [0, 2]}})", "ab"),
-        "tensor `w`: unsupported dtype F16 (nn reads F32 F64 I32 I64 BOOL)");
+  check(file(R"({"w": {"dtype": "U16", "shape": [1], "data_offsets": [0, 2]}})", "ab"),
+        "tensor `w`: unsupported dtype U16 (nn reads F32 F64 I32 I64 BOOL F16 BF16)");
   check(file(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", "abcd"),
         "tensor `w`: shape/data size mismatch: the shape [2] of F32 needs 8 bytes, its data_offsets span 4");
   check(file(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", "abcd"),
