@@ -235,6 +235,14 @@ TEST_CASE("idx: MNIST-style files, their dtypes and their errors") {
         "has 0 after the header");
 }
 
+// A safetensors file's JSON header (after its 8-byte little-endian length)
+// and its data.
+std::pair<std::string, std::string> header_and_data(const std::string& bytes) {
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | uint8_t(bytes[size_t(i)]);
+  return {bytes.substr(8, n), bytes.substr(8 + n)};
+}
+
 TEST_CASE("safetensors: nested records round trip through dotted names") {
   TempDir tmp;
   Interpreter vm;
@@ -255,10 +263,9 @@ TEST_CASE("safetensors: nested records round trip through dotted names") {
         "{kind: \"M\", eps: 1e-05, n: -3, on: true, b: none, big: inf, nan: nan}");
   // The file as the format says: 8-byte length, JSON header, aligned data.
   std::string bytes = read_bytes(tmp / "ck.safetensors");
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = n << 8 | uint8_t(bytes[size_t(i)]);
+  const auto [header, data] = header_and_data(bytes);
+  const uint64_t n = header.size();
   CHECK((8 + n) % 8 == 0);
-  std::string header = bytes.substr(8, n);
   CHECK(header.find("\"__metadata__\":{\"format\":\"nn\",\"nn.values\":\"{") != std::string::npos);
   CHECK(header.find("\"layers.0.w\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[24,32]}") !=
         std::string::npos);
@@ -278,10 +285,7 @@ TEST_CASE("safetensors: f16 and bf16 tensors are written as F16 and BF16, little
   vm.run_code("t.nn", "let m = {h: astype([1.0, -2.5], f16), b: astype([1.0, -2.5], bf16)}\nsave(m, p)\nlet r = load(p)\n");
   CHECK(run(vm, "r.h") == "f16[2] [1.0, -2.5]");
   CHECK(run(vm, "r.b") == "bf16[2] [1.0, -2.5]");
-  std::string bytes = read_bytes(tmp / "half.safetensors");
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = n << 8 | uint8_t(bytes[size_t(i)]);
-  const std::string header = bytes.substr(8, n), data = bytes.substr(8 + n);
+  const auto [header, data] = header_and_data(read_bytes(tmp / "half.safetensors"));
   CHECK(header.find("\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}") != std::string::npos);
   CHECK(header.find("\"b\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[4,8]}") != std::string::npos);
   // IEEE half 1.0 = 0x3C00, -2.5 = 0xC100; bfloat16 1.0 = 0x3F80, -2.5 = 0xC020.
