@@ -204,7 +204,8 @@ std::string id_error(int64_t id, int64_t rows, const Tensor* of, const Attrs* at
   if (name == "index") {
     const std::string indexed = attrs->get<std::string>("of");
     const int64_t axis = attrs->get<int64_t>("axis");
-    if (axis >= 0) return "index " + at + " is out of range for axis " + std::to_string(axis) + " of size " + size + " in " + indexed;
+    if (axis >= 0)
+      return "index " + at + " is out of range for axis " + std::to_string(axis) + " of size " + size + " in " + indexed;
     return "index out of range: an index tensor holds an id outside its axis of " + indexed;
   }
   return "take: id " + at + " is out of range for axis 0 of size " + size + (of ? " in " + of->type().str() : "");

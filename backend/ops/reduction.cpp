@@ -454,7 +454,8 @@ static Tensor sqrt_zero_gradient_at_0(const Tensor& s) {
 
 Tensor std(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction) {
   auto ax = normalize_axes("std", x, axes);
-  return in_f32_when_half(x, [&](const Tensor& xf) { return sqrt_zero_gradient_at_0(variance(xf, ax, keepdims, correction)); });
+  return in_f32_when_half(
+      x, [&](const Tensor& xf) { return sqrt_zero_gradient_at_0(variance(xf, ax, keepdims, correction)); });
 }
 
 Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
@@ -474,7 +475,8 @@ Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
 Tensor norm(const Tensor& x, const Axes& axes, bool keepdims) {
   // In f32 under autocast (SPEC §15): the squares too, not only their sum.
   auto ax = normalize_axes("norm", x, axes);
-  return in_f32_when_half(autocast_f32(x), [&](const Tensor& xf) { return sqrt_zero_gradient_at_0(sum(mul(xf, xf), ax, keepdims)); });
+  return in_f32_when_half(autocast_f32(x),
+                          [&](const Tensor& xf) { return sqrt_zero_gradient_at_0(sum(mul(xf, xf), ax, keepdims)); });
 }
 
 void register_reduction_ops(Registry& r) {

@@ -112,8 +112,8 @@ Contents read(const std::string& path) {
     auto dt = entry.find("dtype");
     if (dt == entry.end() || !dt->is_string()) throw FileError(path, "bad header: " + where + " has no dtype");
     if (!parse_code(dt->get<std::string>(), p.dtype))
-      throw FileError(path,
-                      where + ": unsupported dtype " + dt->get<std::string>() + " (nn reads F32 F64 I32 I64 BOOL F16 BF16)");
+      throw FileError(path, where + ": unsupported dtype " + dt->get<std::string>() +
+                                " (nn reads F32 F64 I32 I64 BOOL F16 BF16)");
     auto sh = entry.find("shape");
     if (sh == entry.end() || !sh->is_array()) throw FileError(path, "bad header: " + where + " has no shape");
     for (auto& d : *sh) {
