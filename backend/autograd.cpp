@@ -22,6 +22,13 @@ namespace {
 
 thread_local bool t_grad_enabled = true;
 
+// A loss that depends on what grad() gave: rules run without recording
+// (no gradients of gradients), so that part would count for nothing.
+constexpr const char* kSecondDerivatives =
+    "grad: the loss depends on a gradient that grad gave (a gradient penalty, a Hessian-vector product), and "
+    "nn does not differentiate gradients: that part of the loss would count for nothing. detach() the "
+    "gradient where it is meant as a constant";
+
 // A new handle on t's memory with no history; `weak` is kept (a host number
 // stays one).
 Tensor fresh_view(const Tensor& t) {
@@ -205,7 +212,11 @@ class BackwardWalk {
       w.grads = {};
       return;
     }
-    for (const Tensor& in : n.inputs) met_graph_result_ = met_graph_result_ || (in.defined() && in.impl()->graph_result);
+    for (const Tensor& in : n.inputs) {
+      met_graph_result_ = met_graph_result_ || (in.defined() && in.impl()->graph_result);
+      if (in.defined() && in.impl()->grad_result && !in.impl()->requires_grad && is_floating(in.dtype()))
+        throw Error(kSecondDerivatives);
+    }
     for (size_t k = 0; k < w.grads.size(); ++k)
       if (!w.grads[k].defined()) w.grads[k] = zeros_of(n.outputs[k]);
     BackwardArgs args{n.inputs, n.outputs, n.attrs, w.grads};
@@ -284,6 +295,7 @@ class BackwardWalk {
     if (y_.impl()->graph_result && !y_.impl()->grad_fn)
       throw Error("grad: the loss was computed by a graph, and a graph's results carry no autodiff history; "
                   "call grad (or minimize) inside the graph");
+    if (y_.impl()->grad_result && !y_.impl()->grad_fn) throw Error(kSecondDerivatives);
     throw Error(std::string("grad: the loss does not depend on ") +
                 (wrt_.size() == 1 ? "the tensor" : "any of the " + std::to_string(wrt_.size()) + " tensors") +
                 " it is differentiated with respect to; was it computed without them, under no_grad, or "
@@ -399,18 +411,22 @@ void record_op(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs, 
   // A stateful op (assign_slice) returns its first input itself, written in
   // place: recording it would hang a node on a tensor that is its own input.
   if (!t_grad_enabled || !op.backward || op.effect == Effect::stateful) return;
-  bool any = false, from_graph = false;
+  bool any = false, from_graph = false, from_grad = false;
   for (const Tensor& t : in)
     if (t.defined()) {
       any = any || t.impl()->requires_grad;
       from_graph = from_graph || t.impl()->graph_result;
+      from_grad = from_grad || t.impl()->grad_result;
     }
   if (!any) {
-    // What is computed from a graph's result has no history either, and
-    // says so: grad() then tells a loss that mixes it with params.
-    if (from_graph)
-      for (Tensor& t : out)
-        if (t.defined()) t.impl()->graph_result = true;
+    // What is computed from a graph's result, or from a gradient, has no
+    // history either, and says so: grad() then tells a loss that mixes it
+    // with params.
+    for (Tensor& t : out)
+      if (t.defined()) {
+        t.impl()->graph_result = t.impl()->graph_result || from_graph;
+        t.impl()->grad_result = t.impl()->grad_result || from_grad;
+      }
     return;
   }
   // Only float outputs carry gradients: an op whose outputs are all integer
@@ -459,7 +475,9 @@ std::vector<Tensor> grad(const Tensor& y, const std::vector<Tensor>& wrt) {
   // and without autocast: each gradient keeps its forward value's dtype
   // (the casts autocast placed are on the tape and cast gradients back).
   AutocastScope plain(DType::f32);
-  return BackwardWalk(y, wrt).run();
+  std::vector<Tensor> grads = BackwardWalk(y, wrt).run();
+  for (Tensor& g : grads) g.impl()->grad_result = true;
+  return grads;
 }
 
 // ---- sum_to -----------------------------------------------------------------------------

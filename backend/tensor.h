@@ -41,6 +41,10 @@ struct TensorImpl : RefCounted {
   // Computed by a compiled graph: no history, whatever it was computed from
   // (grad() says so rather than give zeros).
   bool graph_result = false;
+  // Given by grad(), or computed from such a tensor without history: nn has
+  // no second derivatives, so grad() refuses a loss it reaches rather than
+  // count its part of the loss for nothing.
+  bool grad_result = false;
   // Holds a host number that changes between a graph's runs (an optimizer's
   // rate, SPEC §13): a graph reads it on every run, never folds it.
   bool fed = false;
