@@ -212,17 +212,20 @@ class BackwardWalk {
       w.grads = {};
       return;
     }
-    for (const Tensor& in : n.inputs) {
-      met_graph_result_ = met_graph_result_ || (in.defined() && in.impl()->graph_result);
-      if (in.defined() && in.impl()->grad_result && !in.impl()->requires_grad && is_floating(in.dtype()))
-        throw Error(kSecondDerivatives);
-    }
+    for (const Tensor& in : n.inputs) met_graph_result_ = met_graph_result_ || (in.defined() && in.impl()->graph_result);
     for (size_t k = 0; k < w.grads.size(); ++k)
       if (!w.grads[k].defined()) w.grads[k] = zeros_of(n.outputs[k]);
     BackwardArgs args{n.inputs, n.outputs, n.attrs, w.grads};
     args.needs = 0;
     for (size_t i = 0; i < n.inputs.size() && i < 64; ++i)
       if (leads_to_wanted(w, i)) args.needs |= uint64_t(1) << i;
+    // A gradient grad gave meets what is differentiated here: its own
+    // dependence on those tensors would count for nothing. (A node whose
+    // inputs lead to nothing wanted, as `w = w - lr * g` before a grad by
+    // the new w, passes no gradient through it.)
+    for (const Tensor& in : n.inputs)
+      if (args.needs && in.defined() && in.impl()->grad_result && !in.impl()->requires_grad && is_floating(in.dtype()))
+        throw Error(kSecondDerivatives);
     check_unchanged(n);
     BackwardGroup group(n.group);
     std::vector<Tensor> gin = n.op->backward(args);
