@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backend/comm/communicator.h"
 #include "backend/cuda_backend.h"
 #include "backend/device.h"
 
@@ -41,9 +42,16 @@ namespace {
 std::atomic<Device*> g_default{nullptr};
 thread_local Device* t_default = nullptr;
 
-// "cuda" is cuda:0; "cuda:N" names GPU N; -1 for anything else.
+// "cuda" is this rank's GPU: cuda:local_rank in a run of several ranks
+// (each rank on a GPU of its own, as NCCL needs; modulo the GPUs there
+// are), else cuda:0. "cuda:N" names GPU N; -1 for anything else.
 int cuda_index(const std::string& name) {
-  if (name == "cuda") return 0;
+  if (name == "cuda") {
+    const comm::World w = comm::launch_world();
+    if (w.size == 1 || w.local_rank == 0) return 0;
+    const int count = cuda_device_count();
+    return count > 0 ? w.local_rank % count : 0;
+  }
   if (name.rfind("cuda:", 0) != 0 || name.size() == 5 || name.size() > 9) return -1;
   int n = 0;
   for (size_t i = 5; i < name.size(); ++i) {

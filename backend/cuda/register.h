@@ -20,6 +20,7 @@ void register_nn_pool(Registry& r);    // cuda/nn_pool.cpp
 void register_nn_norm(Registry& r);    // cuda/nn_norm.cpp
 void register_nn_softmax(Registry& r); // cuda/nn_softmax.cpp (softmax, losses, one_hot)
 void register_fused(Registry& r);      // cuda/fused.cpp (NVRTC)
+void register_nccl(Registry& r);       // cuda/nccl_collectives.cpp, where NCCL was found
 
 inline void register_all(Registry& r) {
   register_elementwise(r);
@@ -34,6 +35,9 @@ inline void register_all(Registry& r) {
   register_nn_norm(r);
   register_nn_softmax(r);
   register_fused(r);
+#if NN_HAVE_NCCL
+  register_nccl(r);
+#endif
 }
 
 }  // namespace nn::backend::cuda

@@ -5,7 +5,9 @@
 // it; all_reduce_wait waits and gives the pieces back in their shapes, as
 // views of the bucket. Between the two, a graph runs other kernels (the
 // backward of earlier layers) while the bucket travels.
-// Each kernel works on host memory: a GPU tensor is staged through it.
+// Each kernel works on host memory: a GPU tensor is staged through it,
+// unless the CUDA backend's NCCL kernels replaced these ones
+// (backend/cuda/nccl_collectives.cpp).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -301,7 +303,10 @@ void check_same(const std::string& mine, const SourceLoc& where) {
 void check_same_call(const std::string& what, std::span<const Tensor> xs) {
   if (comm::communicator().world().size == 1) return;
   std::string mine = what + (xs.empty() ? "" : " of ");
-  for (size_t i = 0; i < xs.size(); ++i) mine += (i ? ", " : "") + xs[i].type().str();
+  // Whether a tensor is on a GPU is compared too: the ranks must take the
+  // same path (a GPU's collectives may go through NCCL, not MPI).
+  for (size_t i = 0; i < xs.size(); ++i)
+    mine += (i ? ", " : "") + xs[i].type().str() + (xs[i].device()->type() == DeviceType::cpu ? "" : " on a GPU");
   // A trace makes no MPI call: its calls are checked as one, before each
   // run of its graph, so that every exchange is followed by just the
   // messages it described (a rank tracing then running meets another's
