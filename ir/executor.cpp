@@ -8,6 +8,7 @@
 #include "backend/interrupt.h"
 #include "backend/profiler.h"
 #include "backend/scratch.h"
+#include "ir/fused_node.h"
 
 namespace nn::ir {
 namespace {
@@ -143,7 +144,7 @@ std::vector<backend::Tensor> run(const Graph& g, const Plan& p, std::span<const 
       // "index 7 is out of range"); the others get the node's name.
       const std::string what = e.what(), named = n.attrs.get_or<std::string>("name", n.name());
       auto names = [&what](const std::string& s) { return what.starts_with(s + ": ") || what.starts_with(s + " "); };
-      throw RunError(names(named) || names(n.name()) ? what : n.name() + ": " + what, n.loc, id);
+      throw RunError(names(named) || names(n.name()) ? what : node_name_for_messages(n) + ": " + what, n.loc, id);
     }
     // Collectives on their way advance between kernels (SPEC §14).
     if (comm && comm->has_pending()) comm->progress();

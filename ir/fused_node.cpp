@@ -191,4 +191,15 @@ Node make_fused_node(const Graph& g, std::span<const NodeId> members, DType comp
   return node;
 }
 
+std::string node_name_for_messages(const Node& n) {
+  if (!n.attrs.has("program")) return n.name();
+  const backend::FusedProgram& p = backend::program_of(n.attrs);
+  std::string names = n.op && n.op->id == OpId::matmul_epilogue ? "matmul" : "";
+  constexpr size_t kShown = 6;
+  for (size_t s = 0; s < p.steps.size() && s < kShown; ++s)
+    names += (names.empty() ? "" : ", ") + (p.steps[s].op ? p.steps[s].op->name : std::string("?"));
+  if (p.steps.size() > kShown) names += ", ...";
+  return names + " (fused)";
+}
+
 }  // namespace nn::ir

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "backend/device.h"
@@ -40,5 +41,10 @@ uint8_t fusible_dtypes(const Graph& g, const Node& n);
 // outside (host numbers become immediates), its outputs the members' results
 // read outside the group or kept, its parts the members' source lines.
 Node make_fused_node(const Graph& g, std::span<const NodeId> members, backend::DType compute, const Uses& uses);
+
+// A node as a message names it: a fused one by the ops it runs, "exp, mul,
+// add (fused)" (a matmul_epilogue's list starts with matmul); any other by
+// its op's name.
+std::string node_name_for_messages(const Node& n);
 
 }  // namespace nn::ir
