@@ -1,0 +1,1 @@
+--max-memory 5M memory_fused.nn
