@@ -301,6 +301,11 @@ OutTypes ln_type(std::span<const TensorType> in, const Attrs&) {
   require_float("layer_norm", in, which);
   LnGeom g = ln_geometry(in[0], in[1]);
   ln_geometry(in[0], in[2], "beta");
+  // Both span the normalised dims (as in PyTorch): a shorter beta would
+  // broadcast forward but its gradient could not be summed to it.
+  if (in[2].shape != in[1].shape)
+    throw Error("layer_norm: beta " + in[2].str() + " does not fit gamma " + in[1].str() +
+                ": both have the shape of the normalised dims, " + in[1].shape.str());
   TensorType stat{in[0].dtype, ln_stat_shape(in[0], g), in[0].device};
   return {TensorType{in[0].dtype, in[0].shape, in[0].device}, stat, stat};
 }

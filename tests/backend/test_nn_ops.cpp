@@ -282,6 +282,12 @@ TEST_CASE("layer_norm against a direct loop") {
   check_close(vals(layer_norm(make<double>({1, 3}, {1, 2}), Tensor(), Tensor(), 0)), {-1, 1});
   CHECK(error_of([] { layer_norm(zeros({4, 16}), ones({8}), zeros({8})); }) ==
         "layer_norm: gamma f32[8] does not fit input f32[4, 16]: the input's last dims [16] must equal [8]");
+  // A beta shorter than gamma fits the input's last dims, but not gamma (its
+  // gradient could not be summed back to it); and the other way round.
+  CHECK(error_of([] { layer_norm(zeros({3, 2, 4}), ones({2, 4}), zeros({4})); }) ==
+        "layer_norm: beta f32[4] does not fit gamma f32[2, 4]: both have the shape of the normalised dims, [2, 4]");
+  CHECK(error_of([] { layer_norm(zeros({3, 2, 4}), ones({4}), zeros({2, 4})); }) ==
+        "layer_norm: beta f32[2, 4] does not fit gamma f32[4]: both have the shape of the normalised dims, [4]");
 }
 
 TEST_CASE("softmax and log_softmax") {
