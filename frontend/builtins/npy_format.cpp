@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/ops.h"
+#include "backend/untraced.h"
 #include "frontend/builtins/file_io.h"
 
 namespace nn::frontend::npy {
@@ -229,21 +231,28 @@ backend::Tensor read(const std::string& path) {
        {std::pair{descr.has_value(), "descr"}, {fortran.has_value(), "fortran_order"}, {shape.has_value(), "shape"}})
     if (!have) throw FileError(path, std::string("bad header: no '") + name + "' key");
   const DType dtype = parse_descr(path, *descr);
-  if (*fortran)
-    throw FileError(path, "Fortran-order data is not supported (save a C-ordered array: np.ascontiguousarray)");
-
   // The data size is checked against the file before any allocation.
   const uint64_t bytes = fileio::data_bytes(path, *shape, backend::dtype_size(dtype));
   const std::string what = "the shape " + shape_repr(*shape) + " of '" + *descr + "' needs " + std::to_string(bytes) +
                            " bytes of data, the file has " + std::to_string(f.remaining()) + " after the header";
   if (bytes > f.remaining()) throw FileError(path, "truncated: " + what);
   if (bytes < f.remaining()) throw FileError(path, "data size mismatch: " + what);
-  backend::Tensor t = fileio::new_tensor(*shape, dtype);
+  // Fortran order (NumPy's save of a transposed array) holds the array of
+  // the reversed shape in C order: read so, then its axes are reversed.
+  std::vector<uint64_t> stored = *shape;
+  if (*fortran) std::reverse(stored.begin(), stored.end());
+  backend::Tensor t = fileio::new_tensor(stored, dtype);
   if (bytes) f.read(t.raw_data(), bytes, "the data");
   if (dtype == DType::boolean) {
     // A bool must hold 0 or 1; NumPy files should, but any nonzero byte is true.
     auto* p = static_cast<unsigned char*>(t.raw_data());
     for (uint64_t i = 0; i < bytes; ++i) p[i] = p[i] != 0;
+  }
+  if (*fortran && t.ndim() > 1) {
+    std::vector<int64_t> reversed;
+    for (int64_t d = t.ndim() - 1; d >= 0; --d) reversed.push_back(d);
+    backend::Untraced now;  // a file's values, even while a graph is traced
+    t = backend::permute(t, reversed);
   }
   return t;
 }

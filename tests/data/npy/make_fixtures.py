@@ -13,6 +13,7 @@ np.save("f32_empty.npy", np.zeros((0, 3), dtype="<f4"))
 with open("f32_v2.npy", "wb") as f:
     np.lib.format.write_array(f, np.array([[1, 2], [3, 4]], dtype="<f4"), version=(2, 0))
 np.save("fortran.npy", np.asfortranarray(np.arange(6, dtype="<f4").reshape(2, 3)))
+np.save("fortran_3d.npy", np.asfortranarray(np.arange(24, dtype="<i8").reshape(2, 3, 4)))
 np.save("big_endian.npy", np.array([1, 2, 3], dtype=">i4"))
 np.save("u8.npy", np.array([1, 2], dtype="u1"))
 np.save("f16_1d.npy", np.array([1, -2.5, 65504, 0.1, 6e-8], dtype="<f2"))
