@@ -107,20 +107,20 @@ void write_whole(const backend::Tensor& target, const backend::Tensor& v) {
 }
 
 // SPEC §13: inside a graph, `v = 0.9 * v + g` on a tensor the graph captured
-// (a variable outside it holding a tensor of the same shape, the new value
-// of a dtype it can hold) is a state update, as `v *= 0.9; v += g` is: the
-// variable keeps its tensor, which takes the new value after every run.
-// Under --eager the graph's code does the same, writing the tensor now, so
-// that every other holder of it sees what it would see after a graph run.
-bool Interpreter::state_update(const Value& old, const Value& v, const Env& env, Symbol name) {
+// (a variable outside it, or a field of a record made outside it, holding a
+// tensor of the same shape, the new value of a dtype it can hold) is a
+// state update, as `v *= 0.9; v += g` is: the variable or field keeps its
+// tensor, which takes the new value after every run. Under --eager the
+// graph's code does the same, writing the tensor now, so that every other
+// holder of it sees what it would see after a graph run.
+bool Interpreter::state_update(const Value& old, const Value& v, bool captured) {
   ir::Tracer* tr = ir::Tracer::active();
   if (!(tr || in_eager_graph_) || !old.is_tensor() || !v.is_tensor()) return false;
   if (tr && (old.as_tensor().is_traced() || !v.as_tensor().is_traced())) return false;
   const backend::Tensor& target = old.as_tensor();
   const backend::Tensor& r = v.as_tensor();
   if (r.shape() != target.shape() || r.device() != target.device() ||
-      backend::category(r.dtype()) > backend::category(target.dtype()) ||
-      !outside_the_graph(env, name))
+      backend::category(r.dtype()) > backend::category(target.dtype()) || !captured)
     return false;
   backend::NoGradGuard no_grad;  // as in a graph, the update has no autodiff history
   write_whole(target, r);
@@ -153,7 +153,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         if (slot) fail(n.span, "cannot assign to the built-in `" + n.name + "`; declare a new name with `let`");
         fail(n.span, "assignment to undeclared name `" + n.name + "`; declare it first with `let " + n.name + " = ...`");
       }
-      if (s.op == AssignOp::Set && state_update(*slot, v, *env, n.sym)) return;
+      if (s.op == AssignOp::Set && state_update(*slot, v, outside_the_graph(*env, n.sym))) return;
       if (host_reads_ && s.op != AssignOp::Set && HostReads::noted(*slot)) note_host_read(env, n.sym, *slot);
       const Value before = *slot;
       *slot = combine(*slot, std::move(v));
@@ -173,6 +173,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
         v = combine(*old, std::move(v));
       } else {
         const Value* old = r->find(f.sym);
+        if (old && state_update(*old, v, !r->made_by_graph)) return;
         v = combine(old ? *old : Value(), std::move(v));
       }
       if (host_reads_) {

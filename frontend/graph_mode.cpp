@@ -258,7 +258,7 @@ std::string Interpreter::escape_hint(const TracedStore& store, const std::string
   // A plain assignment of another shape or dtype (SPEC §13 updates the
   // tensor only with a value it can hold).
   const backend::TensorType now = store.tensor.type();
-  if (store.assign->target->kind == ExprKind::Name && (now.shape != store.replaced.shape || now.device != store.replaced.device))
+  if (store.assign->target->kind != ExprKind::Index && (now.shape != store.replaced.shape || now.device != store.replaced.device))
     return "a graph updates a captured tensor only with a value of its shape (`" + where + "` is " + store.replaced.str() +
            ", the new value " + now.str() + "); " + out("return the new value from the graph") + " instead";
   // Floats written in place into integers would be cut (`i += x` refuses them).
@@ -412,14 +412,16 @@ HostReadRecording::~HostReadRecording() {
 }
 
 EagerGraphRun::EagerGraphRun(Interpreter& v, Env* outside)
-    : vm(v), saved_in(v.in_eager_graph_), saved_outside(v.host_reads_outside_) {
+    : vm(v), saved_in(v.in_eager_graph_), saved_outside(v.host_reads_outside_), saved_records(t_graph_code_runs) {
   vm.in_eager_graph_ = true;
   vm.host_reads_outside_ = outside;
+  t_graph_code_runs = true;
 }
 
 EagerGraphRun::~EagerGraphRun() {
   vm.in_eager_graph_ = saved_in;
   vm.host_reads_outside_ = saved_outside;
+  t_graph_code_runs = saved_records;
 }
 
 // Whether `name`, seen from `env` while tracing, lives in the scope the
@@ -554,6 +556,12 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   backend::CollectiveRecording collectives;
   try {
     try {
+      const bool records_before = t_graph_code_runs;
+      t_graph_code_runs = true;
+      struct Restore {
+        bool v;
+        ~Restore() { t_graph_code_runs = v; }
+      } restore{records_before};
       traced = body(tr);
       refuse_closure_made_in_trace(traced.result, "graph `" + cache.name + "` returns", span);
       refuse_fed_fields_written(reads);

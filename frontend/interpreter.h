@@ -122,6 +122,7 @@ struct EagerGraphRun {
   Interpreter& vm;
   bool saved_in;
   Env* saved_outside;
+  bool saved_records;
 };
 
 class Interpreter {
@@ -362,7 +363,8 @@ class Interpreter {
   };
   std::vector<TracedFieldWrite> traced_field_writes_;
   void refuse_fed_fields_written(const HostReads& reads) const;
-  bool state_update(const Value& old, const Value& v, const Env& env, Symbol name);
+  // `captured`: whether the variable or field lives outside the graph.
+  bool state_update(const Value& old, const Value& v, bool captured);
   friend struct HostReadRecording;
   friend struct EagerGraphRun;
   bool explain_retrace_ = false;

@@ -172,8 +172,15 @@ struct Tuple {
   backend::AccountCharge charge;
   ~Tuple() { release_nested(items); }
 };
+// True on a thread while a graph's code runs (traced, or as plain code
+// under --eager): the records it makes are its own.
+inline thread_local bool t_graph_code_runs = false;
 struct Record {
   std::vector<std::pair<Symbol, Value>> fields;  // in definition order
+  // Made by a graph's code: a plain assignment to its tensor field is a new
+  // value, where one to a field of a record from outside the graph is a
+  // state update (SPEC §13).
+  bool made_by_graph = t_graph_code_runs;
   ~Record() { release_nested(fields); }
   Value* find(Symbol name);
   const Value* find(Symbol name) const;
