@@ -162,6 +162,23 @@ std::string what_changed(const Signature& old, const Signature& now) {
   return "the number of arguments changed";
 }
 
+// Why a graph with a cached entry of this very signature traces again: the
+// gradient mode or autocast it runs under.
+std::string what_mode_changed(const CompiledGraph& e) {
+  if (e.grad_mode != backend::grad_enabled())
+    return e.grad_mode ? "it runs under no_grad now, and was traced with gradients on"
+                       : "it runs with gradients on now, and was traced under no_grad";
+  auto name = [](backend::DType t) { return t == backend::DType::f32 ? std::string("off") : std::string(backend::dtype_name(t)); };
+  return "autocast is " + name(backend::autocast_dtype()) + " now, and was " + name(e.autocast) + " when traced";
+}
+
+// Why a call traces again, when no guard said why.
+std::string why_retraced(const GraphCache& cache, const Signature& sig) {
+  for (const auto& e : cache.entries)
+    if (e->signature == sig) return what_mode_changed(*e);
+  return what_changed(cache.entries.back()->signature, sig);
+}
+
 // A traced tensor reachable from `v` (looking into lists, tuples and
 // records): where it is, as a path from `name`; empty when none. `opened`:
 // the containers looked into already.
@@ -304,17 +321,17 @@ static CompiledGraph* find_entry(GraphCache& cache, const Signature& sig) {
 
 CompiledGraph& Interpreter::add_entry(GraphCache& cache, Signature sig, Span span, const std::string& why) {
   bool full = cache.entries.size() >= GraphCache::kCapacity;
-  // A graph whose captured tensors keep being rebound traces on every call:
+  // A graph whose captured values keep changing traces on every call:
   // said once even without --explain, as a full cache is.
   bool churn = !why.empty() && ++cache.guard_retraces == GraphCache::kCapacity;
   if ((!cache.entries.empty() || !why.empty()) && (full || churn || explain_retrace_)) {
     std::string where = span.valid() ? sources_.location(span) : "a call from the host";
     std::string note = "note: " + std::string(cache.name.starts_with("graph block") ? "" : "graph ") + cache.name +
                        " retraced at " + where + ": " +
-                       (why.empty() ? what_changed(cache.entries.back()->signature, sig) : why);
+                       (why.empty() ? why_retraced(cache, sig) : why);
     if (churn)
       note += " (the " + std::to_string(GraphCache::kCapacity) +
-              "th time a tensor it captured was rebound: pass a tensor that changes from call to call as an argument)";
+              "th time a value it captured changed: pass what changes from call to call as an argument)";
     if (full) note += " (its " + std::to_string(GraphCache::kCapacity) + " cached signatures are full: the least recently used goes)";
     log() << note << "\n";
   }
