@@ -150,13 +150,28 @@ Tensor einsum(const std::string& spec, const std::vector<Tensor>& xs) {
     for (size_t d = 0; d < x.letters.size(); ++d) {
       const char c = x.letters[d];
       const int64_t n = x.t.shape()[int(d)];
-      if (auto it = size.find(c); it != size.end() && it->second != n)
+      const size_t in_dots = ellipsis.find(c);
+      auto it = size.find(c);
+      if (it == size.end() || it->second == n) {
+        size[c] = n;
+      } else if (in_dots != std::string::npos && (it->second == 1 || n == 1)) {
+        it->second = std::max(it->second, n);  // `...` broadcasts, as NumPy's
+      } else if (in_dots != std::string::npos) {
+        fail(spec, "the axes `...` stands for do not broadcast: one is " + std::to_string(it->second) +
+                       " in one operand and " + std::to_string(n) + " in operand " + std::to_string(i + 1));
+      } else {
         fail(spec, std::string("`") + c + "` is " + std::to_string(it->second) + " in one operand and " +
                        std::to_string(n) + " in operand " + std::to_string(i + 1));
-      size[c] = n;
+      }
     }
     for (char c : s) ++count[c];  // as written: `ii` alone is a trace
     ops.push_back(std::move(x));
+  }
+  // Axes of `...` of size 1 where another operand's are longer.
+  for (Named& x : ops) {
+    Shape full;
+    for (char c : x.letters) full.push_back(size.at(c));
+    if (full != x.t.shape()) x.t = broadcast_to(x.t, full);
   }
   std::string out;
   if (arrow == std::string::npos) {  // NumPy's implicit output: `...`, then the letters seen once, sorted
