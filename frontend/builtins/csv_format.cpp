@@ -69,6 +69,7 @@ Table parse(const std::string& path, const std::string& text, bool header, bool 
       bad(path, line_no,
           "this row has " + std::to_string(cells) + " cells, the first row has " + std::to_string(t.cols));
     ++t.rows;
+    t.lines.push_back(line_no);
   }
   if (t.rows == 0) t.cols = header_cols;
   return t;

@@ -10,6 +10,7 @@ namespace nn::frontend::csv {
 struct Table {
   int64_t rows = 0, cols = 0;
   std::vector<double> values;  // row-major
+  std::vector<int64_t> lines;  // each row's line in the file, from 1
   // Read with `integers` only: each cell written as an integer, as int64
   // (exact past 2^53, where a double rounds; 0 for other cells), and what it
   // was: a float, an integer, or an integer past int64's range.

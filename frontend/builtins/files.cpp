@@ -314,8 +314,8 @@ void install_files(Interpreter& vm) {
       const bool integer = t.kinds[k] == csv::Table::integer;
       const bool fits = integer ? fits_integer(t.ints[k], d)
                                 : t.kinds[k] == csv::Table::floating && fits_integer(t.values[k], d);
-      if (!fits)
-        a.fail(0, "load_csv: the cell in row " + std::to_string(k / size_t(t.cols) + 1) + ", column " +
+      if (!fits)  // named as the file's other errors are: PATH:LINE
+        a.fail(2, path + ":" + std::to_string(t.lines[k / size_t(t.cols)]) + ": cell " +
                       std::to_string(k % size_t(t.cols) + 1) + " holds " +
                       (integer ? std::to_string(t.ints[k]) : format_float(t.values[k])) + ", which " +
                       std::string(backend::dtype_name(d)) + " cannot hold");

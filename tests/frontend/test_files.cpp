@@ -490,16 +490,20 @@ TEST_CASE("load_csv: numbers, header, blank lines, and cells that are not number
   CHECK(run(vm, "load_csv(p, header=false, dtype=i64)") ==
         "i64[2, 2]\n[[9007199254740993, 123456789012345679],\n [              -5,                  7]]");
   CHECK(script_error(vm, "load_csv(p, header=false, dtype=i32)") ==
-        "load_csv: the cell in row 1, column 1 holds 9007199254740993, which i32 cannot hold");
+        p + ":1: cell 1 holds 9007199254740993, which i32 cannot hold");
+  // Named by its line in the file, as the file's other errors are (after a
+  // header and a blank line).
+  write_bytes(p, "a,b\n1,2\n\n3,9007199254740993\n");
+  CHECK(script_error(vm, "load_csv(p, dtype=i32)") == p + ":4: cell 2 holds 9007199254740993, which i32 cannot hold");
   write_bytes(p, "9007199254740995,2.5\n-7,-3.75\n");
   CHECK(run(vm, "load_csv(p, header=false, dtype=i64)") ==
         "i64[2, 2]\n[[9007199254740995,  2],\n [              -7, -3]]");
   write_bytes(p, "1,nan\n");
   CHECK(script_error(vm, "load_csv(p, header=false, dtype=i32)") ==
-        "load_csv: the cell in row 1, column 2 holds nan, which i32 cannot hold");
+        p + ":1: cell 2 holds nan, which i32 cannot hold");
   write_bytes(p, "-9223372036854775809\n");  // past int64: its double is -2^63, which fits
   CHECK(script_error(vm, "load_csv(p, header=false, dtype=i64)") ==
-        "load_csv: the cell in row 1, column 1 holds -9.223372036854776e+18, which i64 cannot hold");
+        p + ":1: cell 1 holds -9.223372036854776e+18, which i64 cannot hold");
   write_bytes(p, "1,+-5\n");
   CHECK(script_error(vm, "load_csv(p, header=false)") == p + ":1: cell 2 is not a number: `+-5`");
   write_bytes(p, "h\n1,2\n3,abc\n");
