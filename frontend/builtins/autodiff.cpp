@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/autograd.h"
+#include "backend/ops.h"
 #include "frontend/builtins/builtins.h"
 #include "frontend/interpreter.h"
 
@@ -120,7 +121,9 @@ Value grad_of(Interpreter& vm, const Value& y, const Span& y_span, const Value& 
 
 void install_autodiff(Interpreter& vm) {
   def(vm, "param", "t", [](Args& a) {
-    // The backend's message names the dtype when it is not a float.
+    // A host int is a number like 2.0 here (an f32 param); the backend's
+    // message names the dtype of an integer tensor.
+    if (a[0].is_int()) return Value(backend::param(backend::astype(a.tensor(0), backend::DType::f32)));
     return Value(backend::param(a.tensor(0)));
   });
 
