@@ -8,6 +8,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 
 #include "backend/ops.h"
 
@@ -79,5 +80,11 @@ Tensor l1_loss(const Tensor& pred, const Tensor& target, Reduction r = Reduction
 Tensor bce_with_logits(const Tensor& logits, const Tensor& targets, Reduction r = Reduction::mean);
 // The losses as `r` asks: their mean, their sum, or themselves.
 Tensor reduce_losses(const Tensor& losses, Reduction r);
+// A loss over class ids with PyTorch's ignore_index: the examples whose id
+// is `ignore` count for nothing (0 among the losses of reduction none), the
+// mean is over the others (NaN when there are none, as in PyTorch).
+// `losses_of` gives the per-example losses of ids in range.
+Tensor ignoring_index(const Tensor& ids, int64_t ignore, Reduction r,
+                      const std::function<Tensor(const Tensor& ids)>& losses_of);
 
 }  // namespace nn::backend

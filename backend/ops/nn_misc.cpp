@@ -56,6 +56,20 @@ Tensor reduce_losses(const Tensor& losses, Reduction r) {
   return losses;
 }
 
+Tensor ignoring_index(const Tensor& ids, int64_t ignore, Reduction r,
+                      const std::function<Tensor(const Tensor& ids)>& losses_of) {
+  if (!is_integral(ids.dtype()))
+    throw Error("ignore_index takes class ids (an integer tensor), not " + ids.type().str());
+  const Tensor keep = ne(ids, scalar(double(ignore), ids.dtype(), /*weak=*/true));
+  // An ignored example computes with id 0 (any id in range), then counts
+  // for nothing: where, not a product, so that an infinite loss there does
+  // not make NaN, and its gradient is 0.
+  const Tensor losses = losses_of(where(keep, ids, scalar(0.0, ids.dtype(), /*weak=*/true)));
+  const Tensor kept = where(keep, losses, scalar(0.0, losses.dtype(), /*weak=*/true));
+  if (r != Reduction::mean) return reduce_losses(kept, r);
+  return div(sum(kept), sum(astype(keep, kept.dtype())));
+}
+
 // The losses compute in f32 under autocast (SPEC §15, PyTorch's autocast
 // lists): autocast_f32 widens 16-bit operands before the first op.
 Tensor mse_loss(const Tensor& pred, const Tensor& target, Reduction r) {

@@ -3,6 +3,8 @@
 // dilation, pooling windows) take an int for both dims or an (h, w) pair.
 #include <fmt/core.h>
 
+#include <tuple>
+
 #include "backend/nn_ops.h"
 #include "frontend/builtins/builtins.h"
 #include "frontend/interpreter.h"
@@ -67,20 +69,28 @@ void install_neural(Interpreter& vm) {
   def(vm, "one_hot", "ids, n", [](Args& a) { return Value(backend::one_hot(a.tensor(0), a.integer(1))); });
 
   using Loss = Tensor (*)(const Tensor&, const Tensor&, backend::Reduction);
-  const std::pair<const char*, Loss> losses[] = {
-      {"softmax_cross_entropy", backend::softmax_cross_entropy},
-      {"nll_loss", backend::nll_loss},
-      {"mse_loss", backend::mse_loss},
-      {"l1_loss", backend::l1_loss},
-      {"bce_with_logits", backend::bce_with_logits},
-  };
-  const char* params[] = {"logits, labels, reduction=\"mean\"", "logp, labels, reduction=\"mean\"",
-                          "pred, target, reduction=\"mean\"", "pred, target, reduction=\"mean\"",
-                          "logits, targets, reduction=\"mean\""};
-  for (size_t i = 0; i < std::size(losses); ++i) {
-    Loss fn = losses[i].second;
-    def(vm, losses[i].first, params[i], [fn](Args& a) { return Value(fn(a.tensor(0), a.tensor(1), reduction(a, 2))); });
+  // The losses over class ids take PyTorch's ignore_index.
+  for (auto [name, fn, params] : {
+           std::tuple<const char*, Loss, const char*>{"softmax_cross_entropy", backend::softmax_cross_entropy,
+                                                      "logits, labels, reduction=\"mean\", ignore_index=none"},
+           {"nll_loss", backend::nll_loss, "logp, labels, reduction=\"mean\", ignore_index=none"}}) {
+    def(vm, name, params, [fn, name](Args& a) {
+      const backend::Reduction r = reduction(a, 2);
+      const Tensor x = a.tensor(0), labels = a.tensor(1);
+      if (a[3].is_none()) return Value(fn(x, labels, r));
+      if (!backend::is_integral(labels.dtype()))
+        a.fail(3, std::string(name) + ": ignore_index names a class id, but the labels are " + labels.type().str() +
+                      " (probabilities)");
+      return Value(backend::ignoring_index(labels, a.integer(3), r, [&](const Tensor& ids) {
+        return fn(x, ids, backend::Reduction::none);
+      }));
+    });
   }
+  for (auto [name, fn, params] : {
+           std::tuple<const char*, Loss, const char*>{"mse_loss", backend::mse_loss, "pred, target, reduction=\"mean\""},
+           {"l1_loss", backend::l1_loss, "pred, target, reduction=\"mean\""},
+           {"bce_with_logits", backend::bce_with_logits, "logits, targets, reduction=\"mean\""}})
+    def(vm, name, params, [fn](Args& a) { return Value(fn(a.tensor(0), a.tensor(1), reduction(a, 2))); });
   def(vm, "accuracy", "logits, labels", [](Args& a) { return Value(backend::accuracy(a.tensor(0), a.tensor(1))); });
 }
 
