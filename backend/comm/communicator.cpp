@@ -84,6 +84,8 @@ bool mpi_built() {
 }
 
 const char* mpiexec_path() {
+  // NN_MPIEXEC names another one (a machine whose Open MPI lives elsewhere).
+  if (const char* other = std::getenv("NN_MPIEXEC"); other && *other) return other;
 #ifdef NN_MPIEXEC
   return NN_MPIEXEC;
 #else
