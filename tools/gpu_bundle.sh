@@ -52,7 +52,7 @@ nvidia-smi -L || true
 "$here/bin/test_gpu"
 rc=$?
 if [ -n "$mpiexec" ]; then bash "$here/tests/two_ranks.sh" "$here/bin/nn" "$here/tests/ranks" || rc=1; fi
-if [ "${1:-}" = bench ]; then (cd "$here" && ./bin/bench_gpu) || rc=1; fi
+if [ "${1:-}" = bench ]; then NN_BENCH_DIR=$here "$here/bin/bench_gpu" || rc=1; fi
 exit $rc
 RUN
 chmod +x "$b/run.sh"
