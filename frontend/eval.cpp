@@ -2,6 +2,7 @@
 // and lambdas. Operators are in operators.cpp, calls in calls.cpp.
 #include <optional>
 
+#include "backend/autograd.h"
 #include "backend/error.h"
 #include "backend/ops.h"
 #include "backend/untraced.h"
@@ -376,6 +377,12 @@ Value Interpreter::field_of(const Value& target, Symbol name, Span span, const E
       return Value(make_list(std::move(dims)));
     }
     if (n == "ndim") return Value(int64_t(t.ndim()));
+    // PyTorch's attribute, not the method sugar for requires_grad(x): a
+    // bound function would be true in an `if` whatever the tensor.
+    if (n == "requires_grad") return Value(backend::requires_grad(t));
+    if (n == "grad")
+      throw ScriptError(Diagnostic{"a tensor keeps no gradient: there is no `.grad`", span,
+                                   {"help: `grad(loss, [w])` gives w's gradient; `minimize(loss, opt)` takes a step"}});
     if (n == "size") return Value(t.numel());
     if (n == "dtype") return Value(t.dtype());
     if (n == "device") return Value(DeviceValue{t.device()});
@@ -408,6 +415,7 @@ Value Interpreter::field_of(const Value& target, Symbol name, Span span, const E
     Diagnostic d{"record has no field `" + n + "`", span, {}};
     std::string hint = closest_name(n, fields);
     if (!hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
+    else if (std::string habit = habit_hint(n); !habit.empty()) d.notes.push_back(habit);  // opt.zero_grad()
     throw ScriptError(std::move(d));
   }
   Diagnostic d{a_type_name(target) + " has no attribute `" + n + "`, and no function `" + n + "` is in scope", span, {}};

@@ -334,6 +334,13 @@ bool Interpreter::truthy(const Value& v, Span span, const char* construct) {
       }
       return t.item_bool();
     }
+    case Value::Kind::Function:
+      // x.requires_grad() sugar named without its call: always true, so a
+      // mistake (other functions are true, as in Python: `if callback`).
+      if (v.as_function()->kind == Function::Kind::Bound)
+        fail(span, "the truth value of `" + v.as_function()->name() + "` bound to a value (method sugar for " +
+                       v.as_function()->name() + "(x, ...)) is always true; call it");
+      return true;
     default: return true;
   }
 }

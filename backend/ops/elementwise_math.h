@@ -334,6 +334,9 @@ struct Neg {  // bool is rejected by the type rule
     else return -x;
   }
 };
+struct Copy {
+  template <class T> NN_HD T operator()(T x) const { return x; }
+};
 struct Abs {
   template <class T> NN_HD T operator()(T x) const {
     if constexpr (kIsInt<T>) return x < 0 ? wrap_neg(x) : x;

@@ -47,6 +47,8 @@
   /* d/dx log(1 + e^x) = sigmoid(x) */                                                      \
   X(softplus, Softplus, floating, mul(g, sigmoid(x)))                                       \
   X(neg, Neg, negation, neg(g))                                                             \
+  /* a new tensor of x's values (PyTorch's clone) */                                        \
+  X(copy, Copy, keeping, g)                                                                 \
   /* sign(0) = 0: the gradient at 0 is 0, as in PyTorch */                                  \
   X(abs, Abs, keeping, mul(g, sign(x)))                                                     \
   /* piecewise constant: a defined zero, not "no gradient", as in PyTorch */                \

@@ -155,6 +155,15 @@ TEST_CASE("dtype-keeping unary ops") {
   CHECK_THROWS_WITH_AS(neg(from_ints({1, 0}, {2}, DType::boolean)),
                        "neg: negation of a bool tensor is not defined; use logical_not (got bool[2])", Error);
 
+  // copy: the same values and dtype, in memory of its own (bools and -0.0 too).
+  const Tensor src = t32({1.5, -0.0});
+  const Tensor c = copy(src);
+  CHECK(c.raw_data() != src.raw_data());
+  check_values(c, {1.5, 0});
+  CHECK(std::signbit(c.data<float>()[1]));
+  CHECK(copy(from_ints({1, 0}, {2}, DType::boolean)).dtype() == DType::boolean);
+  check_values(copy(tint({-3, 4}, DType::i32)), {-3, 4});
+
   Tensor a = abs(tint({-3, 4}));
   CHECK(a.dtype() == DType::i64);
   check_values(a, {3, 4});

@@ -40,7 +40,7 @@ TEST_CASE("gradients of the unary float functions") {
     double lo, hi;  // a domain where the function is smooth
   };
   const Case cases[] = {
-      {"neg", neg, -2, 2},         {"abs", abs, -2, 2},   {"exp", exp, -2, 2},
+      {"neg", neg, -2, 2},         {"copy", copy, -2, 2}, {"abs", abs, -2, 2},   {"exp", exp, -2, 2},
       {"log", log, 0.2, 3},        {"sqrt", sqrt, 0.2, 3}, {"rsqrt", rsqrt, 0.2, 3},
       {"sin", sin, -3, 3},         {"cos", cos, -3, 3},   {"tanh", tanh, -2, 2},
       {"sigmoid", sigmoid, -4, 4}, {"relu", relu, -2, 2}, {"softplus", softplus, -4, 4},
