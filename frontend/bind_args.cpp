@@ -1,6 +1,8 @@
 // Binding a call's arguments to a function's parameters (see bind_args.h).
 #include "frontend/bind_args.h"
 
+#include <algorithm>
+
 #include "frontend/diagnostic.h"
 #include "frontend/interpreter.h"
 
@@ -26,13 +28,28 @@ Span keyword_span(const KeywordArg& k, Span call_span) {
                            " but " + std::to_string(given) + (given == 1 ? " was" : " were") + " given");
 }
 
+// "`x`, `axis` and `keepdims`"
+std::string list_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + ("`" + names[i] + "`");
+  return s;
+}
+
 [[noreturn]] void fail_unknown_keyword(const Parameters& params, const KeywordArg& k, Span call_span) {
   std::vector<std::string> names;
   names.reserve(params.fixed.size());
   for (auto& p : params.fixed) names.push_back(p.name);
   const std::string& name = symbol_name(k.name);
   Diagnostic d{"unknown keyword argument `" + name + "` for " + std::string(params.callee), call_span, {}};
-  if (std::string hint = closest_name(name, names); !hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
+  // PyTorch's and NumPy's names of nn's parameters.
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"dim", "axis"}, {"keepdim", "keepdims"}, {"min", "lo"}, {"max", "hi"}, {"input", "x"}};
+  std::string hint = closest_name(name, names);
+  for (auto [theirs, ours] : kAliases)
+    if (hint.empty() && name == theirs && std::find(names.begin(), names.end(), ours) != names.end()) hint = ours;
+  if (!hint.empty()) d.notes.push_back("help: did you mean `" + hint + "`?");
+  else if (!names.empty()) d.notes.push_back("help: it takes " + list_names(names));
   throw ScriptError(std::move(d));
 }
 

@@ -168,6 +168,10 @@ TEST_CASE("bind_args: a built-in and an nn function give the same message for th
   vm.run_code("t.nn", "graph zerog(shape, dtype=f32) { zeros(shape, dtype) }\n");
   CHECK(raised(vm, "zerog([2], dtyp=f32)").message == "unknown keyword argument `dtyp` for `zerog`");
   CHECK(raised(vm, "zerog([2], dtyp=f32)").notes == "help: did you mean `dtype`?\n");
+  // PyTorch's names of nn's parameters, and the list where nothing is close.
+  CHECK(raised(vm, "mean(ones([2, 2]), dim=1)").notes == "help: did you mean `axis`?\n");
+  CHECK(raised(vm, "clip(ones([2]), min=0.0, max=0.5)").notes == "help: did you mean `lo`?\n");
+  CHECK(raised(vm, "sum(ones([2]), foo=1)").notes == "help: it takes `x`, `axis` and `keepdims`\n");
   CHECK(raised(vm, "zerog()").message == "`zerog` is missing its argument `shape`");
   vm.run_code("t.nn", "graph scaled(x, k=2) { x * k }\n");
   CHECK(run(vm, "scaled(ones([2], dtype=i32))") == "i32[2] [2, 2]");
