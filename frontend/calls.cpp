@@ -228,7 +228,7 @@ void Interpreter::point_at_script(ScriptError& e, const FunctionDef& def, Span c
 
 Value Interpreter::call_builtin(const Builtin& b, CallArgs& call) {
   const Span call_span = call.call_span;
-  Args args(*this, call_span, bind_args(b.parameters(), call, *this, nullptr));
+  Args args(*this, call_span, bind_args(b.parameters(), call, *this, nullptr), b.parameters());
   note_op_loc(call_span);
   try {
     return b.fn(args);
@@ -245,6 +245,11 @@ Value Interpreter::call_builtin(const Builtin& b, CallArgs& call) {
 
 void Args::fail(size_t i, const std::string& message) const { frontend::fail(span(i), message); }
 
+std::string Args::which(size_t i) const {
+  if (i >= params_.fixed.size()) return "";
+  return " for `" + params_.fixed[i].name + "` of " + std::string(params_.callee);
+}
+
 backend::Tensor Args::tensor(size_t i) const { return vm_.to_tensor(bound_.values[i], span(i)); }
 
 int64_t Args::integer(size_t i) const {
@@ -255,7 +260,7 @@ int64_t Args::integer(size_t i) const {
     vm_.note_value_read(v.as_tensor());
     return v.as_tensor().item_int();
   }
-  fail(i, "expected an int, got " + a_type_name(v));
+  fail(i, "expected an int" + which(i) + ", got " + a_type_name(v));
 }
 
 double Args::number(size_t i) const {
@@ -265,7 +270,7 @@ double Args::number(size_t i) const {
     vm_.note_value_read(v.as_tensor());
     return v.as_tensor().item_double();
   }
-  fail(i, "expected a number, got " + a_type_name(v));
+  fail(i, "expected a number" + which(i) + ", got " + a_type_name(v));
 }
 
 bool Args::boolean(size_t i) const {
@@ -275,11 +280,11 @@ bool Args::boolean(size_t i) const {
     vm_.note_value_read(v.as_tensor());
     return v.as_tensor().item_bool();
   }
-  fail(i, "expected true or false, got " + a_type_name(v));
+  fail(i, "expected true or false" + which(i) + ", got " + a_type_name(v));
 }
 
 const std::string& Args::str(size_t i) const {
-  if (!bound_.values[i].is_str()) fail(i, "expected a string, got " + a_type_name(bound_.values[i]));
+  if (!bound_.values[i].is_str()) fail(i, "expected a string" + which(i) + ", got " + a_type_name(bound_.values[i]));
   return bound_.values[i].as_str();
 }
 
@@ -290,7 +295,7 @@ backend::DType Args::dtype(size_t i) const {
     backend::DType d;
     if (backend::parse_dtype(v.as_str(), d)) return d;
   }
-  fail(i, "expected a dtype (f32, f64, i32, i64, bool), got " + a_type_name(v));
+  fail(i, "expected a dtype (f32, f64, i32, i64, bool)" + which(i) + ", got " + a_type_name(v));
 }
 
 std::vector<int64_t> Args::int_list(size_t i) const {

@@ -21,7 +21,8 @@ using EnvPtr = std::shared_ptr<Env>;
 // Arguments of a built-in, bound to its parameters by bind_args.
 class Args {
  public:
-  Args(Interpreter& vm, Span call_span, BoundArgs bound) : vm_(vm), call_span_(call_span), bound_(std::move(bound)) {}
+  Args(Interpreter& vm, Span call_span, BoundArgs bound, Parameters params = {})
+      : vm_(vm), call_span_(call_span), bound_(std::move(bound)), params_(params) {}
   size_t size() const { return bound_.values.size(); }
   Value& operator[](size_t i) { return bound_.values[i]; }
   const Value& operator[](size_t i) const { return bound_.values[i]; }
@@ -45,9 +46,12 @@ class Args {
   [[noreturn]] void fail(size_t i, const std::string& message) const;
 
  private:
+  // " for `axis` of gather": which argument a conversion failed on.
+  std::string which(size_t i) const;
   Interpreter& vm_;
   Span call_span_;
   BoundArgs bound_;
+  Parameters params_;  // the built-in's, naming its arguments in messages
 };
 
 struct Builtin {
