@@ -49,6 +49,7 @@ class NameChecker {
   std::unordered_set<Symbol> builtins_;
   size_t function_scope_ = 0;  // index of the innermost function's scope
   int loop_depth_ = 0;
+  bool loop_outside_function_ = false;  // a loop around the innermost function
   bool in_function_ = false;
   bool in_graph_block_ = false;
 
@@ -131,7 +132,8 @@ class NameChecker {
       if (p.default_value) expr(*p.default_value);
     size_t saved_scope = function_scope_;
     int saved_loops = loop_depth_;
-    bool saved_fn = in_function_, saved_graph = in_graph_block_;
+    bool saved_fn = in_function_, saved_graph = in_graph_block_, saved_outside = loop_outside_function_;
+    loop_outside_function_ = loop_depth_ > 0;
     Scope params;
     for (auto& p : def.params) {
       params.now.insert(intern(p.name));
@@ -146,6 +148,7 @@ class NameChecker {
     scopes_.pop_back();
     function_scope_ = saved_scope;
     loop_depth_ = saved_loops;
+    loop_outside_function_ = saved_outside;
     in_function_ = saved_fn;
     in_graph_block_ = saved_graph;
   }
@@ -227,7 +230,11 @@ class NameChecker {
         if (loop_depth_ == 0) {
           const char* word = s.kind == StmtKind::Break ? "break" : "continue";
           error(s.span, std::string("`") + word + "` outside a loop" +
-                            (in_graph_block_ ? " (a graph block cannot be left with it)" : ""));
+                            (in_graph_block_ ? " (a graph block cannot be left with it)" : ""),
+                loop_outside_function_ ? std::string("note: the loop is outside the function this `") + word +
+                                             "` is in (a `fn() { ... }` given to no_grad or another call); "
+                                             "return a value and `" + word + "` after the call"
+                                       : "");
         }
         break;
       case StmtKind::Return: {
