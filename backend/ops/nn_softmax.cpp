@@ -457,9 +457,16 @@ Tensor one_hot(const Tensor& ids, int64_t n) {
   return call(d, {ids}, Attrs{{"n", n}});
 }
 
-Tensor nll_loss(const Tensor& logp_in, const Tensor& ids, Reduction r) {
-  Tensor logp = as_float(logp_in);
-  if (logp.ndim() != 2) throw Error("nll_loss: log-probabilities must be 2-d [N, C], got " + logp.type().str());
+Tensor nll_loss(const Tensor& logp_in, const Tensor& ids_in, Reduction r) {
+  Tensor logp = as_float(logp_in), ids = ids_in;
+  // One unbatched example: [C] with a 0-d id, as in PyTorch.
+  if (logp.ndim() == 1 && ids.ndim() == 0) {
+    const Tensor loss = nll_loss(unsqueeze(logp, 0), unsqueeze(ids, 0), r);
+    return r == Reduction::none ? reshape(loss, {}) : loss;
+  }
+  if (logp.ndim() != 2)
+    throw Error("nll_loss: log-probabilities must be [N, C] (or one example's [C] with a 0-d id), got " +
+                logp.type().str());
   if (!is_integral(ids.dtype()) || ids.ndim() != 1 || ids.shape()[0] != logp.shape()[0])
     throw Error("nll_loss: labels " + ids.type().str() + " do not fit log-probabilities " + logp.type().str() +
                 ": class ids need an integer tensor of shape [" + std::to_string(logp.shape()[0]) + "]");

@@ -368,6 +368,11 @@ TEST_CASE("softmax_cross_entropy by hand") {
   check_close(vals(softmax_cross_entropy(zeros({4}), scalar_int(2))), {std::log(4.0)});
   // nll_loss of log_softmax is the same loss.
   check_close(vals(nll_loss(log_softmax(z), ids)), vals(softmax_cross_entropy(z, ids)), 1e-6, 1e-6);
+  // Unbatched nll_loss too: -logp[2] of [C] log-probabilities, a 0-d loss.
+  const Tensor one = nll_loss(make<float>({-1.5f, -0.5f, -2.25f}, {3}), scalar_int(2));
+  CHECK(one.shape() == Shape{});
+  check_close(vals(one), {2.25});
+  CHECK(nll_loss(make<float>({-1.5f, -0.5f}, {2}), scalar_int(0), Reduction::none).shape() == Shape{});
   CHECK(softmax_cross_entropy(z, ids).dtype() == DType::f32);
   CHECK(softmax_cross_entropy(x, p).shape() == Shape{});
 }
