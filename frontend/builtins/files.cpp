@@ -20,6 +20,7 @@
 #include "frontend/host_data.h"
 #include "frontend/builtins/npy_format.h"
 #include "frontend/builtins/safetensors_format.h"
+#include "frontend/builtins/training_state.h"
 #include "frontend/format.h"
 #include "frontend/function.h"
 #include "frontend/interpreter.h"
@@ -342,9 +343,13 @@ void install_files(Interpreter& vm) {
   });
   def(vm, "load", "path", [](Args& a) {
     const std::string& path = path_arg(a, 0, false);
-    safetensors::Contents c = safetensors::read(path);
-    return nest(path, leaves(path, c));
+    return nest(path, checkpoint_leaves(path));
   });
+}
+
+std::vector<std::pair<std::string, Value>> checkpoint_leaves(const std::string& path) {
+  safetensors::Contents c = safetensors::read(path);
+  return leaves(path, c);
 }
 
 }  // namespace nn::frontend::builtins

@@ -1,6 +1,7 @@
 // Built-ins for the whole state of a training run (SPEC §17): state(x), the
 // flat record of every tensor of a model, optimizer or any nest of them;
-// load_state(x, src), which copies a checkpoint into those tensors in place;
+// load_state(x, src), which copies a checkpoint into those tensors in place
+// (and its host values into x's of the same name and kind);
 // rng_state() and set_rng_state(s), the random generator's position, so that
 // a resumed run repeats an uninterrupted one bit for bit.
 #include "frontend/builtins/training_state.h"
@@ -47,6 +48,41 @@ Entries source_entries(Args& a) {
   if (!src.is_record() && !src.is_list() && !src.is_tuple())
     a.fail(1, "load_state reads from a checkpoint path or a record of tensors, not " + a_type_name(src));
   return state_entries(src);
+}
+
+// The host values (bools, numbers, strings) a record or list nest holds in
+// its records' fields and its lists' items, under state()'s dotted names:
+// the places load_state can set. Tuples cannot be changed: not walked.
+template <class F>
+void for_each_host_slot(Value& v, const std::string& name, size_t depth, const F& f) {
+  if (depth >= kMaxValueDepth) return;
+  auto child = [&](const std::string& part) { return name.empty() ? part : name + "." + part; };
+  auto visit = [&](Value& item, const std::string& path) {
+    if (item.is_bool() || item.is_int() || item.is_float() || item.is_str()) f(path, item);
+    else if (item.is_record() || item.is_list()) for_each_host_slot(item, path, depth + 1, f);
+  };
+  if (v.is_record())
+    for (auto& [field, value] : v.as_record()->fields) visit(value, child(symbol_name(field)));
+  else if (v.is_list())
+    for (size_t i = 0; i < v.as_list()->items.size(); ++i) visit(v.as_list()->items[i], child(std::to_string(i)));
+}
+
+// Sets x's host values from the source's of the same name and kind (a
+// resumed run's epoch count); the rest is left as it is.
+void load_host_values(Value& x, const Value& src) {
+  std::unordered_map<std::string, Value> source;
+  if (src.is_str()) {
+    for (auto& [name, v] : checkpoint_leaves(src.as_str()))
+      if (!v.is_tensor()) source.emplace(name, v);
+  } else {
+    Value walked = src;
+    for_each_host_slot(walked, "", 0, [&](const std::string& name, Value& v) { source.emplace(name, v); });
+  }
+  if (source.empty()) return;
+  for_each_host_slot(x, "", 0, [&](const std::string& name, Value& v) {
+    auto it = source.find(name);
+    if (it != source.end() && it->second.kind() == v.kind()) v = it->second;
+  });
 }
 
 // "`a`, `b` and 3 more": a long list stays readable.
@@ -123,6 +159,8 @@ Value load_state(Args& a) {
     backend::Tensor dst = copies[i].first;
     if (!dst.same(sources[i])) backend::index_assign(dst, {}, sources[i]);
   }
+  Value target_nest = x;
+  load_host_values(target_nest, a[1]);
   if (strict) return Value();
   RecordPtr r = make_record();
   r->set(intern("missing"), string_list(missing));

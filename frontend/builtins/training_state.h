@@ -16,4 +16,8 @@ namespace nn::frontend::builtins {
 // in its optimizer's `params`) is listed once, under the first path.
 std::vector<std::pair<std::string, backend::Tensor>> state_entries(const Value& v);
 
+// Every leaf of a checkpoint file (tensors and host values: an epoch count,
+// a best loss) under its dotted name, as load() reads them (files.cpp).
+std::vector<std::pair<std::string, Value>> checkpoint_leaves(const std::string& path);
+
 }  // namespace nn::frontend::builtins
