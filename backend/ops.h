@@ -92,7 +92,8 @@ Tensor outer(const Tensor& a, const Tensor& b);   // 1-d outer product
 Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape);  // one -1 allowed; shares memory
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
 Tensor transpose(const Tensor& x, int64_t a = -2, int64_t b = -1);
-Tensor flatten(const Tensor& x, int64_t start = 1);
+// Axes start..end (inclusive) joined into one.
+Tensor flatten(const Tensor& x, int64_t start = 1, int64_t end = -1);
 Tensor squeeze(const Tensor& x, const std::optional<int64_t>& axis = std::nullopt);
 Tensor unsqueeze(const Tensor& x, int64_t axis);
 Tensor broadcast_to(const Tensor& x, const Shape& shape);

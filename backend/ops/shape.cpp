@@ -222,13 +222,18 @@ Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
   return call(op(OpId::reshape), {x}, Attrs{{"shape", Shape::of(resolved)}});
 }
 
-Tensor flatten(const Tensor& x, int64_t start) {
+Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
   // A 0-d tensor flattens like a 1-element 1-d one.
-  int s = normalized_axis("flatten", start, std::max(x.ndim(), 1), x);
+  const int n = std::max(x.ndim(), 1);
+  const int s = normalized_axis("flatten", start, n, x), e = normalized_axis("flatten", end, n, x);
+  if (e < s)
+    throw Error("flatten: end axis " + std::to_string(end) + " comes before start axis " + std::to_string(start) +
+                " of " + x.type().str());
   std::vector<int64_t> shape(x.shape().begin(), x.shape().begin() + std::min(s, x.ndim()));
-  int64_t rest = 1;
-  for (int d = s; d < x.ndim(); ++d) rest *= x.shape()[d];
-  shape.push_back(rest);
+  int64_t joined = 1;
+  for (int d = s; d <= e && d < x.ndim(); ++d) joined *= x.shape()[d];
+  shape.push_back(joined);
+  for (int d = e + 1; d < x.ndim(); ++d) shape.push_back(x.shape()[d]);
   return reshape(x, shape);
 }
 

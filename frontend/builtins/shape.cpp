@@ -30,7 +30,8 @@ void install_shape(Interpreter& vm) {
   def(vm, "transpose", "x, a=-2, b=-1", [](Args& a) {
     return Value(backend::transpose(a.tensor(0), a.integer(1), a.integer(2)));
   });
-  def(vm, "flatten", "x, start=1", [](Args& a) { return Value(backend::flatten(a.tensor(0), a.integer(1))); });
+  def(vm, "flatten", "x, start=1, end=-1",
+      [](Args& a) { return Value(backend::flatten(a.tensor(0), a.integer(1), a.integer(2))); });
   def(vm, "squeeze", "x, axis=none", [](Args& a) {
     std::optional<int64_t> axis;
     if (!a[1].is_none()) axis = a.integer(1);

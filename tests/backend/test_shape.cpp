@@ -58,6 +58,11 @@ TEST_CASE("flatten, squeeze, unsqueeze") {
   CHECK(flatten(x, -1).shape() == Shape{2, 3, 4});
   CHECK(flatten(x, 2).raw_data() == x.raw_data());
   CHECK(flatten(make<float>({1}, {}), 0).shape() == Shape{1});
+  // Up to an end axis (inclusive), as PyTorch's flatten(start_dim, end_dim).
+  CHECK(flatten(x, 0, 1).shape() == Shape{6, 4});
+  CHECK(flatten(x, 1, 1).shape() == Shape{2, 3, 4});
+  CHECK(flatten(x, -2, -1).shape() == Shape{2, 12});
+  CHECK_THROWS_WITH_AS(flatten(x, 2, 1), "flatten: end axis 1 comes before start axis 2 of f32[2, 3, 4]", Error);
   CHECK_THROWS_WITH_AS(flatten(make<float>({1, 2}, {2})),
                        "flatten: axis 1 is out of range for f32[2] (valid axes are -1..0)", Error);
 
