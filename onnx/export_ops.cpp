@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <climits>
 
+#include <onnx/defs/schema.h>
+
 #include "backend/ops.h"
 #include "backend/ops/type_rules.h"
 #include "onnx/export_ops.h"
@@ -66,11 +68,26 @@ const Ints& ints_attr(C& c, const char* name) { return c.attrs().get<Ints>(name)
 Ints dims_of(const backend::TensorType& t) { return Ints(t.shape.dims().begin(), t.shape.dims().end()); }
 
 // ---- elementwise ----
-// One ONNX op over the inputs converted to the result's dtype.
+// Whether ONNX's op (in the opset nn writes) takes 16-bit floats t: older
+// ops (Sin, Cos, Softplus, Round) have no bf16.
+bool onnx_takes(const char* op, DType t) {
+  const char* type = t == DType::bf16 ? "tensor(bfloat16)" : t == DType::f16 ? "tensor(float16)" : nullptr;
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op, kExportOpset);
+  if (!type || !schema || schema->typeConstraintParams().empty()) return true;
+  const std::vector<std::string>& allowed = schema->typeConstraintParams()[0].allowed_type_strs;
+  return std::find(allowed.begin(), allowed.end(), type) != allowed.end();
+}
+
+// One ONNX op over the inputs converted to the result's dtype; where ONNX's
+// op has no such type, in f32 and rounded back once, as nn computes 16-bit
+// ops.
 void same(C& c, const char* op) {
   const DType t = out_dtype(c);
-  if (c.num_inputs() == 1) c.add(op, {c.in_as(0, t)}, {c.out(0)});
-  else c.add(op, {c.in_as(0, t), c.in_as(1, t)}, {c.out(0)});
+  const DType work = (t == DType::f16 || t == DType::bf16) && !onnx_takes(op, t) ? DType::f32 : t;
+  const std::string y = work == t ? c.out(0) : c.fresh();
+  if (c.num_inputs() == 1) c.add(op, {c.in_as(0, work)}, {y});
+  else c.add(op, {c.in_as(0, work), c.in_as(1, work)}, {y});
+  if (work != t) set_attr(c.add("Cast", {y}, {c.out(0)}), "to", int64_t(onnx_type_of(t)));
 }
 // As same(), but a plain copy of integers (floor of an integer is itself).
 void float_only(C& c, const char* op) {
@@ -254,7 +271,14 @@ void arg(C& c, const char* op) {
 // ---- linear algebra ----
 void matmul(C& c) {
   const DType t = out_dtype(c);
-  c.add("MatMul", {c.in_as(0, t), c.in_as(1, t)}, {c.out(0)});
+  if (t == DType::boolean) {
+    // ONNX's MatMul takes no bools: counted in i32, any count true (nn's
+    // bool product is an or of ands).
+    const std::string n = c.op1("MatMul", {c.in_as(0, DType::i32), c.in_as(1, DType::i32)});
+    set_attr(c.add("Cast", {n}, {c.out(0)}), "to", int64_t(onnx_type_of(t)));
+  } else {
+    c.add("MatMul", {c.in_as(0, t), c.in_as(1, t)}, {c.out(0)});
+  }
   // The batch stays axis 0 when it is a's rows or a batch dimension of b.
   const auto &a = c.in_type(0), &b = c.in_type(1);
   const int r = c.out_type(0).shape.ndim();

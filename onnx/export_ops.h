@@ -22,6 +22,9 @@ namespace nn::onnx_io {
 // batch. Before an entry runs, each output's factor is the factor of an
 // input of the same rank (the batch stays axis 0); an entry whose op moves
 // or drops axis 0 sets its outputs' factors itself, or fails.
+// The opset nn's exported models declare (the highest libonnx 1.12 knows).
+inline constexpr int kExportOpset = 17;
+
 class ExportContext {
  public:
   virtual ~ExportContext() = default;

@@ -37,8 +37,6 @@ using backend::TensorType;
 
 namespace {
 
-constexpr int kOpset = 17;
-
 // "t12": a prefix and a number (one append: GCC 12 warns wrongly about `"t" + to_string(n)`).
 // Whether a name is one of the forms the exporter writes itself: values
 // (v12), intermediates (t3), constants (c4), captured tensors without a
@@ -79,7 +77,7 @@ class Writer final : public ExportContext {
     model_.set_producer_name("nn");
     auto* opset = model_.add_opset_import();
     opset->set_domain("");
-    opset->set_version(kOpset);
+    opset->set_version(kExportOpset);
     graph_ = model_.mutable_graph();
     graph_->set_name(o.graph_name.empty() ? "nn" : o.graph_name);
     // Nodes whose results nothing reads (a layer's second result the

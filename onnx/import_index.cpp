@@ -100,8 +100,16 @@ Tensor pad_by_index(const NodeContext& n, const Tensor& x, int64_t axis, int64_t
   const int64_t dim = x.shape()[int(axis)];
   if (dim == 0) n.fail("cannot pad an empty axis in " + mode + " mode");
   if (mode == "reflect" && dim == 1) n.fail("cannot reflect an axis of size 1");
-  std::vector<int64_t> src;
-  for (int64_t i = -before; i < dim + after; ++i) {
+  int64_t rows = 0;
+  if (__builtin_add_overflow(dim, before, &rows) || __builtin_add_overflow(rows, after, &rows))
+    n.fail("pads of " + std::to_string(before) + " and " + std::to_string(after) + " make axis " +
+           std::to_string(axis) + " longer than 2^63");
+  // The positions' own memory is counted as a tensor's: a pad too large for
+  // it is out of memory, said before any of it is filled.
+  Tensor src = Tensor::empty(Shape{rows}, DType::i64);
+  int64_t* at = src.data<int64_t>();
+  for (int64_t k = 0; k < rows; ++k) {
+    const int64_t i = k - before;
     int64_t j = i;
     if (mode == "edge") {
       j = std::clamp(i, int64_t(0), dim - 1);
@@ -110,9 +118,9 @@ Tensor pad_by_index(const NodeContext& n, const Tensor& x, int64_t axis, int64_t
       j = ((i % period) + period) % period;
       if (j >= dim) j = period - j;
     }
-    src.push_back(j);
+    at[k] = j;
   }
-  return index_select(x, from_ints(src, Shape{int64_t(src.size())}, DType::i64), axis);
+  return index_select(x, src, axis);
 }
 
 Outs pad_entry(const NodeContext& n) {
@@ -129,6 +137,12 @@ Outs pad_entry(const NodeContext& n) {
   bool cropping = false;
   for (int64_t d = 0; d < r; ++d) {
     const int64_t dim = x.shape()[int(d)];
+    // A crop of more than the axis holds (-2^63 included, which cannot be
+    // negated) leaves nothing of it to pad.
+    for (int64_t side : {d, d + r})
+      if (pads[size_t(side)] < -dim)
+        n.fail("pad " + std::to_string(pads[size_t(side)]) + " crops more than axis " + std::to_string(d) + "'s " +
+               std::to_string(dim));
     if (pads[size_t(d)] < 0) crop[size_t(d)].start = -pads[size_t(d)], cropping = true, pads[size_t(d)] = 0;
     if (pads[size_t(d + r)] < 0) crop[size_t(d)].stop = dim + pads[size_t(d + r)], cropping = true, pads[size_t(d + r)] = 0;
   }

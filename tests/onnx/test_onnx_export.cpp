@@ -339,3 +339,31 @@ TEST_CASE("onnx export: a reshape to a shape holding a 0 is refused with a dynam
     CHECK(std::string(e.what()).find("leaves ambiguous (pass dynamic_batch=false") != std::string::npos);
   }
 }
+
+TEST_CASE("onnx export: ops ONNX has no bf16 or bool form of compute in another type, and match nn") {
+  // Sin, Cos, Softplus and Round take no bf16 in opset 17 (the checker
+  // refused the model as an internal error): they compute in f32 and round
+  // once, as nn does; MatMul takes no bools: counted in i32, any true.
+  const Tensor h = backend::astype(backend::from_doubles({0.5, 1.5, 2.5, -3.25}, Shape{2, 2}, DType::f32), DType::bf16);
+  const Tensor b = backend::from_ints({1, 0, 0, 0}, Shape{2, 2}, DType::boolean);
+  using F = std::function<Tensor(const Tensor&)>;
+  const std::pair<F, Tensor> cases[] = {
+      {[](const Tensor& x) { return backend::sin(x); }, h},
+      {[](const Tensor& x) { return backend::cos(x); }, h},
+      {[](const Tensor& x) { return backend::softplus(x); }, h},
+      {[](const Tensor& x) { return backend::round(x); }, h},
+      {[](const Tensor& x) { return backend::matmul(x, backend::transpose(x, 0, 1)); }, b},
+  };
+  io::ExportOptions fixed = options();
+  fixed.dynamic_batch = false;
+  const std::string path = temp_path("other_types.onnx");
+  for (const auto& [f, in] : cases) {
+    REQUIRE_NOTHROW(io::save(trace(in.type(), f), fixed, path));
+    const auto model = io::load(path);
+    const auto out = io::run(*model, {}, std::vector<Tensor>{in});
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].dtype() == in.dtype());
+    CHECK(max_diff(backend::astype(out[0], DType::f64), backend::astype(f(in), DType::f64)) == 0);
+  }
+  std::filesystem::remove(path);
+}

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -300,4 +301,38 @@ TEST_CASE("onnx import: QuantizeLinear saturates to the zero point's type, which
   CHECK(u8.data<int32_t>()[1] == 0);
   CHECK(u8.data<int32_t>()[2] == 3);
   CHECK(u8.data<int32_t>()[3] == 255);
+}
+
+// A Pad whose pads overflow an axis, ask for more memory than there is, or
+// crop more than the axis holds (-2^63 included) is an error when the model
+// runs, never a hang or a silently wrong crop.
+TEST_CASE("onnx import: Pad's huge or over-cropping pads are errors") {
+  auto run_error = [](const char* mode, const std::vector<int64_t>& pads, const char* file) {
+    const std::string path = write_model(model_with([&](onnx::GraphProto* g) {
+                                           add_value(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+                                           add_value(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 3});
+                                           add_int64_constant(g, "pads", pads);
+                                           auto* a = add_node(g, "Pad", {"x", "pads"}, {"y"}, "pad")->add_attribute();
+                                           a->set_name("mode");
+                                           a->set_type(onnx::AttributeProto::STRING);
+                                           a->set_s(mode);
+                                         }),
+                                         file);
+    const auto model = onnx_io::load(path);
+    try {
+      onnx_io::run(*model, {}, std::vector<Tensor>{backend::ones(backend::Shape{2, 3}, DType::f32)});
+    } catch (const backend::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const int64_t huge = int64_t(1) << 40, lowest = std::numeric_limits<int64_t>::min();
+  CHECK(run_error("reflect", {0, huge, 0, huge}, "nn_test_pad_huge.onnx").find("out of memory") != std::string::npos);
+  CHECK(run_error("edge", {0, huge, 0, huge}, "nn_test_pad_huge_edge.onnx").find("out of memory") != std::string::npos);
+  CHECK(run_error("edge", {0, std::numeric_limits<int64_t>::max(), 0, 5}, "nn_test_pad_overflow.onnx")
+            .find("longer than 2^63") != std::string::npos);
+  CHECK(run_error("constant", {0, -5, 0, 0}, "nn_test_pad_crop.onnx").find("pad -5 crops more than axis 1's 3") !=
+        std::string::npos);
+  CHECK(run_error("constant", {0, 0, 0, lowest}, "nn_test_pad_crop_min.onnx").find("crops more than axis 1's 3") !=
+        std::string::npos);
 }
