@@ -20,6 +20,10 @@ Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& widt
       throw Error("pad: negative width (" + std::to_string(before) + ", " + std::to_string(after) + ") for axis " +
                   std::to_string(d));
     if (before == 0 && after == 0) continue;
+    int64_t length = 0;
+    if (__builtin_add_overflow(y.shape()[int(d)], before, &length) || __builtin_add_overflow(length, after, &length))
+      throw Error("pad: widths (" + std::to_string(before) + ", " + std::to_string(after) + ") make axis " +
+                  std::to_string(d) + " of " + y.type().str() + " longer than 2^63 - 1");
     std::vector<Tensor> parts;
     for (int64_t w : {before, int64_t(-1), after}) {
       if (w == -1) {

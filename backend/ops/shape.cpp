@@ -140,7 +140,8 @@ OutTypes concat_type(std::span<const TensorType> in, const Attrs& attrs) {
       if (d != axis && t.shape[d] != first.shape[d])
         throw mismatch("dimension " + std::to_string(d) + ": " + std::to_string(t.shape[d]) +
                        " != " + std::to_string(first.shape[d]));
-    out[int(axis)] += t.shape[int(axis)];
+    if (__builtin_add_overflow(out[int(axis)], t.shape[int(axis)], &out[int(axis)]))
+      throw Error("concat: the operands' dimension " + std::to_string(axis) + " adds up past 2^63 - 1");
   }
   Promoted p = promote_types(in);
   return {TensorType{p.dtype, out, first.device, p.weak}};

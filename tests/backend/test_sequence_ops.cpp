@@ -226,4 +226,8 @@ TEST_CASE("pad puts (before, after) values around each axis from the first") {
   check_values(pad(t32({1}), {}), {1});
   CHECK_THROWS_WITH_AS(pad(t32({1}), {{1, 1}, {1, 1}}), "pad: 2 (before, after) pairs for the 1 axes of f32[1]", Error);
   CHECK_THROWS_WITH_AS(pad(t32({1}), {{-1, 1}}), "pad: negative width (-1, 1) for axis 0", Error);
+  CHECK_THROWS_WITH_AS(pad(zeros({0, int64_t(1) << 62}), {{0, 0}, {int64_t(1) << 62, 0}}),
+                       "pad: widths (4611686018427387904, 0) make axis 1 of f32[0, 4611686018427387904] longer than "
+                       "2^63 - 1",
+                       Error);
 }

@@ -165,6 +165,11 @@ TEST_CASE("concat and stack") {
   CHECK(vals<float>(concat({a})) == vals<float>(a));
   CHECK(concat({Tensor::empty({0, 2}, DType::f32), b}).shape() == Shape{1, 2});
 
+  // Sizes that add up past int64 (empty tensors hold them): an error, not a
+  // wrapped shape ([0, 2^62] four times gave [0, 0]).
+  const Tensor wide = zeros({0, int64_t(1) << 62});
+  CHECK_THROWS_WITH_AS(concat({wide, wide, wide, wide}, 1),
+                       "concat: the operands' dimension 1 adds up past 2^63 - 1", Error);
   CHECK_THROWS_WITH_AS(concat({a, make<float>({1, 2, 3}, {1, 3})}),
                        "concat: operand 1 is f32[1, 3] but operand 0 is f32[2, 2] (dimension 1: 3 != 2)", Error);
   CHECK_THROWS_WITH_AS(concat({a, make<float>({1, 2}, {2})}),
