@@ -51,6 +51,35 @@ void not_a_cast(Args& a, const char* fn, const char* dtype) {
     a.fail(0, std::string(fn) + "() gives a host number from a number or a one-element tensor, not from " +
                   a[0].as_tensor().type().str() + "; to change a tensor's dtype write astype(x, " + dtype + ")");
 }
+// The items of a list, tuple, range, string (its characters) or tensor (its
+// rows), as `for` takes them, for the built-ins over sequences.
+std::vector<Value> sequence_items(Args& a, const Value& v, const char* fn, size_t k) {
+  if (v.is_list() || v.is_tuple()) return v.is_list() ? v.as_list()->items : v.as_tuple()->items;
+  std::vector<Value> out;
+  if (v.is_tensor() && v.as_tensor().ndim() > 0) {
+    for (int64_t i = 0; i < v.as_tensor().shape()[0]; ++i) {
+      backend::IndexItem row;
+      row.kind = backend::IndexItem::index;
+      row.i = i;
+      out.push_back(Value(backend::index(v.as_tensor(), {row})));
+    }
+  } else if (v.is_range()) {
+    const RangeValue r = v.as_range();
+    check_items_fit(r.size());
+    out.reserve(size_t(r.size()));
+    for (int64_t i = 0; i < r.size(); ++i) out.push_back(Value(r.at(i)));
+  } else if (v.is_str()) {
+    const HostString& s = v.as_host_str();
+    for (int64_t i = 0; i < s.chars(); ++i) out.push_back(Value(std::string(s.char_at(i))));
+  } else {
+    const std::string what =
+        std::string(fn) + "() needs lists, tuples, ranges, strings or tensors of 1 or more axes, not " + a_type_name(v);
+    if (k < a.size()) a.fail(k, what);  // a named parameter: its own span
+    frontend::fail(a.call_span(), what);
+  }
+  return out;
+}
+
 }  // namespace
 
 void install_host(Interpreter& vm) {
@@ -121,21 +150,33 @@ void install_host(Interpreter& vm) {
   });
   // A new list of the items of a list, tuple, range or string, last first.
   def(vm, "reversed", "xs", [](Args& a) {
-    const Value& v = a[0];
+    std::vector<Value> items = sequence_items(a, a[0], "reversed", 0);
+    auto out = make_list({items.rbegin(), items.rend()});
+    out->count();
+    return Value(out);
+  });
+  // Python's enumerate and zip, as lists of tuples.
+  def(vm, "enumerate", "xs, start=0", [](Args& a) {
+    std::vector<Value> items = sequence_items(a, a[0], "enumerate", 0);
+    const int64_t start = a.integer(1);
     auto out = make_list();
-    if (v.is_list() || v.is_tuple()) {
-      const auto& items = v.is_list() ? v.as_list()->items : v.as_tuple()->items;
-      out->items.assign(items.rbegin(), items.rend());
-    } else if (v.is_range()) {
-      const RangeValue r = v.as_range();
-      check_items_fit(r.size());
-      out->items.reserve(size_t(r.size()));
-      for (int64_t i = r.size(); i-- > 0;) out->items.push_back(Value(r.at(i)));
-    } else if (v.is_str()) {
-      const HostString& s = v.as_host_str();
-      for (int64_t i = s.chars() - 1; i >= 0; --i) out->items.push_back(Value(std::string(s.char_at(i))));
-    } else {
-      a.fail(0, "reversed() needs a list, tuple, range or string, not " + a_type_name(v));
+    for (size_t i = 0; i < items.size(); ++i)
+      out->items.push_back(Value(make_tuple({Value(start + int64_t(i)), std::move(items[i])})));
+    out->count();
+    return Value(out);
+  });
+  def(vm, "zip", "*seqs", [](Args& a) {
+    std::vector<std::vector<Value>> seqs;
+    size_t n = SIZE_MAX;
+    for (size_t k = 0; k < a.rest().size(); ++k) {
+      seqs.push_back(sequence_items(a, a.rest()[k], "zip", k));
+      n = std::min(n, seqs.back().size());
+    }
+    auto out = make_list();
+    for (size_t i = 0; i < n && !seqs.empty(); ++i) {
+      std::vector<Value> row;
+      for (auto& s : seqs) row.push_back(std::move(s[i]));
+      out->items.push_back(Value(make_tuple(std::move(row))));
     }
     out->count();
     return Value(out);

@@ -49,7 +49,8 @@ TEST_CASE("range with a step and reversed, as in Python") {
   CHECK(run(vm, "reversed([1, \"a\", 2.5])") == "[2.5, \"a\", 1]");
   CHECK(run(vm, "reversed(\"ab\")") == "[\"b\", \"a\"]");
   CHECK(script_error(vm, "range(0, 4, 0)") == "range step cannot be zero");
-  CHECK(script_error(vm, "reversed(3)") == "reversed() needs a list, tuple, range or string, not an int");
+  CHECK(script_error(vm, "reversed(3)") ==
+        "reversed() needs lists, tuples, ranges, strings or tensors of 1 or more axes, not an int");
 }
 
 TEST_CASE("rand_like and randn_like take x's shape and dtype") {
