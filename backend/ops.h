@@ -79,6 +79,10 @@ Tensor var(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = fal
 Tensor std(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false, int64_t correction = 0);
 Tensor logsumexp(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
 Tensor norm(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);  // L2
+// Whether every (any) element along the axes is nonzero: bool; over none,
+// all is true and any false.
+Tensor all(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
+Tensor any(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
 // Index of the first extreme along `axis`, or into the flattened tensor.
 Tensor argmax(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor argmin(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);

@@ -472,6 +472,17 @@ Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
   return keepdims ? r : reshape(r, reduced_shape(x.shape(), ax, false).vec());
 }
 
+// Counts of the true elements, compared with 0: an empty reduction counts
+// none (all true, any false, as NumPy and PyTorch), where min and max of
+// nothing are errors.
+Tensor any(const Tensor& x, const Axes& axes, bool keepdims) {
+  return gt(sum(astype(x, DType::boolean), axes, keepdims), scalar_int(0, DType::i64, /*weak=*/true));
+}
+
+Tensor all(const Tensor& x, const Axes& axes, bool keepdims) {
+  return eq(sum(logical_not(astype(x, DType::boolean)), axes, keepdims), scalar_int(0, DType::i64, /*weak=*/true));
+}
+
 Tensor norm(const Tensor& x, const Axes& axes, bool keepdims) {
   // In f32 under autocast (SPEC §15): the squares too, not only their sum.
   auto ax = normalize_axes("norm", x, axes);

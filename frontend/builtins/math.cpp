@@ -89,6 +89,7 @@ void install_math(Interpreter& vm) {
       NN_REDUCTION_OPS(NN_REDUCTION_BUILTIN)
 #undef NN_REDUCTION_BUILTIN
       {"mean", backend::mean}, {"logsumexp", backend::logsumexp}, {"norm", backend::norm},
+      {"all", backend::all},   {"any", backend::any},
   };
   for (auto [name, fn] : reductions)
     def(vm, name, "x, axis=none, keepdims=false",

@@ -25,7 +25,7 @@ namespace {
 
 Tensor num(double v) { return scalar(v, DType::f64, /*weak=*/true); }
 
-const auto all = std::nullopt;
+const auto all_axes = std::nullopt;
 std::vector<int64_t> ax(std::initializer_list<int64_t> a) { return a; }
 
 }  // namespace
@@ -232,7 +232,7 @@ TEST_CASE("f32 inputs get f32 gradients, f64 inputs f64, mixed operands each the
 TEST_CASE("gradients of sum, prod, max and min over every kind of axis set") {
   using R = Tensor (*)(const Tensor&, const Axes&, bool);
   const std::pair<const char*, R> ops[] = {{"sum", sum}, {"prod", prod}, {"max", max}, {"min", min}};
-  const Axes axis_sets[] = {all, ax({0}), ax({1}), ax({-1}), ax({0, 2}), ax({-1, 0}), ax({0, 1, 2})};
+  const Axes axis_sets[] = {all_axes, ax({0}), ax({1}), ax({-1}), ax({0, 2}), ax({-1, 0}), ax({0, 1, 2})};
   for (auto [name, f] : ops)
     for (const Axes& axes : axis_sets)
       for (bool keepdims : {false, true}) {
