@@ -168,7 +168,9 @@ std::string what_mode_changed(const CompiledGraph& e) {
   if (e.grad_mode != backend::grad_enabled())
     return e.grad_mode ? "it runs under no_grad now, and was traced with gradients on"
                        : "it runs with gradients on now, and was traced under no_grad";
-  auto name = [](backend::DType t) { return t == backend::DType::f32 ? std::string("off") : std::string(backend::dtype_name(t)); };
+  auto name = [](backend::DType t) {
+    return t == backend::DType::f32 ? std::string("off") : std::string(backend::dtype_name(t));
+  };
   return "autocast is " + name(backend::autocast_dtype()) + " now, and was " + name(e.autocast) + " when traced";
 }
 
@@ -275,7 +277,8 @@ std::string Interpreter::escape_hint(const TracedStore& store, const std::string
   // A plain assignment of another shape or dtype (SPEC §13 updates the
   // tensor only with a value it can hold).
   const backend::TensorType now = store.tensor.type();
-  if (store.assign->target->kind != ExprKind::Index && (now.shape != store.replaced.shape || now.device != store.replaced.device))
+  if (store.assign->target->kind != ExprKind::Index &&
+      (now.shape != store.replaced.shape || now.device != store.replaced.device))
     return "a graph updates a captured tensor only with a value of its shape (`" + where + "` is " + store.replaced.str() +
            ", the new value " + now.str() + "); " + out("return the new value from the graph") + " instead";
   // Floats written in place into integers would be cut (`i += x` refuses them).

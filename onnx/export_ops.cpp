@@ -540,7 +540,8 @@ const ExportEntry entries[] = {
     // unary
     E(exp, same(c, "Exp")), E(log, same(c, "Log")), E(sqrt, same(c, "Sqrt")), E(rsqrt, rsqrt(c)),
     E(sin, same(c, "Sin")), E(cos, same(c, "Cos")), E(tanh, same(c, "Tanh")), E(sigmoid, same(c, "Sigmoid")),
-    E(leaky_relu, leaky_relu(c)), E(gelu, gelu(c)), E(softplus, same(c, "Softplus")), E(neg, same(c, "Neg")), E(copy, identity(c)),
+    E(leaky_relu, leaky_relu(c)), E(gelu, gelu(c)), E(softplus, same(c, "Softplus")), E(neg, same(c, "Neg")),
+    E(copy, identity(c)),
     E(abs, no_bool(c, "Abs")), E(sign, no_bool(c, "Sign")), E(relu, no_bool(c, "Relu")),
     E(floor, float_only(c, "Floor")), E(ceil, float_only(c, "Ceil")), E(round, float_only(c, "Round")),
     E(logical_not, c.add("Not", {c.in_as(0, DType::boolean)}, {c.out(0)})),

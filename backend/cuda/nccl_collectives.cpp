@@ -176,8 +176,8 @@ void all_reduce_kernel(std::span<const Tensor> in, std::span<Tensor> out, const 
   if (!n || drops_nan(in[0].dtype(), attrs)) return g_host_all_reduce(in, out, attrs);
   on_nccl_stream(dev, *n, [&](cudaStream_t s) {
     check_nccl(ncclAllReduce(in[0].raw_data(), out[0].raw_data(), size_t(in[0].numel()), nccl_type(in[0].dtype()),
-                        nccl_op(attrs), n->comm, s),
-          "all_reduce");
+                             nccl_op(attrs), n->comm, s),
+               "all_reduce");
   });
 }
 
@@ -187,7 +187,8 @@ void broadcast_kernel(std::span<const Tensor> in, std::span<Tensor> out, const A
   if (!n) return g_host_broadcast(in, out, attrs);
   const int root = int(attrs.get_or<int64_t>("root", 0));
   on_nccl_stream(dev, *n, [&](cudaStream_t s) {
-    check_nccl(ncclBroadcast(in[0].raw_data(), out[0].raw_data(), in[0].nbytes(), ncclUint8, root, n->comm, s), "broadcast");
+    check_nccl(ncclBroadcast(in[0].raw_data(), out[0].raw_data(), in[0].nbytes(), ncclUint8, root, n->comm, s),
+               "broadcast");
   });
 }
 
@@ -219,8 +220,8 @@ void start_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs
       dev, *n,
       [&](cudaStream_t s) {
         check_nccl(ncclAllReduce(b.raw_data(), b.raw_data(), size_t(b.numel()), nccl_type(b.dtype()), nccl_op(attrs),
-                            n->comm, s),
-              "all_reduce");
+                                 n->comm, s),
+                   "all_reduce");
       },
       &done);
   std::lock_guard lock(g_buckets_mu);

@@ -87,7 +87,8 @@ void install_neural(Interpreter& vm) {
     });
   }
   for (auto [name, fn, params] : {
-           std::tuple<const char*, Loss, const char*>{"mse_loss", backend::mse_loss, "pred, target, reduction=\"mean\""},
+           std::tuple<const char*, Loss, const char*>{"mse_loss", backend::mse_loss,
+                                                      "pred, target, reduction=\"mean\""},
            {"l1_loss", backend::l1_loss, "pred, target, reduction=\"mean\""},
            {"bce_with_logits", backend::bce_with_logits, "logits, targets, reduction=\"mean\""}})
     def(vm, name, params, [fn](Args& a) { return Value(fn(a.tensor(0), a.tensor(1), reduction(a, 2))); });

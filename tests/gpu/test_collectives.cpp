@@ -21,7 +21,8 @@ TEST_CASE("collectives of GPU tensors on one rank give the rank's own values, or
   for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean, ReduceOp::max, ReduceOp::min}) {
     // exp on the GPU, reduced, then doubled on the GPU.
     Tensor y = mul(all_reduce(exp(on(gpu(), x)), op), scalar(2.0, DType::f32, true));
-    check_same(mul(ex, scalar(2.0, DType::f32, true)), y, 1e-6, 0, std::string("all_reduce ") + comm::reduce_op_name(op));
+    check_same(mul(ex, scalar(2.0, DType::f32, true)), y, 1e-6, 0,
+               std::string("all_reduce ") + comm::reduce_op_name(op));
   }
 #if NN_HAVE_NCCL
   CHECK(nn::backend::cuda::nccl_chosen());
