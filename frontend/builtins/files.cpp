@@ -343,12 +343,12 @@ void install_files(Interpreter& vm) {
   });
   def(vm, "load", "path", [](Args& a) {
     const std::string& path = path_arg(a, 0, false);
-    return nest(path, checkpoint_leaves(path));
+    safetensors::Contents c = safetensors::read(path);
+    return nest(path, checkpoint_leaves(path, c));
   });
 }
 
-std::vector<std::pair<std::string, Value>> checkpoint_leaves(const std::string& path) {
-  safetensors::Contents c = safetensors::read(path);
+std::vector<std::pair<std::string, Value>> checkpoint_leaves(const std::string& path, safetensors::Contents& c) {
   return leaves(path, c);
 }
 

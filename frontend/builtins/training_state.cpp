@@ -6,6 +6,7 @@
 // a resumed run repeats an uninterrupted one bit for bit.
 #include "frontend/builtins/training_state.h"
 
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -35,19 +36,29 @@ namespace {
 
 using Entries = std::vector<std::pair<std::string, backend::Tensor>>;
 
-// load_state's source: a checkpoint file's tensors under their names, or a
-// record's (flat from state() or load(), or nested like a model) by state().
-Entries source_entries(Args& a) {
+// load_state's source, read once: a checkpoint file (its tensors under
+// their names), or a record (flat from state() or load(), or nested like a
+// model) with its tensors by state().
+struct Source {
+  std::optional<safetensors::Contents> file;
+  Entries tensors;
+};
+
+Source read_source(Args& a) {
   const Value& src = a[1];
+  Source s;
   if (src.is_str()) {
     const std::string& path = src.as_str();
     std::string denied = fileio::access_denied(a.vm().options().allow_files, path, false);
     if (!denied.empty()) a.fail(1, denied);
-    return safetensors::read(path).tensors;
+    s.file = safetensors::read(path);
+    s.tensors = s.file->tensors;
+    return s;
   }
   if (!src.is_record() && !src.is_list() && !src.is_tuple())
     a.fail(1, "load_state reads from a checkpoint path or a record of tensors, not " + a_type_name(src));
-  return state_entries(src);
+  s.tensors = state_entries(src);
+  return s;
 }
 
 // The host values (bools, numbers, strings) a record or list nest holds in
@@ -69,10 +80,10 @@ void for_each_host_slot(Value& v, const std::string& name, size_t depth, const F
 
 // Sets x's host values from the source's of the same name and kind (a
 // resumed run's epoch count); the rest is left as it is.
-void load_host_values(Value& x, const Value& src) {
+void load_host_values(Value& x, const Value& src, Source& from) {
   std::unordered_map<std::string, Value> source;
-  if (src.is_str()) {
-    for (auto& [name, v] : checkpoint_leaves(src.as_str()))
+  if (from.file) {
+    for (auto& [name, v] : checkpoint_leaves(src.as_str(), *from.file))
       if (!v.is_tensor()) source.emplace(name, v);
   } else {
     Value walked = src;
@@ -108,7 +119,8 @@ Value load_state(Args& a) {
                   a_type_name(x));
   bool strict = a.boolean(2);
   Entries target = state_entries(x);
-  Entries source = source_entries(a);
+  Source from = read_source(a);
+  const Entries& source = from.tensors;
   std::unordered_map<std::string, const backend::Tensor*> by_name;
   for (auto& [name, t] : source) by_name.emplace(name, &t);
 
@@ -160,7 +172,7 @@ Value load_state(Args& a) {
     if (!dst.same(sources[i])) backend::index_assign(dst, {}, sources[i]);
   }
   Value target_nest = x;
-  load_host_values(target_nest, a[1]);
+  load_host_values(target_nest, a[1], from);
   if (strict) return Value();
   RecordPtr r = make_record();
   r->set(intern("missing"), string_list(missing));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backend/tensor.h"
+#include "frontend/builtins/safetensors_format.h"
 #include "frontend/value.h"
 
 namespace nn::frontend::builtins {
@@ -16,8 +17,9 @@ namespace nn::frontend::builtins {
 // in its optimizer's `params`) is listed once, under the first path.
 std::vector<std::pair<std::string, backend::Tensor>> state_entries(const Value& v);
 
-// Every leaf of a checkpoint file (tensors and host values: an epoch count,
-// a best loss) under its dotted name, as load() reads them (files.cpp).
-std::vector<std::pair<std::string, Value>> checkpoint_leaves(const std::string& path);
+// Every leaf of a checkpoint file read already (tensors and host values: an
+// epoch count, a best loss) under its dotted name, as load() gives them
+// (files.cpp); `path` names the file in errors.
+std::vector<std::pair<std::string, Value>> checkpoint_leaves(const std::string& path, safetensors::Contents& c);
 
 }  // namespace nn::frontend::builtins
