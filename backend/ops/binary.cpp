@@ -162,7 +162,7 @@ std::vector<Tensor> floordiv_backward(const BackwardArgs& a) {
   return {wants(x) ? bw::zeros_like(x) : Tensor(), wants(y) ? bw::zeros_like(y) : Tensor()};
 }
 
-// relu_backward(g, y) passes g where y > 0: linear in g, through the same
+// relu_backward(g, y) passes g where y is not <= 0: linear in g, through the same
 // mask; piecewise constant in y (a defined zero, as floordiv's). So relu's
 // second derivatives still flow.
 std::vector<Tensor> relu_backward_backward(const BackwardArgs& a) {

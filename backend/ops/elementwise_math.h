@@ -296,10 +296,10 @@ struct Gelu {
   }
 };
 // g * d gelu(x) / dx: inputs (g, x).
-// g where relu's output y is positive, else 0 (a NaN y gives 0, as
-// where(y > 0, g, 0) did): relu's backward in one pass, without a mask.
+// 0 where relu's output y is at most 0, else g (a NaN y passes g on, as
+// PyTorch's threshold_backward does): relu's backward in one pass, without a mask.
 struct ReluGrad {
-  template <class T> NN_HD T operator()(T g, T y) const { return y > T(0) ? g : T(0); }
+  template <class T> NN_HD T operator()(T g, T y) const { return y <= T(0) ? T(0) : g; }
 };
 struct GeluGrad {
   bool approximate;

@@ -98,7 +98,7 @@
   X(ge, Ge, compare, false, false, nullptr)                                        \
   X(logical_and, And, logical, true, true, nullptr)                                \
   X(logical_or, Or, logical, true, true, nullptr)                                  \
-  /* g where y > 0, for inputs (g, y): relu's gradient in one pass */              \
+  /* 0 where y <= 0, else g, for inputs (g, y): relu's gradient in one pass */     \
   X(relu_backward, ReluGrad, floating, false, false, relu_backward_backward)              \
   /* g * gelu'(x) for inputs (g, x): gelu's gradient as one fused node */          \
   X(gelu_backward, GeluGrad, floating, false, false, nullptr, bool, approximate, false)

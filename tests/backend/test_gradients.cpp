@@ -62,9 +62,9 @@ TEST_CASE("gradients of leaky_relu and both forms of gelu") {
 }
 
 TEST_CASE("relu's gradient is one op, relu_backward, itself differentiable") {
-  // g where y > 0; 0 at y = 0 and where y is NaN.
+  // 0 where y <= 0, else g: a NaN y passes g on, as PyTorch's threshold_backward(g, y, 0).
   Tensor r = relu_backward(make<double>({1, 2, 3, 4}, {4}), make<double>({-1, 0, 2, kNaN}, {4}));
-  CHECK(vals<double>(r) == std::vector<double>{0, 0, 3, 0});
+  CHECK(vals<double>(r) == std::vector<double>{0, 0, 3, 4});
   // Linear in g through the mask, flat in y: on both sides of y = 0.
   for (auto [lo, hi] : {std::pair{0.2, 2.0}, std::pair{-2.0, -0.2}})
     CHECK_GRADS([](const Ins& in) { return weighted_sum(relu_backward(in[0], in[1])); },
