@@ -408,6 +408,32 @@ Tensor picked_log_probs(const Tensor& logp, const Tensor& ids) {
   return reshape(gather(logp, unsqueeze(ids, 1), 1), {ids.shape()[0]});
 }
 
+using Loss = Tensor (*)(const Tensor&, const Tensor&, Reduction);
+
+// PyTorch's K-dimensional form: x [N, C, d1, ..., dk] with class ids
+// [N, d1, ..., dk] or probabilities of x's shape is the [N·d1···dk, C] case
+// with the class axis moved last. Per-position losses come back
+// [N, d1, ..., dk]; the mean is over all of them.
+Tensor over_positions(const char* op, const Tensor& x, const Tensor& labels, Reduction r, Loss loss) {
+  std::vector<int64_t> to_last, ids_shape{x.shape()[0]};
+  to_last.push_back(0);
+  for (int i = 2; i < x.ndim(); ++i) {
+    to_last.push_back(i);
+    ids_shape.push_back(x.shape()[i]);
+  }
+  to_last.push_back(1);
+  const int64_t c = x.shape()[1];
+  const bool ids = is_integral(labels.dtype());
+  if (ids ? labels.shape().vec() != ids_shape : labels.shape() != x.shape())
+    throw Error(std::string(op) + ": labels " + labels.type().str() + " do not fit " + x.type().str() +
+                ": with classes on axis 1, class ids need shape " + Shape::of(ids_shape).str() +
+                " and probabilities " + x.shape().str());
+  const Tensor rows = reshape(permute(x, to_last), {-1, c});
+  const Tensor targets = ids ? reshape(labels, {-1}) : reshape(permute(labels, to_last), {-1, c});
+  const Tensor losses = loss(rows, targets, r);
+  return r == Reduction::none ? reshape(losses, ids_shape) : losses;
+}
+
 }  // namespace
 
 // ---- nn_ops.h ------------------------------------------------------------------
@@ -428,6 +454,7 @@ Tensor softmax_cross_entropy(const Tensor& logits_in, const Tensor& labels_in, R
   if (!is_integral(labels.dtype()) && labels.dtype() != DType::boolean) labels = astype(labels, logits.dtype());
   // One unbatched example: logits [C] with a 0-d id or [C] probabilities, as in PyTorch.
   const int label_ndim = is_integral(labels.dtype()) ? 0 : 1;
+  if (logits.ndim() > 2) return over_positions("softmax_cross_entropy", logits, labels, r, softmax_cross_entropy);
   const bool unbatched = logits.ndim() == 1 && labels.ndim() == label_ndim;
   if (unbatched) {
     logits = unsqueeze(logits, 0);
@@ -464,6 +491,7 @@ Tensor nll_loss(const Tensor& logp_in, const Tensor& ids_in, Reduction r) {
     const Tensor loss = nll_loss(unsqueeze(logp, 0), unsqueeze(ids, 0), r);
     return r == Reduction::none ? reshape(loss, {}) : loss;
   }
+  if (logp.ndim() > 2 && is_integral(ids.dtype())) return over_positions("nll_loss", logp, ids, r, nll_loss);
   if (logp.ndim() != 2)
     throw Error("nll_loss: log-probabilities must be [N, C] (or one example's [C] with a 0-d id), got " +
                 logp.type().str());
