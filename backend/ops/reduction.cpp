@@ -420,10 +420,9 @@ Tensor mean(const Tensor& x, const Axes& axes, bool keepdims) {
   return sum_divided(x, ax, keepdims, double(reduced_count(x, ax)));
 }
 
-// var, std and norm of an f16 or bf16 x: f applied to x in f32, its result
-// rounded to x's dtype once, as mean's is (in 16 bits the mean 2000.5 of
-// f16 [2000, 2001] rounded to 2000, which made the variance 0.5, not 0.25;
-// 300 squared overflowed f16). Under autocast the result stays f32.
+// norm of an f16 or bf16 x: f applied to x in f32, its result rounded to
+// x's dtype once, as mean's is (300 squared overflowed f16). Under autocast
+// the result stays f32.
 template <class F>
 static Tensor in_f32_when_half(const Tensor& x, F f) {
   if (!is_half_float(x.dtype())) return f(as_float(x));
@@ -438,9 +437,21 @@ static Tensor variance(const Tensor& xf, const std::vector<int64_t>& ax, bool ke
   return sum_divided(mul(d, d), ax, keepdims, denom);
 }
 
+// var and std of floats narrower than f64: computed in f64 and rounded to
+// x's dtype once, as PyTorch's CPU kernels accumulate. In f32 the squared
+// deviations overflow (1e20) or underflow (1e-25) where the result fits,
+// which gave inf or 0, and a zero gradient. Under autocast a 16-bit x's
+// result stays f32.
+template <class F>
+static Tensor in_f64(const Tensor& x, F f) {
+  const Tensor xf = as_float(x);
+  if (xf.dtype() == DType::f64) return f(xf);
+  return astype(f(astype(xf, DType::f64)), autocast_on() && is_half_float(xf.dtype()) ? DType::f32 : xf.dtype());
+}
+
 Tensor var(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction) {
   auto ax = normalize_axes("var", x, axes);
-  return in_f32_when_half(x, [&](const Tensor& xf) { return variance(xf, ax, keepdims, correction); });
+  return in_f64(x, [&](const Tensor& xd) { return variance(xd, ax, keepdims, correction); });
 }
 
 // sqrt(s) for s >= 0 (a variance, a sum of squares) whose gradient at s = 0
@@ -454,8 +465,7 @@ static Tensor sqrt_zero_gradient_at_0(const Tensor& s) {
 
 Tensor std(const Tensor& x, const Axes& axes, bool keepdims, int64_t correction) {
   auto ax = normalize_axes("std", x, axes);
-  return in_f32_when_half(
-      x, [&](const Tensor& xf) { return sqrt_zero_gradient_at_0(variance(xf, ax, keepdims, correction)); });
+  return in_f64(x, [&](const Tensor& xd) { return sqrt_zero_gradient_at_0(variance(xd, ax, keepdims, correction)); });
 }
 
 Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
