@@ -63,7 +63,9 @@ Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   const Tensor value = minimum(maximum(x, lo), hi);
   // NaN there, with no gradient (an integer clip has no NaN, nor a gradient).
   const Tensor nan = is_floating(value.dtype()) ? mul(value, scalar(0.0, DType::f64, /*weak=*/true)) : value;
-  const Tensor to_hi = logical_or(gt(x, hi), gt(lo, hi)), to_lo = logical_and(lt(x, lo), le(lo, hi));
+  // lo > hi sends every x to hi but a NaN one (x == x is false there).
+  const Tensor to_hi = logical_or(gt(x, hi), logical_and(gt(lo, hi), eq(x, x)));
+  const Tensor to_lo = logical_and(lt(x, lo), le(lo, hi));
   return where(logical_and(ge(x, lo), le(x, hi)), x, where(to_lo, lo, where(to_hi, hi, nan)));
 }
 

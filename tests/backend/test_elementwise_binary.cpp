@@ -262,6 +262,9 @@ TEST_CASE("clip") {
   // Tensor bounds broadcast; lo > hi gives hi, as NumPy.
   check_values(clip(t32({1, 2, 3, 4}, {2, 2}), t32({2, 0}), t32({3, 1})), {2, 1, 3, 1});
   check_values(clip(t32({0.5}), weak(1.0), weak(0.0)), {0});
+  // but for a NaN x, which stays NaN (PyTorch's clamp, NumPy's clip).
+  check_values(clip(t32({kNaN, 0.5, 3}), weak(2.0), weak(1.0)), {kNaN, 1, 1});
+  check_values(clip(t32({kNaN, 3}), t32({2, 2}), t32({1, 1})), {kNaN, 1});
 }
 
 TEST_CASE("0-d operands and empty tensors") {
