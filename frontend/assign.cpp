@@ -122,9 +122,26 @@ bool Interpreter::state_update(const Value& old, const Value& v, bool captured) 
   if (r.shape() != target.shape() || r.device() != target.device() ||
       backend::category(r.dtype()) > backend::category(target.dtype()) || !captured)
     return false;
-  backend::NoGradGuard no_grad;  // as in a graph, the update has no autodiff history
-  write_whole(target, r);
+  {
+    backend::NoGradGuard no_grad;  // as in a graph, the write itself has no autodiff history
+    write_whole(target, r);
+  }
+  lend_history(target, r);
   return true;
+}
+
+void Interpreter::lend_history(const backend::Tensor& target, const backend::Tensor& from) {
+  backend::TensorImpl& t = *target.impl();
+  const backend::TensorImpl& f = *from.impl();
+  // A param stays the leaf its optimizer and grad() name; a new value
+  // without history (a param itself, `h = w`) lends none, nor one cast.
+  if (!f.grad_fn || (t.requires_grad && !t.grad_fn) || from.dtype() != target.dtype()) return;
+  lent_histories_.push_back({target, t.requires_grad, t.graph_result, t.grad_result, t.output_index, t.grad_fn});
+  t.requires_grad = true;
+  t.graph_result = false;
+  t.grad_result = f.grad_result;
+  t.output_index = f.output_index;
+  t.grad_fn = f.grad_fn;
 }
 
 // `x -= v` of a tensor wrote into x itself (a state update, if traced), and

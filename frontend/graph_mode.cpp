@@ -431,17 +431,33 @@ HostReadRecording::~HostReadRecording() {
   vm.host_reads_outside_ = saved_outside;
 }
 
+GraphCodeRun::GraphCodeRun(Interpreter& v) : vm(v), saved_runs(t_graph_code_runs), lent_before(v.lent_histories_.size()) {
+  t_graph_code_runs = true;
+}
+
+GraphCodeRun::~GraphCodeRun() {
+  t_graph_code_runs = saved_runs;
+  auto& lent = vm.lent_histories_;
+  for (size_t i = lent.size(); i-- > lent_before;) {  // last lent first: a tensor lent twice ends as it began
+    backend::TensorImpl& t = *lent[i].tensor.impl();
+    t.requires_grad = lent[i].requires_grad;
+    t.graph_result = lent[i].graph_result;
+    t.grad_result = lent[i].grad_result;
+    t.output_index = lent[i].output_index;
+    t.grad_fn = std::move(lent[i].grad_fn);
+  }
+  lent.resize(lent_before);
+}
+
 EagerGraphRun::EagerGraphRun(Interpreter& v, Env* outside)
-    : vm(v), saved_in(v.in_eager_graph_), saved_outside(v.host_reads_outside_), saved_records(t_graph_code_runs) {
+    : vm(v), saved_in(v.in_eager_graph_), saved_outside(v.host_reads_outside_), code(v) {
   vm.in_eager_graph_ = true;
   vm.host_reads_outside_ = outside;
-  t_graph_code_runs = true;
 }
 
 EagerGraphRun::~EagerGraphRun() {
   vm.in_eager_graph_ = saved_in;
   vm.host_reads_outside_ = saved_outside;
-  t_graph_code_runs = saved_records;
 }
 
 // Whether `name`, seen from `env` while tracing, lives in the scope the
@@ -576,12 +592,7 @@ CompiledGraph& Interpreter::trace_and_compile(GraphCache& cache, std::optional<S
   backend::CollectiveRecording collectives;
   try {
     try {
-      const bool records_before = t_graph_code_runs;
-      t_graph_code_runs = true;
-      struct Restore {
-        bool v;
-        ~Restore() { t_graph_code_runs = v; }
-      } restore{records_before};
+      GraphCodeRun code(*this);
       traced = body(tr);
       refuse_closure_made_in_trace(traced.result, "graph `" + cache.name + "` returns", span);
       refuse_fed_fields_written(reads);

@@ -112,6 +112,18 @@ struct HostReadRecording {
 // autodiff history, marked as a graph's results (SPEC §17).
 Value as_graph_results(const Value& result);
 
+// A graph's own code running, traced or as plain code, for its life:
+// records it makes are the graph's (Record::made_by_graph), and the
+// autodiff histories its state updates lent (Interpreter::lend_history)
+// are taken back at its end.
+struct GraphCodeRun {
+  explicit GraphCodeRun(Interpreter& vm);
+  ~GraphCodeRun();
+  Interpreter& vm;
+  bool saved_runs;
+  size_t lent_before;
+};
+
 // A graph's code run as plain code (--eager; the eager half of
 // --check-graph) for its life: the graph's defining scope `outside` is what
 // it captures, so that a plain assignment to a tensor there is a state
@@ -122,7 +134,7 @@ struct EagerGraphRun {
   Interpreter& vm;
   bool saved_in;
   Env* saved_outside;
-  bool saved_records;
+  GraphCodeRun code;
 };
 
 class Interpreter {
@@ -365,8 +377,21 @@ class Interpreter {
   void refuse_fed_fields_written(const HostReads& reads) const;
   // `captured`: whether the variable or field lives outside the graph.
   bool state_update(const Value& old, const Value& v, bool captured);
+  // A state update's tensor stands for the new value for the rest of the
+  // graph's code, history included (`loss = f(w); minimize(loss, opt)`, as
+  // eager code reads it). The tensor's own autodiff fields, kept here, come
+  // back when that code ends (GraphCodeRun).
+  struct LentHistory {
+    backend::Tensor tensor;
+    bool requires_grad, graph_result, grad_result;
+    uint32_t output_index;
+    std::shared_ptr<backend::GradNode> grad_fn;
+  };
+  std::vector<LentHistory> lent_histories_;
+  void lend_history(const backend::Tensor& target, const backend::Tensor& from);
   friend struct HostReadRecording;
   friend struct EagerGraphRun;
+  friend struct GraphCodeRun;
   bool explain_retrace_ = false;
   bool in_eager_graph_ = false;  // inside a graph run as plain code (EagerGraphRun)
   int exporting_ = 0;            // save_onnx traces (nested: a count)
