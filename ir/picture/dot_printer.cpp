@@ -15,6 +15,9 @@
 namespace nn::ir {
 namespace {
 
+// Past this many boxes a view is laid out quickly (see DotWriter::run).
+constexpr size_t kQuickLayoutBoxes = 48;
+
 bool is_collective(const Node& n) {
   return n.op && (n.op->effect == backend::Effect::collective || n.op->effect == backend::Effect::completion);
 }
@@ -82,6 +85,10 @@ class DotWriter {
     out_ += "digraph " + quoted(title) + " {\n";
     out_ += "  graph [label=" + quoted(title) + ", labelloc=t, fontname=\"Helvetica\", fontsize=14, rankdir=" +
             (t_[v_.root].steps ? "LR" : "TB") + ", newrank=true, nodesep=0.2, ranksep=0.3];\n";
+    // Graphviz's network simplex and spline routing grow far faster than
+    // the drawing: a page's series of 128 LSTM steps (260 boxes) took
+    // minutes. Cut short (one simplex pass, straight edges) it takes 0.4 s.
+    if (v_.drawn() > kQuickLayoutBoxes) out_ += "  graph [nslimit=1, nslimit1=1, splines=line];\n";
     out_ += "  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=\"rounded,filled\", "
             "fillcolor=\"#ffffff\"];\n";
     out_ += "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\"];\n";
@@ -130,8 +137,8 @@ class DotWriter {
     }
     for (uint32_t k : v_.open) open_in_[t_[k].parent].push_back(k);
     // A fused group's cluster holds its ops of one call: the ops of a fusion
-    // across calls (a forward op and the backward op reading it) stay in
-    // their calls' clusters, each part a cluster of its own.
+    // across calls (a Linear's matmul and the relu after it) stay in their
+    // calls' clusters, each part a cluster of its own, one op too.
     std::unordered_set<NodeId> drawn_ops(v_.ops.begin(), v_.ops.end()), clustered;
     for (uint32_t f = 0; f < d_.fused().size(); ++f) {
       std::unordered_map<uint32_t, std::vector<NodeId>> parts;  // group -> its ops of f
@@ -143,7 +150,7 @@ class DotWriter {
         part.push_back(n);
       }
       for (uint32_t home : homes) {
-        if (parts[home].size() < 2) continue;  // one op is drawn as itself
+        if (parts[home].size() < 2 && homes.size() < 2) continue;  // the one op drawn of it: as itself
         clustered.insert(parts[home].begin(), parts[home].end());
         fused_in_[home].push_back(uint32_t(clusters_.size()));
         clusters_.push_back({f, std::move(parts[home])});

@@ -113,6 +113,12 @@ View Drawing::view(uint32_t root, uint32_t depth, bool fold_series) const {
       stack.insert(stack.end(), grp.children.begin(), grp.children.end());
     }
   }
+  // The whole graph's view draws its outputs that no node makes (an input,
+  // a param or a constant given back as it is): no op would show them.
+  if (root == 0)
+    for (ValueId x : g_->outputs)
+      if (x < g_->values.size() && g_->values[x].producer >= g_->nodes.size() && seen.insert(x).second)
+        v.values.push_back(x);
   std::sort(v.values.begin(), v.values.end());
   return v;
 }

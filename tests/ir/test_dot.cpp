@@ -286,6 +286,10 @@ TEST_CASE("dot: the default collapse draws at most 80 boxes") {
   std::string folded = ir::print_dot(chain(40));
   CHECK(ir::parse_dot_counts(folded).nodes == 40 + 1 + 1);
   CHECK(has(folded, "g40 [label=\"B\\n2 nodes\", shape=box3d"));
+  // Past 48 boxes Graphviz is told to lay out quickly (a page's view of
+  // hundreds of boxes took minutes); 20 calls, 41 boxes, are laid out fully.
+  CHECK(has(open, "graph [nslimit=1, nslimit1=1, splines=line];"));
+  CHECK(!has(ir::print_dot(chain(20)), "nslimit"));
 }
 
 TEST_CASE("dot: consecutive calls with the same traced body are one series box") {
@@ -387,10 +391,32 @@ TEST_CASE("dot: a fused node is drawn as a cluster of the ops it merged") {
   CHECK(c.nodes == before.nodes);  // every op drawn again, no more
   CHECK(c.edges == before.edges);
   CHECK(ops_before == 7);
-  // The first epilogue's ops sit in two calls (init's add, the Linear's
-  // mul): each call's part is a cluster of its own when it has two ops.
-  CHECK(has(dot, "label=\"fused #1\""));
+  // The first epilogue's ops sit in three calls (the Linear's matmul and
+  // mul, init's add, Sequential's relu): each call's part is a cluster of
+  // its own, one op too, so that the relu is seen fused with the rest.
+  auto clusters = [&](const std::string& label) {
+    size_t n = 0;
+    for (size_t at = dot.find(label); at != std::string::npos; at = dot.find(label, at + 1)) ++n;
+    return n;
+  };
+  CHECK(clusters("label=\"fused #0\"") == 3);
+  CHECK(clusters("label=\"fused #1\"") == 1);  // the second GEMM and its add, in one call
   CHECK(!has(dot, "fused #2"));
+}
+
+TEST_CASE("dot: outputs no node makes are drawn, marked as outputs") {
+  // graph g(x) { (x, w, x * 2) }: x and w are given back as they are.
+  ir::Graph g;
+  ValueId x = g.add_value(f32({2}), Role::input, "x");
+  ValueId w = g.add_value(f32({3}), Role::param, "w");
+  g.inputs = {x};
+  mark_output(g, x);
+  mark_output(g, w);
+  mark_output(g, out_of(g, add_op(g, "mul", {x, constant(g, 2)}, f32({2}))));
+  const std::string dot = ir::print_dot(g);
+  CHECK(has(dot, "[label=\"input x\\nf32[2]\\noutput\", shape=invhouse"));
+  CHECK(has(dot, "[label=\"param w\\nf32[3]\\noutput\", shape=ellipse"));
+  CHECK(ir::parse_dot_counts(dot).nodes == 3 + 1);  // x, w, mul, and the legend
 }
 
 TEST_CASE("dot: names are escaped") {
