@@ -323,6 +323,8 @@ Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
        st = slice_bound(*this, it.step, env);
   int64_t step = st.value_or(1);
   if (step == 0) fail(it.span, "slice step cannot be zero");
+  // -2^63 has no negation; any step past the length takes the same one item.
+  step = std::max(step, -INT64_MAX);
   auto clampb = [&](std::optional<int64_t> b, int64_t dflt) {
     if (!b) return dflt;
     int64_t v = *b < 0 ? *b + size : *b;

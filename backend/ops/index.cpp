@@ -27,6 +27,8 @@ namespace {
 void resolve_slice(const IndexItem& it, int64_t n, int64_t& start, int64_t& step, int64_t& size) {
   step = it.step.value_or(1);
   if (step == 0) throw Error("slice step cannot be zero");
+  // -2^63 has no negation; any step past the length takes the same one element.
+  step = std::max(step, -INT64_MAX);
   auto clamp = [&](int64_t v) {  // a negative bound counts from the end, then clamps into range
     if (v < 0) {
       v += n;

@@ -433,7 +433,7 @@ static Tensor in_f32_when_half(const Tensor& x, F f) {
 static Tensor variance(const Tensor& xf, const std::vector<int64_t>& ax, bool keepdims, int64_t correction) {
   // Two passes (subtract the mean first): no cancellation of large squares.
   Tensor d = sub(xf, mean(xf, ax, /*keepdims=*/true));
-  double denom = std::max<double>(double(reduced_count(xf, ax) - correction), 0.0);
+  double denom = std::max(double(reduced_count(xf, ax)) - double(correction), 0.0);  // no int64 overflow
   return sum_divided(mul(d, d), ax, keepdims, denom);
 }
 

@@ -50,9 +50,10 @@ void scan_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
           const int64_t j = reverse ? g.n - 1 - s : s, base = (o * g.n + j) * g.inner;
           for (int64_t i = 0; i < g.inner; ++i) {
             const Acc v = Acc(src[base + i]);
-            if constexpr (Id == OpId::cumsum) acc[size_t(i)] += v;
-            else if constexpr (std::is_integral_v<Acc>)  // integer products wrap, as integer * does
-              acc[size_t(i)] = Acc(uint64_t(acc[size_t(i)]) * uint64_t(v));
+            if constexpr (std::is_integral_v<Acc>) {  // integer sums and products wrap, as + and * do
+              const uint64_t a = uint64_t(acc[size_t(i)]), u = uint64_t(v);
+              acc[size_t(i)] = Acc(Id == OpId::cumsum ? a + u : a * u);
+            } else if constexpr (Id == OpId::cumsum) acc[size_t(i)] += v;
             else acc[size_t(i)] *= v;
             dst[base + i] = Out(acc[size_t(i)]);
           }

@@ -159,6 +159,9 @@ void install_host(Interpreter& vm) {
   def(vm, "enumerate", "xs, start=0", [](Args& a) {
     std::vector<Value> items = sequence_items(a, a[0], "enumerate", 0);
     const int64_t start = a.integer(1);
+    if (!items.empty() && start > INT64_MAX - int64_t(items.size() - 1))
+      a.fail(1, "integer overflow: counting " + std::to_string(items.size()) + " items from " + std::to_string(start) +
+                    " passes 9223372036854775807, the largest 64-bit int");
     auto out = make_list();
     for (size_t i = 0; i < items.size(); ++i)
       out->items.push_back(Value(make_tuple({Value(start + int64_t(i)), std::move(items[i])})));
