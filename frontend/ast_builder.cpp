@@ -9,7 +9,9 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <string>
@@ -383,7 +385,9 @@ class Builder {
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec == std::errc::result_out_of_range) {
       // Too small rounds to zero, as everywhere; too large is a mistake.
-      bool tiny = text.find("e-") != std::string::npos || text.find("E-") != std::string::npos;
+      // strtod tells which (HUGE_VAL past the range, 0 or a subnormal below
+      // it) where the text cannot: 1000...0e-1 is large, 0.000...01 tiny.
+      bool tiny = std::fabs(std::strtod(text.c_str(), nullptr)) < 1.0;
       if (!tiny) error("float literal too large", span(token), token);
       value = 0;
     } else if (ec != std::errc() || end != text.data() + text.size()) {

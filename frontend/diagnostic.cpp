@@ -37,6 +37,8 @@ std::string render(const Diagnostic& d, const SourceManager& sources) {
 namespace {
 // Optimal string alignment distance: insertions, deletions, substitutions
 // and swaps of two neighbours each cost one ("valeu" is one from "value").
+constexpr size_t kLongestMistypedName = 100;
+
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
   for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
@@ -51,12 +53,17 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 }  // namespace
 
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
+  // The distance table is quadratic: a name of 40,000 characters took 29 s
+  // and 12 GB. No one mistypes one that long.
+  if (name.size() > kLongestMistypedName) return {};
   // Up to one edit in three characters (at least one) still reads as a typo.
   size_t allowed = std::max<size_t>(1, (name.size() + 1) / 3);
   std::string best;
   size_t best_d = allowed + 1;
   for (const auto& c : candidates) {
     if (c == name) continue;
+    const size_t apart = c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
+    if (apart >= best_d) continue;  // at least that many edits: no better
     size_t d = edit_distance(name, c);
     if (d < best_d || (d == best_d && c < best)) {
       best_d = d;

@@ -134,9 +134,12 @@ NestingResult check_nesting(const std::vector<const antlr4::Token*>& tokens, con
       operators = 0;  // the previous item's tree is complete
     } else if (type == NNLexer::NEWLINE || type == NNLexer::SEMI) {
       // A statement ends (so its count restarts) unless the newline is one
-      // the token filter drops, or an `else` follows on the next line.
+      // the token filter drops, or an `else` follows on a later line (blank
+      // lines and comments between: the filter joins those too).
       bool in_block = open.empty() || open.back().type == NNLexer::LBRACE;
-      bool next_is_else = i + 1 < tokens.size() && tokens[i + 1]->getType() == NNLexer::ELSE;
+      size_t next = i + 1;
+      while (next < tokens.size() && tokens[next]->getType() == NNLexer::NEWLINE) ++next;
+      bool next_is_else = next < tokens.size() && tokens[next]->getType() == NNLexer::ELSE;
       if (in_block && !is_continuation_token(prev_type) && !next_is_else) operators = 0;
     } else if (is_nesting_operator(type)) {
       ++operators;

@@ -194,3 +194,14 @@ TEST_CASE("bind_args: where the diagnostics point") {
   // Lambdas are named "function".
   CHECK(raised(vm, "(fn(a) { a })()").message == "function is missing its argument `a`");
 }
+
+TEST_CASE("closest_name: the nearest typo, none past 100 characters") {
+  using nn::frontend::closest_name;
+  CHECK(closest_name("lenght", {"len", "length", "lengths"}) == "length");
+  CHECK(closest_name("abcdef", {"abcdefghijk", "abcdeg"}) == "abcdeg");  // one edit, not five
+  CHECK(closest_name("abcdef", {"uvwxyz"}).empty());                       // six edits: no typo
+  // The distance table is quadratic in the lengths: a 40,000-character
+  // name took 29 s and 12 GB. Past 100 characters nothing is suggested.
+  CHECK(closest_name(std::string(100, 'x'), {std::string(99, 'x')}) == std::string(99, 'x'));
+  CHECK(closest_name(std::string(5000, 'x'), {std::string(4999, 'x')}).empty());
+}

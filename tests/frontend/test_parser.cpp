@@ -230,6 +230,11 @@ TEST_CASE("parser: literals") {
   CHECK(tree(R"("a\nb\t\"q\" \\")") == R"("a\nb\t"q" \")");
   CHECK(tree("9223372036854775807") == "9223372036854775807");
   CHECK(tree("-9223372036854775808") == "-9223372036854775808");
+  // Past f64's range: too small rounds to 0, too large is an error, judged
+  // by the value, not by an `e-` in the text.
+  CHECK(tree("1e-400; 0." + std::string(400, '0') + "1") == "0f ; 0f");
+  CHECK(first_error("1" + std::string(400, '0') + "e-1") == "1:1 float literal too large");
+  CHECK(first_error("1e400") == "1:1 float literal too large");
   CHECK(tree("\"héllo\"") == "\"héllo\"");
 }
 
@@ -575,6 +580,13 @@ TEST_CASE("parser errors: nesting depth") {
   std::string blocks;
   for (int i = 0; i < 100000; ++i) blocks += "if x {";
   CHECK(first_error(blocks).ends_with(deep));
+  // An else-if chain nests though blank lines or comments stand before its
+  // `else`s (the count restarted there, and 100,000 links took minutes).
+  for (const char* gap : {"\n\n", "\n# note\n"}) {
+    std::string chain = "if c {1}";
+    for (int i = 0; i < 500; ++i) chain += std::string(gap) + "else if c {1}";
+    CHECK(first_error(chain).ends_with(deep));
+  }
 
   // Just within the limit parses.
   CHECK(tree(std::string(399, '(') + "1" + std::string(399, ')')) == "1");
