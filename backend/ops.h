@@ -115,6 +115,11 @@ struct IndexItem {
 Tensor index(const Tensor& x, const std::vector<IndexItem>& items);
 // x[items] = v, in place: v broadcasts to the selected region and is cast to x's dtype.
 void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& v);
+// x reversed along each of `axes` (all of them when none), as NumPy's flip.
+Tensor flip(const Tensor& x, const std::optional<std::vector<int64_t>>& axes);
+// x shifted `shift` places along `axis`, what falls off one end coming in at
+// the other (np.roll, torch.roll); with no axis, over x flattened.
+Tensor roll(const Tensor& x, int64_t shift, std::optional<int64_t> axis);
 // Rows of x (along axis 0) picked by an integer tensor of ids.
 Tensor take(const Tensor& x, const Tensor& ids);
 // take for an index expression on the tensor of type `of`: an id out of

@@ -1,6 +1,7 @@
 // Indexing (SPEC §3): the registry ops slice (a strided gather), assign_slice
 // (x[items] = v in place) and take (rows picked by integer ids), and the
-// ops.h functions index, index_assign and take. The functions turn Python
+// ops.h functions index, index_assign, take, and flip and roll made of
+// slices. The functions turn Python
 // style index items into one start, step and size per axis plus the list of
 // axes an integer index drops; the ops only ever see those.
 //
@@ -329,6 +330,33 @@ void index_assign(Tensor& x, const std::vector<IndexItem>& items, const Tensor& 
   // Eagerly the op returns x itself; under a tracer it returns the new value
   // of x, which x then names.
   x = call(op(OpId::assign_slice), {x, value}, region_attrs(r));
+}
+
+Tensor flip(const Tensor& x, const std::optional<std::vector<int64_t>>& axes) {
+  std::vector<IndexItem> items(size_t(x.ndim()));
+  std::vector<int64_t> all;
+  for (int64_t d = 0; d < x.ndim(); ++d) all.push_back(d);
+  for (int64_t a : axes.value_or(all)) {
+    int d;
+    if (!normalize_axis(a, x.ndim(), d))
+      throw Error("flip: axis " + std::to_string(a) + " is out of range for " + x.type().str());
+    if (items[size_t(d)].step) throw Error("flip: axis " + std::to_string(a) + " is named twice");
+    items[size_t(d)].step = -1;
+  }
+  return index(x, items);
+}
+
+Tensor roll(const Tensor& x, int64_t shift, std::optional<int64_t> axis) {
+  if (!axis) return reshape(roll(reshape(x, {-1}), shift, 0), x.shape().vec());
+  int d;
+  if (!normalize_axis(*axis, x.ndim(), d))
+    throw Error("roll: axis " + std::to_string(*axis) + " is out of range for " + x.type().str());
+  const int64_t n = x.shape()[d];
+  const int64_t s = n == 0 ? 0 : (shift % n + n) % n;  // in [0, n): no overflow at -2^63
+  std::vector<IndexItem> tail(size_t(d) + 1), head(size_t(d) + 1);
+  tail[size_t(d)].start = n - s;
+  head[size_t(d)].stop = n - s;
+  return concat({index(x, tail), index(x, head)}, d);
 }
 
 Tensor take(const Tensor& x, const Tensor& ids) { return call(op(OpId::take), {x, ids}); }

@@ -1,5 +1,6 @@
 // Parsing of built-in parameter lists and installation of every family.
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "backend/dtype.h"
@@ -87,6 +88,10 @@ void Interpreter::install_builtins() {
   using backend::DType;
   for (DType d : {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean, DType::f16, DType::bf16})
     prelude_->define(intern(backend::dtype_name(d)), Value(d));
+  // The float constants a PyTorch user reaches for (math.inf, math.nan, math.pi).
+  prelude_->define(intern("inf"), Value(std::numeric_limits<double>::infinity()));
+  prelude_->define(intern("nan"), Value(std::numeric_limits<double>::quiet_NaN()));
+  prelude_->define(intern("pi"), Value(3.141592653589793));
   auto args = make_list();
   for (auto& a : opts_.args) args->items.push_back(Value(a));
   prelude_->define(intern("args"), Value(args));

@@ -38,6 +38,22 @@ void install_shape(Interpreter& vm) {
     return Value(backend::squeeze(a.tensor(0), axis));
   });
   def(vm, "unsqueeze", "x, axis", [](Args& a) { return Value(backend::unsqueeze(a.tensor(0), a.integer(1))); });
+  def(vm, "flip", "x, axis=none", [](Args& a) { return Value(backend::flip(a.tensor(0), a.axes(1))); });
+  // roll(x, shift, axis=none): a shift per axis when both are lists, as torch.roll.
+  def(vm, "roll", "x, shift, axis=none", [](Args& a) {
+    backend::Tensor x = a.tensor(0);
+    if (a[1].is_int() || a[1].is_bool()) {
+      std::optional<int64_t> axis;
+      if (!a[2].is_none()) axis = a.integer(2);
+      return Value(backend::roll(x, a.integer(1), axis));
+    }
+    const std::vector<int64_t> shifts = a.int_list(1);
+    const std::optional<std::vector<int64_t>> axes = a.axes(2);
+    if (!axes || axes->size() != shifts.size())
+      a.fail(2, "a list of " + std::to_string(shifts.size()) + " shifts needs a list of as many axes");
+    for (size_t i = 0; i < shifts.size(); ++i) x = backend::roll(x, shifts[i], (*axes)[i]);
+    return Value(x);
+  });
   def(vm, "concat", "xs, axis=0", [](Args& a) { return Value(backend::concat(tensor_list(a, 0), a.integer(1))); });
   def(vm, "stack", "xs, axis=0", [](Args& a) { return Value(backend::stack(tensor_list(a, 0), a.integer(1))); });
   def(vm, "broadcast_to", "x, shape", [](Args& a) {
