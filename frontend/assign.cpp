@@ -204,21 +204,32 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
     }
     case ExprKind::Index: {
       auto& ix = static_cast<const IndexExpr&>(*s.target);
-      Value target = eval(*ix.target, env);
+      Value target;
+      if (ix.target->kind == ExprKind::Index) {
+        // Indexing a tensor copies, so `x[i][j] = v` would write into a
+        // temporary; an item of a list is the tensor itself (`xs[0][:] = v`).
+        auto& inner = static_cast<const IndexExpr&>(*ix.target);
+        Value base = eval(*inner.target, env);
+        if (base.is_tensor())
+          fail(ix.span, "chained indexing assigns into a copy; write `x[i, j] = v` to change x itself");
+        target = index_value(inner, base, env);
+      } else {
+        target = eval(*ix.target, env);
+      }
       if (target.is_list()) {
         if (ix.items.size() != 1 || ix.items[0].is_slice) fail(ix.span, "a list takes one integer index");
         Value iv = eval(*ix.items[0].index, env);
-        auto& items = target.as_list()->items;
+        const ListPtr& list = target.as_list();
+        auto& items = list->items;
         int64_t i = list_index(iv, int64_t(items.size()), ix.items[0].span);
         Value v = eval(*s.value, env);
+        // An item of a list made outside the graph is captured, as a field is.
+        if (s.op == AssignOp::Set && state_update(items[size_t(i)], v, !list->made_by_graph)) return;
         items[size_t(i)] = combine(items[size_t(i)], std::move(v));
         note_stored(target, items[size_t(i)]);
         return;
       }
       if (!target.is_tensor()) fail(ix.target->span, "cannot assign into " + a_type_name(target) + " by index");
-      // Indexing a tensor copies, so `x[i][j] = v` would write into a temporary.
-      if (ix.target->kind == ExprKind::Index)
-        fail(ix.span, "chained indexing assigns into a copy; write `x[i, j] = v` to change x itself");
       std::vector<backend::IndexItem> items = eval_index_items(*this, ix, env);
       Value v = eval(*s.value, env);
       if (target.as_tensor().impl()->grad_fn && backend::grad_enabled())

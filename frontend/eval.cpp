@@ -292,8 +292,9 @@ std::vector<backend::IndexItem> eval_index_items(Interpreter& vm, const IndexExp
   return items;
 }
 
-Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) {
-  Value target = eval(*e.target, env);
+Value Interpreter::eval_index(const IndexExpr& e, const EnvPtr& env) { return index_value(e, eval(*e.target, env), env); }
+
+Value Interpreter::index_value(const IndexExpr& e, const Value& target, const EnvPtr& env) {
   if (target.is_tensor()) {
     std::vector<IndexArg> args = eval_index_args(*this, e, env);
     note_op_loc(e.span);

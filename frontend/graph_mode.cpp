@@ -777,9 +777,21 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
   if (!graph_mode_on()) {
     // --eager: plain code that writes captured tensors in place where the
     // graph would (state_update), as a graph function's does.
-    std::optional<EagerGraphRun> eager;
-    if (opts_.eager_graphs && !ir::Tracer::active() && !in_eager_graph_) eager.emplace(*this, env.get());
-    return exec_block(*s.body, env, nullptr);
+    if (!opts_.eager_graphs || ir::Tracer::active() || in_eager_graph_) return exec_block(*s.body, env, nullptr);
+    // Its outputs, the tensors it binds to variables anew, carry no history
+    // after it, as a graph's results (`loss = f(w)` kept no history in the
+    // graph, but grew one across a loop under --eager).
+    std::unordered_map<const Value*, const void*> held;
+    for (auto& [sym, v] : visible_variables(env.get(), prelude_.get(), /*tensors_only=*/false))
+      held.emplace(v, v->is_tensor() ? v->as_tensor().impl() : nullptr);
+    Flow flow = Flow::Normal;
+    {
+      EagerGraphRun eager(*this, env.get());
+      flow = exec_block(*s.body, env, nullptr);
+    }
+    for (auto& [sym, v] : visible_variables(env.get(), prelude_.get()))
+      if (auto it = held.find(v); it == held.end() || it->second != v->as_tensor().impl()) *v = as_graph_results(*v);
+    return flow;
   }
   auto& slot = block_graphs_[&s];
   if (!slot) slot = new_graph_cache("graph block at " + sources_.location(s.span));

@@ -112,8 +112,8 @@ struct HostReadRecording {
 // autodiff history, marked as a graph's results (SPEC §17).
 Value as_graph_results(const Value& result);
 
-// A graph's own code running, traced or as plain code, for its life:
-// records it makes are the graph's (Record::made_by_graph), and the
+// A graph's own code running, traced or as plain code, for its life: lists
+// and records it makes are the graph's (Record::made_by_graph), and the
 // autodiff histories its state updates lent (Interpreter::lend_history)
 // are taken back at its end.
 struct GraphCodeRun {
@@ -245,6 +245,7 @@ class Interpreter {
   Value eval_record(const RecordExpr& e, const EnvPtr& env);
   Value eval_call(const CallExpr& e, const EnvPtr& env);
   Value eval_index(const IndexExpr& e, const EnvPtr& env);
+  Value index_value(const IndexExpr& e, const Value& target, const EnvPtr& env);  // target[e's items]
   Value eval_field(const FieldExpr& e, const EnvPtr& env);
   Value field_of(const Value& target, Symbol name, Span span, const EnvPtr& env, bool for_call);
   Value binary(BinOp op, const Value& a, const Value& b, Span span);

@@ -161,8 +161,13 @@ void release_nested(std::vector<std::pair<Symbol, Value>>& fields);
 
 // Lists and tuples count their items against the interpreter's memory cap:
 // count() after the items grew (throws OutOfMemory past the cap).
+// True on a thread while a graph's code runs (traced, or as plain code
+// under --eager): the lists and records it makes are its own.
+inline thread_local bool t_graph_code_runs = false;
 struct List {
   std::vector<Value> items;
+  // Made by a graph's code: see Record::made_by_graph.
+  bool made_by_graph = t_graph_code_runs;
   backend::AccountCharge charge;
   void count() { charge.resize(items.capacity() * sizeof(Value)); }
   ~List() { release_nested(items); }
@@ -172,14 +177,11 @@ struct Tuple {
   backend::AccountCharge charge;
   ~Tuple() { release_nested(items); }
 };
-// True on a thread while a graph's code runs (traced, or as plain code
-// under --eager): the records it makes are its own.
-inline thread_local bool t_graph_code_runs = false;
 struct Record {
   std::vector<std::pair<Symbol, Value>> fields;  // in definition order
   // Made by a graph's code: a plain assignment to its tensor field is a new
-  // value, where one to a field of a record from outside the graph is a
-  // state update (SPEC §13).
+  // value, where one to a field of a record from outside the graph (or an
+  // item of a list from outside it) is a state update (SPEC §13).
   bool made_by_graph = t_graph_code_runs;
   ~Record() { release_nested(fields); }
   Value* find(Symbol name);
