@@ -18,6 +18,7 @@
 #include "backend/autograd.h"
 #include "backend/error.h"
 #include "backend/ops.h"
+#include "frontend/format.h"
 #include "frontend/graph_cache.h"
 #include "frontend/interpreter.h"
 #include "frontend/tensor_walk.h"
@@ -39,13 +40,10 @@ std::string host_key(const Value& v) {
     case Value::Kind::None: return "none";
     case Value::Kind::Bool: return v.as_bool() ? "true" : "false";
     case Value::Kind::Int: return std::to_string(v.as_int());
-    case Value::Kind::Float: {  // with a point: 2.0 is not the int 2 (a product's dtype differs)
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.17g", v.as_float());
-      std::string key = buf;
-      if (key.find_first_of(".en") == std::string::npos) key += ".0";
-      return key;
-    }
+    // Shortest round-trip form, which --explain shows (0.1, not
+    // 0.10000000000000001), with a point: 2.0 is not the int 2 (a product's
+    // dtype differs).
+    case Value::Kind::Float: return format_float(v.as_float());
     case Value::Kind::Str: return "\"" + v.as_str() + "\"";
     case Value::Kind::DType: return std::string(backend::dtype_name(v.as_dtype()));
     case Value::Kind::Record: {
