@@ -308,18 +308,6 @@ bool CompiledGraph::fits_mode() const {
   return autocast == backend::autocast_dtype() && grad_mode == backend::grad_enabled();
 }
 
-// The cache entry for `sig`, most recently used last; null when none fits.
-static CompiledGraph* find_entry(GraphCache& cache, const Signature& sig) {
-  for (size_t i = 0; i < cache.entries.size(); ++i) {
-    if (cache.entries[i]->signature != sig || !cache.entries[i]->fits_mode()) continue;
-    std::unique_ptr<CompiledGraph> e = std::move(cache.entries[i]);
-    cache.entries.erase(cache.entries.begin() + std::ptrdiff_t(i));
-    cache.entries.push_back(std::move(e));
-    return cache.entries.back().get();
-  }
-  return nullptr;
-}
-
 CompiledGraph& Interpreter::add_entry(GraphCache& cache, Signature sig, Span span, const std::string& why) {
   bool full = cache.entries.size() >= GraphCache::kCapacity;
   // A graph whose captured values keep changing traces on every call:
@@ -663,21 +651,31 @@ std::string memory_shared_with_writes(const CompiledGraph& cg, std::span<const b
 }
 }  // namespace
 
-// A compiled entry (the cache's latest, found for this call) whose captured
-// tensors were rebound, or whose host values changed, is traced again in its
-// place: dropped here, with the reason for the retrace note; "" when it
-// holds, and then the host numbers it is fed are copied in for the run.
-std::string Interpreter::drop_if_stale(GraphCache& cache, CompiledGraph*& cg, const GuardScope& scope) {
-  if (!cg) return "";
-  if (cg->guards.hold(scope) && cg->host_reads.hold(scope.env)) {  // the common case: cheap
-    cg->host_reads.feed();  // the run about to start reads the host numbers fed to it now
-    return "";
+// The cache's entry for this call: the latest that `fits` (its signature
+// and mode) and whose captured tensors and host values still hold, moved
+// last and fed the host numbers of the run about to start; null when none
+// does, with `why` the reason the latest that fits failed (for the retrace
+// note). An entry whose captured tensors were rebound is dropped: it would
+// keep the old ones alive. One whose host values changed is kept for when
+// they come back (a model's `training`, which train() and eval() switch
+// around every epoch, traced again on every switch).
+CompiledGraph* Interpreter::holding_entry(GraphCache& cache, const GuardScope& scope,
+                                          const std::function<bool(const CompiledGraph&)>& fits, std::string& why) {
+  why.clear();
+  for (size_t i = cache.entries.size(); i-- > 0;) {
+    CompiledGraph& e = *cache.entries[i];
+    if (!e.fits_mode() || !fits(e)) continue;
+    const bool guards = e.guards.hold(scope);
+    if (guards && e.host_reads.hold(scope.env)) {
+      std::rotate(cache.entries.begin() + std::ptrdiff_t(i), cache.entries.begin() + std::ptrdiff_t(i) + 1,
+                  cache.entries.end());
+      e.host_reads.feed();
+      return &e;
+    }
+    if (why.empty()) why = guards ? e.host_reads.why_not(scope.env) : e.guards.why_not(scope);
+    if (!guards) cache.entries.erase(cache.entries.begin() + std::ptrdiff_t(i));
   }
-  std::string why = cg->guards.why_not(scope);
-  if (why.empty()) why = cg->host_reads.why_not(scope.env);
-  cache.entries.pop_back();
-  cg = nullptr;
-  return why;
+  return nullptr;
 }
 
 Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span call_span) {
@@ -694,8 +692,8 @@ Value Interpreter::call_graph(const Function& f, std::vector<Value>& args, Span 
   }
 
   GuardScope scope{{}, args, f.env.get(), prelude_.get()};
-  CompiledGraph* cg = find_entry(cache, sig);
-  const std::string stale = drop_if_stale(cache, cg, scope);
+  std::string stale;
+  CompiledGraph* cg = holding_entry(cache, scope, [&](const CompiledGraph& e) { return e.signature == sig; }, stale);
   std::vector<std::string> arg_names;
   if (!cg) {
     for (const auto& p : def.params) arg_names.push_back(p.name);
@@ -812,15 +810,10 @@ Interpreter::Flow Interpreter::exec_graph_block(const GraphBlockStmt& s, const E
       if (const Value* v = env->find(sym); v && v->is_tensor()) return false;
     return true;
   };
-  std::vector<backend::Tensor> inputs;
-  CompiledGraph* cg = nullptr;
-  for (size_t i = cache.entries.size(); i-- > 0;)
-    if (cache.entries[i]->fits_mode() && bind(*cache.entries[i], inputs)) {
-      cg = find_entry(cache, cache.entries[i]->signature);
-      break;
-    }
+  std::vector<backend::Tensor> inputs;  // bound for the entry found (the last bind)
   const GuardScope scope{{}, {}, env.get(), prelude_.get()};
-  const std::string stale = drop_if_stale(cache, cg, scope);
+  std::string stale;
+  CompiledGraph* cg = holding_entry(cache, scope, [&](const CompiledGraph& e) { return bind(e, inputs); }, stale);
   if (!cg) {
     std::unordered_map<const backend::TensorImpl*, std::string> names;
     std::unordered_map<std::string, backend::Tensor> before;

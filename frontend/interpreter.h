@@ -307,7 +307,8 @@ class Interpreter {
   CompiledGraph& trace_and_compile(GraphCache& cache, std::optional<Signature> sig, Span span, const GuardScope& scope,
                                    const std::function<TracedBody(ir::Tracer&)>& body, const std::string& why = {});
   void compile(CompiledGraph& cg, ir::Graph traced);
-  std::string drop_if_stale(GraphCache& cache, CompiledGraph*& cg, const GuardScope& scope);
+  CompiledGraph* holding_entry(GraphCache& cache, const GuardScope& scope,
+                               const std::function<bool(const CompiledGraph&)>& fits, std::string& why);
   // `span`: the call; the run's writes (a state update) are said to happen there.
   std::vector<backend::Tensor> run_compiled(CompiledGraph& cg, std::span<const backend::Tensor> inputs, Span span);
   // --check-graph: runs the graph, then `eager` on the same state and draws,
