@@ -245,8 +245,20 @@ int run_script(const CliOptions& cli, std::unique_ptr<Interpreter>& interp) {
       case Mode::Dot:
       case Mode::Onnx:
         interp->run_file(cli.file);  // stops at the graph: ExitRequest
-        print_error(cli.graph_name.empty() ? "the script ended without compiling a graph"
-                                           : "the script ended without compiling graph `" + cli.graph_name + "`");
+        if (cli.graph_name.empty()) {
+          print_error("the script ended without compiling a graph");
+        } else {
+          std::vector<std::string> made;
+          for (const auto& cache : interp->graphs())
+            if (!cache->entries.empty()) made.push_back(cache->name);
+          std::string message = "the script ended without compiling graph `" + cli.graph_name + "`";
+          if (const std::string near = nn::frontend::closest_name(cli.graph_name, made); !near.empty())
+            message += "; did you mean `" + near + "`?";
+          else if (!made.empty())
+            message += " (it compiled " + std::to_string(made.size()) + (made.size() == 1 ? " graph: `" : " graphs, first `") +
+                       made[0] + "`)";
+          print_error(message);
+        }
         return 1;
     }
     std::cout.flush();

@@ -1,0 +1,1 @@
+ir dot_model.nn --graph trainstep
