@@ -325,10 +325,12 @@ bool Repl::command(const std::string& line) {
       std::cerr << "error: :time needs an expression\n";
     } else {
       auto t0 = std::chrono::steady_clock::now();
-      bool ok = run_code(arg, &v);
-      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (ok) print_value(v);
-      std::cout << "time: " << readable_seconds(s) << "\n";
+      // No time for code that did not run to its end (its error said why).
+      if (run_code(arg, &v)) {
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        print_value(v);
+        std::cout << "time: " << readable_seconds(s) << "\n";
+      }
     }
   } else if (name == ":mem") {
     Value* mem = interp_->find_global("mem");

@@ -112,9 +112,13 @@ Tensor einsum(const std::string& spec, const std::vector<Tensor>& xs) {
   if (xs.empty() || xs.size() > 3) fail(spec, "takes one to three operands, got " + std::to_string(xs.size()));
   if (subs.size() != xs.size())
     fail(spec, "names " + std::to_string(subs.size()) + " operands but is given " + std::to_string(xs.size()));
-  for (char c : text)
-    if (!std::isalpha(static_cast<unsigned char>(c)) && !std::strchr(",->.", c))
-      fail(spec, std::string("`") + c + "` is not a letter");
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (std::isalpha(c) || (c && std::strchr(",->.", c))) continue;
+    // A character past ASCII is shown whole (its UTF-8 bytes), not its first byte.
+    const size_t bytes = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    fail(spec, "`" + text.substr(i, bytes) + "` is not a letter (einsum's axes are named a-z and A-Z)");
+  }
   // `...` stands for the axes the letters leave, right-aligned as NumPy
   // lines them up: letters the spec does not use, the same for every operand.
   std::string spare;

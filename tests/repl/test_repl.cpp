@@ -250,6 +250,22 @@ TEST_CASE("a syntax error inside an open bracket is reported when its line is en
   CHECK(s.wait_exit() == 0);
 }
 
+TEST_CASE(":time prints the value and its time, and no time for code that failed") {
+  TempHome home;
+  PtySession s(home.path());
+  REQUIRE(s.expect("nn> "));
+  s.line(":time 1 + 2");
+  CHECK_MESSAGE(s.expect("3\r\ntime: "), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line(":time 1 + none");
+  CHECK_MESSAGE(s.expect("error: "), s.output());
+  REQUIRE(s.expect("nn> "));
+  const std::string out = s.output();
+  CHECK_MESSAGE(out.find("time: ", out.rfind("error: ")) == std::string::npos, out);
+  s.line(":quit");
+  CHECK(s.wait_exit() == 0);
+}
+
 TEST_CASE(":graphs, :ir and :dot show the compiled graphs") {
   TempHome home;
   PtySession s(home.path());
