@@ -157,7 +157,7 @@ void Interpreter::exec_assign(const AssignStmt& s, const EnvPtr& env) {
     if (s.op != AssignOp::Set) return update_in_place(old, compound_op(s.op), v, s.span);
     // A traced tensor stored anywhere may escape the graph: remember where.
     if (v.is_tensor() && v.as_tensor().is_traced() && ir::Tracer::active())
-      traced_stores_[v.as_tensor().impl()] = {v.as_tensor(), &s, old.is_tensor(),
+      traced_stores_[v.as_tensor().impl()] = {v.as_tensor(), &s, s.span, old.is_tensor(),
                                               old.is_tensor() ? old.as_tensor().type() : backend::TensorType{}};
     return v;
   };

@@ -261,7 +261,7 @@ void Interpreter::check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symb
       const bool block = tr.name().starts_with("graph block");
       auto store = traced_stores_.find(t.impl());
       if (store == traced_stores_.end()) fail(span, what + "; " + (block ? kBlockWayOut : "return it") + " instead");
-      fail(store->second.assign->span, what + "; " + escape_hint(store->second, where, block));
+      fail(store->second.at, what + "; " + escape_hint(store->second, where, block));
     }
 }
 
@@ -271,7 +271,7 @@ void Interpreter::check_escapes(ir::Tracer& tr, Env* env, const std::vector<Symb
 std::string Interpreter::escape_hint(const TracedStore& store, const std::string& where, bool block) const {
   // A function returns what it gives; a block cannot.
   auto out = [block](const std::string& fn) { return block ? std::string(kBlockWayOut) : fn; };
-  if (!store.over_tensor) return out("return it from the graph") + " instead";
+  if (!store.assign || !store.over_tensor) return out("return it from the graph") + " instead";
   // A plain assignment of another shape or dtype (SPEC §13 updates the
   // tensor only with a value it can hold).
   const backend::TensorType now = store.tensor.type();

@@ -189,6 +189,10 @@ class Interpreter {
 
   // Every graph function and block compiled so far (:graphs, --stats).
   const std::vector<std::shared_ptr<GraphCache>>& graphs() const { return graphs_; }
+  // append(list, v) while tracing: where v went, should it escape the graph.
+  void note_appended(const Value& v, Span at) {
+    if (v.is_tensor() && v.as_tensor().is_traced()) traced_stores_[v.as_tensor().impl()] = {v.as_tensor(), nullptr, at, false};
+  }
 
   // Conversions shared by built-ins.
   backend::Tensor to_tensor(const Value& v, Span span);
@@ -284,10 +288,11 @@ class Interpreter {
   // capture guard that failed).
   CompiledGraph& add_entry(GraphCache& cache, Signature sig, Span span, const std::string& why = {});
   std::function<void(const std::string&, const ir::Graph&)> dump_passes(const std::string& graph);
-  // An assignment that stored a traced tensor (traced_stores_ below).
+  // An assignment (or an append) that stored a traced tensor (traced_stores_ below).
   struct TracedStore {
     backend::Tensor tensor;  // held, so that its address is not reused while tracing
-    const AssignStmt* assign;
+    const AssignStmt* assign;  // null for an append
+    Span at;
     bool over_tensor;  // it replaced a tensor (which an in-place update would have changed)
     backend::TensorType replaced = {};  // that tensor's type
   };

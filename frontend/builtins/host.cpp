@@ -251,6 +251,7 @@ void install_host(Interpreter& vm) {
   def(vm, "append", "list, v", [](Args& a) {
     if (!a[0].is_list()) a.fail(0, "append() needs a list, not " + a_type_name(a[0]));
     List& list = *a[0].as_list();
+    a.vm().note_appended(a[1], a.call_span());
     list.items.push_back(a[1]);
     try {
       list.count();
