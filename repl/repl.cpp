@@ -390,10 +390,11 @@ void Repl::list_graphs() {
 // that has compiled. Null after printing why there is none.
 const frontend::CompiledGraph* Repl::find_graph(const std::string& name) {
   const auto& graphs = interp_->graphs();
-  bool known = false;
+  bool known = false, failed = false;  // failed: called, but its trace failed
   for (size_t k = graphs.size(); k-- > 0;) {
     if (graphs[k]->name != name) continue;
     known = true;
+    failed = failed || graphs[k]->traces > 0;
     if (const frontend::CompiledGraph* cg = graphs[k]->latest()) return cg;
   }
   if (!known) {  // a graph function not called yet has no cache
@@ -403,7 +404,9 @@ const frontend::CompiledGraph* Repl::find_graph(const std::string& name) {
   }
   std::cout.flush();
   if (known) {
-    std::cerr << "error: graph " << name << " has not been compiled yet; call it once first\n";
+    std::cerr << "error: graph " << name
+              << (failed ? " has no compiled signature: its trace failed; call it again once that is fixed\n"
+                         : " has not been compiled yet; call it once first\n");
     return nullptr;
   }
   std::vector<std::string> names;

@@ -21,7 +21,9 @@
 namespace nn::frontend::builtins {
 namespace {
 
-std::string not_compiled(Args& a, const std::string& name) {
+// `failed`: it was called, but its trace failed (the error said why).
+std::string not_compiled(Args& a, const std::string& name, bool failed) {
+  if (failed) return "graph " + name + " has no compiled signature: its trace failed; call it again once that is fixed";
   std::string m = "graph " + name + " has not been compiled yet";
   m += a.vm().options().eager_graphs ? " (--eager runs graphs as plain code)" : "; call it once first";
   return m;
@@ -32,10 +34,11 @@ std::string not_compiled(Args& a, const std::string& name) {
 // second one), the most recently made that has compiled.
 const CompiledGraph& compiled_by_name(Args& a, size_t i, const std::string& name) {
   const auto& graphs = a.vm().graphs();
-  bool known = false;
+  bool known = false, failed = false;
   for (size_t k = graphs.size(); k-- > 0;) {
     if (graphs[k]->name != name) continue;
     known = true;
+    failed = failed || graphs[k]->traces > 0;
     if (const CompiledGraph* cg = graphs[k]->latest()) return *cg;
   }
   if (!known) {  // a graph function that was never called has no cache yet
@@ -43,7 +46,7 @@ const CompiledGraph& compiled_by_name(Args& a, size_t i, const std::string& name
     const Function* f = g && g->is_function() ? g->as_function().get() : nullptr;
     known = f && f->kind == Function::Kind::Closure && f->def->is_graph;
   }
-  if (known) a.fail(i, not_compiled(a, name));
+  if (known) a.fail(i, not_compiled(a, name, failed));
   std::vector<std::string> names;
   for (const auto& c : graphs) names.push_back(c->name);
   std::string m = "no graph named `" + name + "` has been compiled";
@@ -63,7 +66,7 @@ const CompiledGraph& compiled(Args& a, size_t i, const char* who) {
   if (!f || f->kind != Function::Kind::Closure || !f->def->is_graph)
     a.fail(i, "expected a graph function (`graph name(...) {...}`) or a graph's name, got " + a_type_name(v));
   const CompiledGraph* cg = f->graph_cache ? f->graph_cache->latest() : nullptr;
-  if (!cg) a.fail(i, not_compiled(a, f->name()));
+  if (!cg) a.fail(i, not_compiled(a, f->name(), f->graph_cache && f->graph_cache->traces > 0));
   return *cg;
 }
 

@@ -266,6 +266,25 @@ TEST_CASE(":time prints the value and its time, and no time for code that failed
   CHECK(s.wait_exit() == 0);
 }
 
+TEST_CASE("a graph whose trace failed: :dot and dot() say so, not that it was never called") {
+  TempHome home;
+  PtySession s(home.path());
+  REQUIRE(s.expect("nn> "));
+  s.line("graph bad(x) { if sum(x) > 0 { x } else { -x } }");
+  REQUIRE(s.expect("nn> "));
+  s.line("bad(ones([2]))");
+  CHECK_MESSAGE(s.expect("error: "), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line(":dot bad");
+  CHECK_MESSAGE(s.expect("graph bad has no compiled signature: its trace failed"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line("dot(bad, \"bad.svg\")");
+  CHECK_MESSAGE(s.expect("graph bad has no compiled signature: its trace failed"), s.output());
+  REQUIRE(s.expect("nn> "));
+  s.line(":quit");
+  CHECK(s.wait_exit() == 0);
+}
+
 TEST_CASE(":graphs, :ir and :dot show the compiled graphs") {
   TempHome home;
   PtySession s(home.path());
