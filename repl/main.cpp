@@ -302,6 +302,45 @@ void* thread_main(void* arg) {
   return nullptr;
 }
 
+// Ctrl-C's SIGINT is taken here, by a thread that computes nothing, and
+// acted on as its handler says: the REPL's (which asks the running code to
+// stop) is called here, and without one SIGINT ends the process as it
+// would have. Delivered to a thread inside a JIT kernel (oneDNN's gemm), the
+// handler's frame overwrote what the kernel kept below its stack pointer,
+// and the REPL died of heap corruption.
+void* ctrl_c_main(void*) {
+  sigset_t sigint;
+  sigemptyset(&sigint);
+  sigaddset(&sigint, SIGINT);
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&sigint, &sig) != 0) continue;
+    struct sigaction now {};
+    sigaction(SIGINT, nullptr, &now);
+    if (now.sa_handler == SIG_IGN) continue;
+    if (now.sa_handler != SIG_DFL) {
+      now.sa_handler(SIGINT);
+      continue;
+    }
+    pthread_sigmask(SIG_UNBLOCK, &sigint, nullptr);
+    raise(SIGINT);  // the default action: the process ends, killed by SIGINT
+  }
+  return nullptr;
+}
+
+// SIGINT blocked in this thread, and so in every thread it starts (the
+// interpreter's, the kernels' pools, MPI's), for the Ctrl-C thread's
+// sigwait. After any child process is started: a mask outlives exec.
+void start_ctrl_c_thread() {
+  sigset_t sigint, before;
+  sigemptyset(&sigint);
+  sigaddset(&sigint, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigint, &before);
+  pthread_t ctrl_c;
+  if (pthread_create(&ctrl_c, nullptr, ctrl_c_main, nullptr) == 0) pthread_detach(ctrl_c);
+  else pthread_sigmask(SIG_SETMASK, &before, nullptr);  // no such thread: signals as before
+}
+
 // Runs `run` on a thread with a big stack while this thread waits; when no
 // such thread can be made (a tight ulimit), runs it here.
 int run_with_big_stack(const CliOptions& cli) {
@@ -312,11 +351,6 @@ int run_with_big_stack(const CliOptions& cli) {
                  pthread_create(&thread, &attr, thread_main, &job) == 0;
   pthread_attr_destroy(&attr);
   if (!started) return run(cli);
-  // Ctrl-C (the REPL's SIGINT handler) is for the thread that runs the code.
-  sigset_t sigint;
-  sigemptyset(&sigint);
-  sigaddset(&sigint, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
   pthread_join(thread, nullptr);
   return job.exit_code;
 }
@@ -353,6 +387,7 @@ int main(int argc, char** argv) {
   // The interactive REPL on a terminal (repl/repl.h); otherwise stdin is a script.
   if (cli.mode == Mode::Repl && !isatty(STDIN_FILENO)) cli.mode = Mode::Stdin;
   if (cli.nproc > 1 && !nn::backend::comm::launched_by_mpi()) return nn::repl::launch_ranks(cli, argc, argv);
+  start_ctrl_c_thread();
   nn::repl::prefix_rank_output(nn::backend::comm::launch_world());
   return run_with_big_stack(cli);
 }
