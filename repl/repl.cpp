@@ -369,8 +369,11 @@ void Repl::list_graphs() {
   for (const auto& cache : graphs) {
     std::string line = cache->name;
     line += ": ";
-    line += std::to_string(cache->traces);
-    line += cache->traces == 1 ? " signature traced" : " signatures traced";
+    // Traces, not signatures: a failed trace tried again, or one made again
+    // for a changed capture, is another trace of the same signature.
+    const size_t kept = cache->entries.size();
+    line += "traced " + std::to_string(cache->traces) + (cache->traces == 1 ? " time, " : " times, ");
+    line += std::to_string(kept) + (kept == 1 ? " signature kept" : " signatures kept");
     if (const frontend::CompiledGraph* cg = cache->latest()) {
       size_t nodes = cg->graph.nodes.size();
       line += "; latest: ";

@@ -275,6 +275,11 @@ TEST_CASE("a graph whose trace failed: :dot and dot() say so, not that it was ne
   s.line("bad(ones([2]))");
   CHECK_MESSAGE(s.expect("error: "), s.output());
   REQUIRE(s.expect("nn> "));
+  s.line("bad(ones([2]))");  // tried again: two traces of one signature
+  REQUIRE(s.expect("nn> "));
+  s.line(":graphs");
+  CHECK_MESSAGE(s.expect("bad: traced 2 times, 0 signatures kept; none compiled (the trace failed)"), s.output());
+  REQUIRE(s.expect("nn> "));
   s.line(":dot bad");
   CHECK_MESSAGE(s.expect("graph bad has no compiled signature: its trace failed"), s.output());
   REQUIRE(s.expect("nn> "));
@@ -301,7 +306,7 @@ TEST_CASE(":graphs, :ir and :dot show the compiled graphs") {
   REQUIRE(s.expect("nn> "));
   s.line(":graphs");
   // relu and * 2.0 are one fused node.
-  CHECK_MESSAGE(s.expect("train: 1 signature traced; latest: 1 node, 1 run\r\n"), s.output());
+  CHECK_MESSAGE(s.expect("train: traced 1 time, 1 signature kept; latest: 1 node, 1 run\r\n"), s.output());
   REQUIRE(s.expect("nn> "));
   s.line(":ir train");
   CHECK_MESSAGE(s.expect("graph train("), s.output());
