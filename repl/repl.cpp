@@ -59,7 +59,7 @@ const char* const kHelp =
     "  :type EXPR      the type of EXPR, such as f32[2, 3]\n"
     "  :time EXPR      run EXPR and print the wall time it took\n"
     "  :mem            memory in use, peak and cached\n"
-    "  :graphs         the compiled graphs: signatures traced, nodes, runs\n"
+    "  :graphs         the compiled graphs: traces, signatures kept, nodes, runs\n"
     "  :ir G           the IR of graph G's latest compiled signature\n"
     "  :dot G [FILE]   draw graph G (.svg, .png, .pdf, .dot or .html; default G.svg)\n"
     "Tab completes names and record fields; Ctrl-C stops a running computation\n"
